@@ -1,0 +1,5 @@
+//! The garbage collector's decisions (garbagecollector.go), as values.
+
+pub mod references;
+
+pub use references::{classify_reference, Dangling, OwnerState};

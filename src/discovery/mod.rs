@@ -1,0 +1,349 @@
+//! The REST mapper: kind ↔ resource ↔ scope and served versions, and the `TYPE` argument.
+//!
+//! Sources, strongest first (contract §3): the snapshot's discovery data (`APIResourceList`),
+//! its CustomResourceDefinitions, the built-in types. A group/kind known by none of them, or
+//! an apiVersion none of them serves, is *unresolvable*, as the GC's REST mapping fails.
+
+pub mod builtin;
+
+use std::collections::HashMap;
+
+use crate::snapshot::object::{group_of, version_of};
+use crate::snapshot::Snapshot;
+
+/// Where a resource's mapping came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Origin {
+    Discovery,
+    CustomResourceDefinition,
+    Builtin,
+}
+
+/// One resource type (group + kind), with every version served.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceType {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub namespaced: bool,
+    /// Served versions, preferred first.
+    pub versions: Vec<String>,
+    pub verbs: Vec<String>,
+    pub origin: Origin,
+}
+
+impl ResourceType {
+    pub fn preferred_api_version(&self) -> String {
+        api_version(&self.group, self.versions.first().map(String::as_str).unwrap_or("v1"))
+    }
+
+    /// `pods`, `deployments.apps`: the form kubectl prints and takes.
+    pub fn qualified_plural(&self) -> String {
+        if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
+    }
+
+    pub fn serves(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v == version)
+    }
+}
+
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
+}
+
+/// Why an apiVersion/kind does not map (the GC's restMappingError).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unresolvable {
+    UnknownKind,
+    VersionNotServed { served: Vec<String> },
+    MalformedApiVersion,
+}
+
+impl std::fmt::Display for Unresolvable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unresolvable::UnknownKind => f.write_str("no served API has this kind"),
+            Unresolvable::VersionNotServed { served } => {
+                write!(f, "this version is not served (served: {})", served.join(", "))
+            }
+            Unresolvable::MalformedApiVersion => f.write_str("the apiVersion is malformed"),
+        }
+    }
+}
+
+/// Why a TYPE argument did not name exactly one resource.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ResolveError {
+    #[error("the server doesn't have a resource type \"{0}\"")]
+    Unknown(String),
+    #[error("resource type \"{arg}\" is ambiguous: it matches {}", .candidates.join(", "))]
+    Ambiguous { arg: String, candidates: Vec<String> },
+}
+
+/// kind ↔ resource ↔ scope for every type the snapshot or the built-in table knows.
+#[derive(Clone, Debug, Default)]
+pub struct RestMapper {
+    types: Vec<ResourceType>,
+    by_group_kind: HashMap<(String, String), usize>,
+}
+
+impl RestMapper {
+    pub fn from_snapshot(snapshot: &Snapshot) -> RestMapper {
+        let mut m = RestMapper::default();
+        for list in &snapshot.resource_lists {
+            let (group, version) = (group_of(&list.group_version), version_of(&list.group_version));
+            for r in &list.resources {
+                if r.plural.contains('/') {
+                    continue; // a subresource
+                }
+                let group = r.group.as_deref().unwrap_or(group);
+                let version = r.version.as_deref().unwrap_or(version);
+                m.add(ResourceType {
+                    group: group.to_string(),
+                    kind: r.kind.clone(),
+                    plural: r.plural.clone(),
+                    singular: r.singular.clone().unwrap_or_else(|| r.kind.to_lowercase()),
+                    short_names: r.short_names.clone(),
+                    namespaced: r.namespaced,
+                    versions: vec![version.to_string()],
+                    verbs: r.verbs.clone(),
+                    origin: Origin::Discovery,
+                });
+            }
+        }
+        for crd in snapshot
+            .objects
+            .iter()
+            .filter(|o| o.kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io")
+        {
+            if let Some(t) = crd_type(crd) {
+                m.add(t);
+            }
+        }
+        for b in builtin::BUILTINS {
+            let short = builtin::SHORT_NAMES
+                .iter()
+                .find(|(g, p, _)| *g == b.group && *p == b.plural)
+                .map(|(_, _, s)| s.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default();
+            m.add(ResourceType {
+                group: b.group.to_string(),
+                kind: b.kind.to_string(),
+                plural: b.plural.to_string(),
+                singular: b.kind.to_lowercase(),
+                short_names: short,
+                namespaced: b.namespaced,
+                versions: vec![b.version.to_string()],
+                verbs: ["get", "list", "watch", "delete"].map(String::from).to_vec(),
+                origin: Origin::Builtin,
+            });
+        }
+        for t in &mut m.types {
+            t.versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+            t.versions.dedup();
+        }
+        m
+    }
+
+    /// Adds a type, or another version of a type already known from the same source; a
+    /// weaker source never overrides a stronger one.
+    fn add(&mut self, t: ResourceType) {
+        let key = (t.group.clone(), t.kind.clone());
+        match self.by_group_kind.get(&key) {
+            Some(&i) => {
+                let known = &mut self.types[i];
+                if known.origin == t.origin {
+                    for v in t.versions {
+                        if !known.versions.contains(&v) {
+                            known.versions.push(v);
+                        }
+                    }
+                }
+            }
+            None => {
+                self.by_group_kind.insert(key, self.types.len());
+                self.types.push(t);
+            }
+        }
+    }
+
+    pub fn types(&self) -> &[ResourceType] {
+        &self.types
+    }
+
+    /// The type of a group and kind, whatever the version.
+    pub fn kind(&self, group: &str, kind: &str) -> Option<&ResourceType> {
+        // A borrowed lookup without allocating would need a raw-entry API; this is cold enough.
+        self.by_group_kind.get(&(group.to_string(), kind.to_string())).map(|&i| &self.types[i])
+    }
+
+    /// The GC's REST mapping of an owner reference's apiVersion and kind.
+    pub fn rest_mapping(&self, api_version: &str, kind: &str) -> Result<&ResourceType, Unresolvable> {
+        let version = version_of(api_version);
+        if version.is_empty() || api_version.matches('/').count() > 1 || group_of(api_version).ends_with('/') {
+            return Err(Unresolvable::MalformedApiVersion);
+        }
+        let t = self.kind(group_of(api_version), kind).ok_or(Unresolvable::UnknownKind)?;
+        if t.serves(version) {
+            Ok(t)
+        } else {
+            Err(Unresolvable::VersionNotServed { served: t.versions.clone() })
+        }
+    }
+
+    /// Resolves a TYPE argument as kubectl does: kind, plural, singular or short name,
+    /// case-insensitive, optionally qualified as `resource.group` or `resource.version.group`.
+    /// Among several groups the core group wins, as kubectl's shortcut expander prefers it.
+    pub fn resolve(&self, arg: &str) -> Result<&ResourceType, ResolveError> {
+        let lower = arg.to_lowercase();
+        let named = |t: &ResourceType, n: &str| {
+            t.plural == n || t.singular == n || t.kind.to_lowercase() == n || t.short_names.iter().any(|s| s == n)
+        };
+        let mut found: Vec<&ResourceType> = self.types.iter().filter(|t| named(t, &lower)).collect();
+        if found.is_empty() {
+            if let Some((name, rest)) = lower.split_once('.') {
+                found = self
+                    .types
+                    .iter()
+                    .filter(|t| named(t, name))
+                    .filter(|t| {
+                        t.group == rest
+                            || rest
+                                .split_once('.')
+                                .is_some_and(|(v, g)| t.group == g && looks_like_version(v) && t.serves(v))
+                            || (looks_like_version(rest) && t.group.is_empty() && t.serves(rest))
+                    })
+                    .collect();
+            }
+        }
+        if found.len() > 1 {
+            let core: Vec<_> = found.iter().copied().filter(|t| t.group.is_empty()).collect();
+            if core.len() == 1 {
+                found = core;
+            }
+        }
+        match found.as_slice() {
+            [one] => Ok(one),
+            [] => Err(ResolveError::Unknown(arg.to_string())),
+            many => {
+                let mut candidates: Vec<String> = many.iter().map(|t| t.qualified_plural()).collect();
+                candidates.sort();
+                Err(ResolveError::Ambiguous { arg: arg.to_string(), candidates })
+            }
+        }
+    }
+}
+
+fn crd_type(crd: &crate::snapshot::Object) -> Option<ResourceType> {
+    let spec = crd.field("/spec")?;
+    let names = spec.get("names")?;
+    let s = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let kind = s(names, "kind")?;
+    let plural = s(names, "plural")?;
+    let versions: Vec<String> = spec
+        .get("versions")
+        .and_then(|v| v.as_array())
+        .map(|vs| {
+            vs.iter()
+                .filter(|v| v.get("served").and_then(|b| b.as_bool()).unwrap_or(true))
+                .filter_map(|v| s(v, "name"))
+                .collect()
+        })
+        .or_else(|| s(spec, "version").map(|v| vec![v]))
+        .unwrap_or_default();
+    Some(ResourceType {
+        group: s(spec, "group")?,
+        singular: s(names, "singular").unwrap_or_else(|| kind.to_lowercase()),
+        short_names: names
+            .get("shortNames")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default(),
+        namespaced: s(spec, "scope").as_deref() != Some("Cluster"),
+        kind,
+        plural,
+        versions,
+        verbs: ["get", "list", "watch", "delete"].map(String::from).to_vec(),
+        origin: Origin::CustomResourceDefinition,
+    })
+}
+
+fn looks_like_version(v: &str) -> bool {
+    v.strip_prefix('v').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Kubernetes version priority: GA over beta over alpha, then the higher number
+/// (`v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha1`), then anything else.
+pub fn version_priority(v: &str) -> (u8, u32, u32) {
+    let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let Ok(major) = digits.parse::<u32>() else { return (0, 0, 0) };
+    let tail = &rest[digits.len()..];
+    let (level, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        return (0, 0, 0);
+    };
+    (level, major, minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapper() -> RestMapper {
+        RestMapper::from_snapshot(&Snapshot::default())
+    }
+
+    #[test]
+    fn builtin_table_comes_from_k8s_openapi() {
+        let m = mapper();
+        let pod = m.kind("", "Pod").unwrap();
+        assert_eq!((pod.plural.as_str(), pod.namespaced), ("pods", true));
+        assert!(!m.kind("", "Namespace").unwrap().namespaced);
+        assert!(!m.kind("rbac.authorization.k8s.io", "ClusterRole").unwrap().namespaced);
+        assert!(m.kind("apiextensions.k8s.io", "CustomResourceDefinition").is_some());
+        assert_eq!(m.kind("autoscaling", "HorizontalPodAutoscaler").unwrap().versions, ["v2", "v1"]);
+    }
+
+    #[test]
+    fn resolves_kubectl_type_forms() {
+        let m = mapper();
+        for arg in ["deploy", "Deployment", "deployments", "deployment", "deployments.apps", "deployments.v1.apps", "DEPLOY"] {
+            assert_eq!(m.resolve(arg).unwrap().kind, "Deployment", "{arg}");
+        }
+        assert_eq!(m.resolve("rs").unwrap().kind, "ReplicaSet");
+        assert_eq!(m.resolve("ns").unwrap().kind, "Namespace");
+        assert_eq!(m.resolve("po").unwrap().kind, "Pod");
+        assert_eq!(m.resolve("crd").unwrap().kind, "CustomResourceDefinition");
+        // events exist in the core group and in events.k8s.io: core wins, as in kubectl
+        assert_eq!(m.resolve("events").unwrap().group, "");
+        assert_eq!(m.resolve("events.events.k8s.io").unwrap().group, "events.k8s.io");
+        assert!(matches!(m.resolve("deployments.v1beta1.apps"), Err(ResolveError::Unknown(_))));
+        assert!(matches!(m.resolve("nosuchthing"), Err(ResolveError::Unknown(_))));
+    }
+
+    #[test]
+    fn rest_mapping_rejects_unserved_versions_and_unknown_kinds() {
+        let m = mapper();
+        assert!(m.rest_mapping("apps/v1", "Deployment").is_ok());
+        assert!(matches!(m.rest_mapping("extensions/v1beta1", "Deployment"), Err(Unresolvable::UnknownKind)));
+        assert!(matches!(m.rest_mapping("apps/v1beta1", "Deployment"), Err(Unresolvable::VersionNotServed { .. })));
+        assert!(matches!(m.rest_mapping("test/v1", "invalid0"), Err(Unresolvable::UnknownKind)));
+        assert!(matches!(m.rest_mapping("a/b/c", "Pod"), Err(Unresolvable::MalformedApiVersion)));
+        assert!(matches!(m.rest_mapping("", "Pod"), Err(Unresolvable::MalformedApiVersion)));
+    }
+
+    #[test]
+    fn version_priority_orders_like_kubernetes() {
+        let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
+        v.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
+    }
+}

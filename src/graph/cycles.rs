@@ -1,0 +1,77 @@
+//! Owner-reference cycles: strongly connected components of the owner relation, found with
+//! an iterative Tarjan so that a 10,000-deep owner chain cannot overflow the stack.
+
+use super::{Graph, NodeId};
+
+/// Every node that sits on an owner-reference cycle (a component of two or more nodes, or a
+/// node that owns itself), grouped by cycle, each group sorted.
+pub fn owner_cycles(g: &Graph) -> Vec<Vec<NodeId>> {
+    let n = g.nodes.len();
+    const UNSEEN: u32 = u32::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<NodeId> = Vec::new();
+    let mut next = 0u32;
+    let mut out = Vec::new();
+    // edges: dependent → owner (follow the owner references)
+    let owners_of = |v: NodeId| -> Vec<NodeId> {
+        g.owners(v).iter().filter_map(|r| g.by_uid(&r.uid)).collect()
+    };
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // call stack of (node, its successors, next successor position)
+        let mut call: Vec<(NodeId, Vec<NodeId>, usize)> = Vec::new();
+        let r = NodeId(root as u32);
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(r);
+        on_stack[root] = true;
+        call.push((r, owners_of(r), 0));
+        while let Some((v, succ, pos)) = call.last_mut() {
+            let v = *v;
+            if *pos < succ.len() {
+                let w = succ[*pos];
+                *pos += 1;
+                let wi = w.index();
+                if index[wi] == UNSEEN {
+                    index[wi] = next;
+                    low[wi] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[wi] = true;
+                    let s = owners_of(w);
+                    call.push((w, s, 0));
+                } else if on_stack[wi] {
+                    low[v.index()] = low[v.index()].min(index[wi]);
+                }
+                continue;
+            }
+            call.pop();
+            if let Some((parent, _, _)) = call.last() {
+                let p = parent.index();
+                low[p] = low[p].min(low[v.index()]);
+            }
+            if low[v.index()] == index[v.index()] {
+                let mut comp = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w.index()] = false;
+                    comp.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let self_owned = comp.len() == 1 && g.owners(v).iter().any(|r| r.uid == g.node(v).identity.uid);
+                if comp.len() > 1 || self_owned {
+                    comp.sort_unstable();
+                    out.push(comp);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,203 @@
+//! The garbage collector's dependency graph (graph.go, graph_builder.go): nodes by uid, each
+//! with its owners and dependents; *virtual* nodes for owners that were referenced but never
+//! observed. Built once by [`Graph::build`]; everything else only reads it.
+
+mod cycles;
+
+use std::collections::HashMap;
+
+use crate::discovery::RestMapper;
+use crate::snapshot::{Object, OwnerRef, Snapshot, Uid};
+
+pub use cycles::owner_cycles;
+
+/// Index of a node in [`Graph::nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The GC's `objectReference`: owner-reference coordinates plus a namespace.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Identity {
+    pub api_version: String,
+    pub kind: String,
+    /// `None` for cluster-scoped objects. A virtual node carries its first dependent's
+    /// namespace, as the GC's does, until (if ever) the owner is observed.
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: Uid,
+}
+
+impl Identity {
+    pub fn group(&self) -> &str {
+        crate::snapshot::object::group_of(&self.api_version)
+    }
+}
+
+/// Whether the node stands for an object in the snapshot or only for a referenced uid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// The index of the object in the snapshot.
+    Observed(usize),
+    /// Referenced by a dependent, never observed: the GC would look it up and find it absent.
+    Virtual,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub identity: Identity,
+    pub presence: Presence,
+    /// Dependents whose owner references carry this node's uid, sorted, each once.
+    pub dependents: Vec<NodeId>,
+}
+
+/// Key of the name index: group, kind, namespace ("" when cluster-scoped), name.
+type NameKey = (String, String, String, String);
+
+/// The owner/dependent graph over a snapshot.
+pub struct Graph {
+    pub snapshot: Snapshot,
+    pub mapper: RestMapper,
+    pub nodes: Vec<Node>,
+    uid_to_node: HashMap<Uid, NodeId>,
+    by_name: HashMap<NameKey, NodeId>,
+}
+
+/// Kinds the GC ignores (`DefaultIgnoredResources`): they never enter its graph, so their
+/// owner references are never acted on and they never block a foreground deletion.
+pub fn ignored_by_gc(group: &str, kind: &str) -> bool {
+    kind == "Event" && (group.is_empty() || group == "events.k8s.io")
+}
+
+impl Graph {
+    /// Builds the graph the GC would hold once its informers have observed every object of
+    /// the snapshot.
+    pub fn build(snapshot: Snapshot) -> Graph {
+        let mapper = RestMapper::from_snapshot(&snapshot);
+        let n = snapshot.objects.len();
+        let mut g = Graph {
+            mapper,
+            nodes: Vec::with_capacity(n),
+            uid_to_node: HashMap::with_capacity(n),
+            by_name: HashMap::with_capacity(n),
+            snapshot: Snapshot::default(),
+        };
+        for (i, o) in snapshot.objects.iter().enumerate() {
+            if ignored_by_gc(o.group(), &o.kind) {
+                continue;
+            }
+            let id = NodeId(g.nodes.len() as u32);
+            g.nodes.push(Node {
+                identity: Identity {
+                    api_version: o.api_version.clone(),
+                    kind: o.kind.clone(),
+                    namespace: o.namespace.clone(),
+                    name: o.name.clone(),
+                    uid: o.uid.clone(),
+                },
+                presence: Presence::Observed(i),
+                dependents: Vec::new(),
+            });
+            g.uid_to_node.insert(o.uid.clone(), id);
+            g.by_name.insert(name_key(o.group(), &o.kind, o.namespace.as_deref(), &o.name), id);
+        }
+        // addDependentToOwners: every reference links the dependent to the node of its uid,
+        // creating a virtual node where the uid was never observed.
+        for i in 0..g.nodes.len() {
+            let Presence::Observed(oi) = g.nodes[i].presence else { continue };
+            for r in &snapshot.objects[oi].owner_references {
+                let owner = match g.uid_to_node.get(&r.uid) {
+                    Some(&id) => id,
+                    None => {
+                        let id = NodeId(g.nodes.len() as u32);
+                        g.nodes.push(Node {
+                            identity: Identity {
+                                api_version: r.api_version.clone(),
+                                kind: r.kind.clone(),
+                                namespace: snapshot.objects[oi].namespace.clone(),
+                                name: r.name.clone(),
+                                uid: r.uid.clone(),
+                            },
+                            presence: Presence::Virtual,
+                            dependents: Vec::new(),
+                        });
+                        g.uid_to_node.insert(r.uid.clone(), id);
+                        id
+                    }
+                };
+                g.nodes[owner.index()].dependents.push(NodeId(i as u32));
+            }
+        }
+        for node in &mut g.nodes {
+            node.dependents.sort_unstable();
+            node.dependents.dedup();
+        }
+        g.snapshot = snapshot;
+        g
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    /// The snapshot object behind a node, if it was observed.
+    pub fn object(&self, id: NodeId) -> Option<&Object> {
+        match self.nodes[id.index()].presence {
+            Presence::Observed(i) => Some(&self.snapshot.objects[i]),
+            Presence::Virtual => None,
+        }
+    }
+
+    pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
+        self.uid_to_node.get(uid).copied()
+    }
+
+    /// The observed object of a group, kind, namespace and name (what a GET would return).
+    pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<NodeId> {
+        self.by_name.get(&name_key(group, kind, namespace, name)).copied()
+    }
+
+    /// The owner references of a node (none for a virtual node).
+    pub fn owners(&self, id: NodeId) -> &[OwnerRef] {
+        self.object(id).map(|o| o.owner_references.as_slice()).unwrap_or(&[])
+    }
+
+    /// `blockingDependents`: dependents with a `blockOwnerDeletion: true` reference to this
+    /// node's uid. Dependents already being deleted still count until they are gone.
+    pub fn blocking_dependents(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let uid = &self.nodes[id.index()].identity.uid;
+        self.nodes[id.index()]
+            .dependents
+            .iter()
+            .copied()
+            .filter(move |&d| self.owners(d).iter().any(|r| &r.uid == uid && r.blocks()))
+    }
+
+    /// The reference(s) from `dependent` to `owner` (by uid).
+    pub fn refs_to(&self, dependent: NodeId, owner: NodeId) -> impl Iterator<Item = &OwnerRef> + '_ {
+        let uid = &self.nodes[owner.index()].identity.uid;
+        self.owners(dependent).iter().filter(move |r| &r.uid == uid)
+    }
+
+    /// Observed nodes in a stable order (namespace, kind, name), for output.
+    pub fn observed(&self) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
+        self.nodes.iter().enumerate().filter_map(|(i, n)| match n.presence {
+            Presence::Observed(oi) => Some((NodeId(i as u32), &self.snapshot.objects[oi])),
+            Presence::Virtual => None,
+        })
+    }
+
+    /// Whether the owner type of a reference is namespaced, if the mapper knows it.
+    pub fn owner_is_namespaced(&self, r: &OwnerRef) -> Option<bool> {
+        self.mapper.rest_mapping(&r.api_version, &r.kind).ok().map(|t| t.namespaced)
+    }
+}
+
+fn name_key(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> NameKey {
+    (group.to_string(), kind.to_string(), namespace.unwrap_or("").to_string(), name.to_string())
+}

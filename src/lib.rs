@@ -1,0 +1,14 @@
+//! kubectl-gc: rebuilds the Kubernetes garbage collector's owner/dependent graph from a live
+//! cluster or a snapshot, and answers why an object will not go away (`why_stuck`), what
+//! hangs off it (`tree`), and what the garbage collector will do if it is deleted (`plan`).
+//!
+//! Data flows one way: `source` → [`snapshot::Snapshot`] → [`graph::Graph`] →
+//! `diagnose` / `plan` / `tree` → `render`. Only `source` does I/O.
+
+pub mod discovery;
+pub mod graph;
+pub mod snapshot;
+pub mod source;
+pub mod collector;
+pub mod age;
+pub mod controllers;

@@ -1,0 +1,104 @@
+//! Plain data: what was read from a cluster or a file, before any analysis.
+
+pub mod object;
+pub mod raw;
+
+pub use object::{Condition, FinalizerManager, Object, OwnerRef, Uid};
+
+use k8s_openapi::jiff::Timestamp;
+
+/// One resource of an `APIResourceList` (discovery data, as `kubectl gc snapshot` records it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiResource {
+    pub plural: String,
+    pub singular: Option<String>,
+    pub namespaced: bool,
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: String,
+    pub verbs: Vec<String>,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+}
+
+/// An `APIResourceList`: the resources served in one group/version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceList {
+    pub group_version: String,
+    pub resources: Vec<ApiResource>,
+}
+
+/// Everything one run reads: the objects, the discovery data that came with them, when they
+/// were captured, and what could not be read.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub captured_at: Option<Timestamp>,
+    pub objects: Vec<Object>,
+    pub resource_lists: Vec<ResourceList>,
+    /// What could not be read (a forbidden type, a failing group): answers that depend on
+    /// it are Unknown, never guessed.
+    pub incomplete: Vec<String>,
+    /// Input problems that did not stop the run (skipped objects, duplicate uids).
+    pub warnings: Vec<String>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from flattened documents, warning once about what was skipped and
+    /// keeping the first of any objects that share a uid.
+    pub fn from_flattened(f: raw::Flattened) -> Snapshot {
+        let mut warnings = Vec::new();
+        if f.skipped.objects > 0 {
+            warnings.push(format!(
+                "skipped {} object(s) without apiVersion, kind, metadata.name or metadata.uid",
+                f.skipped.objects
+            ));
+        }
+        if f.skipped.owner_refs > 0 {
+            warnings.push(format!(
+                "ignored {} owner reference(s) missing apiVersion, kind, name or uid",
+                f.skipped.owner_refs
+            ));
+        }
+        let mut seen = std::collections::HashMap::with_capacity(f.objects.len());
+        let mut objects = Vec::with_capacity(f.objects.len());
+        let mut duplicates = Vec::new();
+        for o in f.objects {
+            match seen.get(&o.uid) {
+                Some(&(ref kind, ref ns, ref name)) => {
+                    if (kind, ns, name) != (&o.kind, &o.namespace, &o.name) {
+                        duplicates.push(format!(
+                            "{} is shared by {kind} {}{name} and {} {}{}",
+                            o.uid,
+                            ns_prefix(ns),
+                            o.kind,
+                            ns_prefix(&o.namespace),
+                            o.name
+                        ));
+                    }
+                }
+                None => {
+                    seen.insert(o.uid.clone(), (o.kind.clone(), o.namespace.clone(), o.name.clone()));
+                    objects.push(o);
+                }
+            }
+        }
+        if !duplicates.is_empty() {
+            warnings.push(format!(
+                "{} duplicate uid(s), keeping the first object of each: {}",
+                duplicates.len(),
+                duplicates.join("; ")
+            ));
+        }
+        Snapshot {
+            captured_at: f.captured_at,
+            objects,
+            resource_lists: f.resource_lists,
+            incomplete: f.incomplete,
+            warnings,
+        }
+    }
+}
+
+fn ns_prefix(ns: &Option<String>) -> String {
+    ns.as_ref().map(|n| format!("{n}/")).unwrap_or_default()
+}

@@ -1,0 +1,201 @@
+//! One Kubernetes object as the analysis sees it: its metadata in full, and its spec and
+//! status only for the kinds whose spec or status some answer reads (`keeps_body`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// An object's uid. A newtype so a uid never passes for a name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Uid(pub String);
+
+impl fmt::Display for Uid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Uid {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// `metadata.ownerReferences[i]`: the four coordinates and the two flags.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OwnerRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: Uid,
+    pub controller: Option<bool>,
+    pub block_owner_deletion: Option<bool>,
+}
+
+impl OwnerRef {
+    /// `blockOwnerDeletion: true`: a foreground-deleting owner waits for this dependent.
+    pub fn blocks(&self) -> bool {
+        self.block_owner_deletion == Some(true)
+    }
+
+    pub fn is_controller(&self) -> bool {
+        self.controller == Some(true)
+    }
+
+    /// The API group of the reference's apiVersion ("" for the core group).
+    pub fn group(&self) -> &str {
+        group_of(&self.api_version)
+    }
+}
+
+/// Who set which finalizers, read from `metadata.managedFields` (the finalizer list is a set, so
+/// server-side apply records a manager for each entry).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinalizerManager {
+    pub manager: String,
+    pub operation: String,
+    pub time: Option<Timestamp>,
+    pub finalizers: Vec<String>,
+}
+
+/// A snapshot object. `namespace` is `None` for cluster-scoped objects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: Uid,
+    pub resource_version: Option<String>,
+    pub creation_timestamp: Option<Timestamp>,
+    pub deletion_timestamp: Option<Timestamp>,
+    pub deletion_grace_period_seconds: Option<i64>,
+    pub finalizers: Vec<String>,
+    pub owner_references: Vec<OwnerRef>,
+    pub labels: BTreeMap<String, String>,
+    pub finalizer_managers: Vec<FinalizerManager>,
+    /// Top-level fields other than apiVersion, kind and metadata (spec, status, rules, …),
+    /// kept only where `keeps_body` says the analysis reads them. Secrets never keep theirs.
+    pub body: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Object {
+    pub fn group(&self) -> &str {
+        group_of(&self.api_version)
+    }
+
+    pub fn version(&self) -> &str {
+        version_of(&self.api_version)
+    }
+
+    pub fn is_deleting(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+
+    pub fn has_finalizer(&self, name: &str) -> bool {
+        self.finalizers.iter().any(|f| f == name)
+    }
+
+    pub fn namespace_str(&self) -> &str {
+        self.namespace.as_deref().unwrap_or("")
+    }
+
+    /// A field of the kept body, by a JSON pointer such as `/status/phase`.
+    pub fn field(&self, pointer: &str) -> Option<&serde_json::Value> {
+        let rest = pointer.strip_prefix('/')?;
+        let (first, tail) = match rest.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (rest, None),
+        };
+        let top = self.body.get(first)?;
+        match tail {
+            Some(t) => top.pointer(&format!("/{t}")),
+            None => Some(top),
+        }
+    }
+
+    pub fn str_field(&self, pointer: &str) -> Option<&str> {
+        self.field(pointer).and_then(|v| v.as_str())
+    }
+
+    /// `status.conditions[type=…]` as (status, reason, message).
+    pub fn condition(&self, type_: &str) -> Option<Condition<'_>> {
+        self.field("/status/conditions")?
+            .as_array()?
+            .iter()
+            .find(|c| c.get("type").and_then(|t| t.as_str()) == Some(type_))
+            .map(|c| Condition {
+                status: c.get("status").and_then(|v| v.as_str()).unwrap_or(""),
+                reason: c.get("reason").and_then(|v| v.as_str()).unwrap_or(""),
+                message: c.get("message").and_then(|v| v.as_str()).unwrap_or(""),
+                last_transition_time: c
+                    .get("lastTransitionTime")
+                    .and_then(|v| v.as_str())
+                    .and_then(|s| s.parse().ok()),
+            })
+    }
+}
+
+/// One status condition, borrowed from the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Condition<'a> {
+    pub status: &'a str,
+    pub reason: &'a str,
+    pub message: &'a str,
+    pub last_transition_time: Option<Timestamp>,
+}
+
+impl Condition<'_> {
+    pub fn is_true(&self) -> bool {
+        self.status == "True"
+    }
+}
+
+/// The group of an apiVersion: `apps/v1` → `apps`, `v1` → "".
+pub fn group_of(api_version: &str) -> &str {
+    match api_version.rsplit_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
+/// The version of an apiVersion: `apps/v1` → `v1`, `v1` → `v1`.
+pub fn version_of(api_version: &str) -> &str {
+    match api_version.rsplit_once('/') {
+        Some((_, v)) => v,
+        None => api_version,
+    }
+}
+
+/// Whether the analysis reads this kind's spec or status; everything else is kept
+/// metadata-only, as the live path lists it.
+pub fn keeps_body(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("", "Namespace")
+            | ("", "Node")
+            | ("", "Pod")
+            | ("", "PersistentVolumeClaim")
+            | ("", "PersistentVolume")
+            | ("", "Service")
+            | ("", "Endpoints")
+            | ("", "Event")
+            | ("", "ServiceAccount")
+            | ("events.k8s.io", "Event")
+            | ("coordination.k8s.io", "Lease")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
+            | ("apiregistration.k8s.io", "APIService")
+            | ("apps", "Deployment")
+            | ("apps", "StatefulSet")
+            | ("apps", "DaemonSet")
+            | ("apps", "ReplicaSet")
+            | ("rbac.authorization.k8s.io", "Role")
+            | ("rbac.authorization.k8s.io", "ClusterRole")
+            | ("rbac.authorization.k8s.io", "RoleBinding")
+            | ("rbac.authorization.k8s.io", "ClusterRoleBinding")
+            | ("discovery.k8s.io", "EndpointSlice")
+    )
+}

@@ -1,0 +1,366 @@
+//! The lenient wire shape of snapshot documents, and its validation into [`Object`]s.
+//!
+//! Unknown fields are skipped without being built (serde ignores them), so a full
+//! `kubectl get -o json` dump costs little more than a metadata-only one.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::object::{group_of, keeps_body, FinalizerManager, Object, OwnerRef, Uid};
+use super::{ApiResource, ResourceList};
+
+/// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawDoc {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub metadata: Option<RawMeta>,
+    pub items: Option<Vec<RawDoc>>,
+    // APIResourceList
+    pub group_version: Option<String>,
+    pub resources: Option<Vec<RawApiResource>>,
+    // what `kubectl gc snapshot` adds to its List
+    pub captured_at: Option<Time>,
+    pub incomplete: Option<Vec<String>>,
+    // bodies the analysis reads, for the kinds in `keeps_body`
+    pub spec: Option<Value>,
+    pub status: Option<Value>,
+    pub rules: Option<Value>,
+    pub role_ref: Option<Value>,
+    pub subjects: Option<Value>,
+    pub aggregation_rule: Option<Value>,
+    pub involved_object: Option<Value>,
+    pub regarding: Option<Value>,
+    pub reason: Option<Value>,
+    pub message: Option<Value>,
+    pub note: Option<Value>,
+    #[serde(rename = "type")]
+    pub type_: Option<Value>,
+    pub subsets: Option<Value>,
+    pub endpoints: Option<Value>,
+    pub last_timestamp: Option<Value>,
+    pub count: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawMeta {
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+    pub creation_timestamp: Option<Time>,
+    pub deletion_timestamp: Option<Time>,
+    pub deletion_grace_period_seconds: Option<i64>,
+    pub finalizers: Option<Vec<String>>,
+    pub owner_references: Option<Vec<RawOwnerRef>>,
+    pub labels: Option<BTreeMap<String, String>>,
+    pub managed_fields: Option<Vec<RawManagedFields>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawOwnerRef {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub uid: Option<String>,
+    pub controller: Option<bool>,
+    pub block_owner_deletion: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawManagedFields {
+    pub manager: Option<String>,
+    pub operation: Option<String>,
+    pub time: Option<Time>,
+    pub fields_v1: Option<RawFieldsV1>,
+}
+
+/// Only `f:metadata.f:finalizers` of a managedFields entry is read.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct RawFieldsV1 {
+    #[serde(rename = "f:metadata")]
+    pub metadata: Option<RawFieldsMeta>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct RawFieldsMeta {
+    #[serde(rename = "f:finalizers")]
+    pub finalizers: Option<BTreeMap<String, serde::de::IgnoredAny>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RawApiResource {
+    pub name: String,
+    pub singular_name: Option<String>,
+    pub namespaced: bool,
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: String,
+    pub verbs: Vec<String>,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+}
+
+/// What validation found wrong with input it still read.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Objects without apiVersion, kind, name or uid.
+    pub objects: usize,
+    /// Owner references missing a coordinate (the API server never stores these).
+    pub owner_refs: usize,
+}
+
+/// Everything flattened out of one or more documents.
+#[derive(Default)]
+pub struct Flattened {
+    pub objects: Vec<Object>,
+    pub resource_lists: Vec<ResourceList>,
+    pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
+    pub incomplete: Vec<String>,
+    pub skipped: Skipped,
+}
+
+impl Flattened {
+    /// Adds a document: objects go to `objects`, lists are flattened (iteratively, so a
+    /// deeply nested input cannot overflow the stack).
+    pub fn push(&mut self, doc: RawDoc) {
+        let mut stack = vec![doc];
+        while let Some(mut doc) = stack.pop() {
+            if let Some(t) = doc.captured_at.take() {
+                self.captured_at = Some(self.captured_at.map_or(t.0, |c| c.max(t.0)));
+            }
+            if let Some(inc) = doc.incomplete.take() {
+                self.incomplete.extend(inc);
+            }
+            if let Some(items) = doc.items.take() {
+                // reversed so that items come out in file order
+                stack.extend(items.into_iter().rev());
+                continue;
+            }
+            if doc.kind.as_deref() == Some("APIResourceList") {
+                if let Some(list) = resource_list(&mut doc) {
+                    self.resource_lists.push(list);
+                }
+                continue;
+            }
+            match object(doc, &mut self.skipped) {
+                Some(o) => self.objects.push(o),
+                None => self.skipped.objects += 1,
+            }
+        }
+    }
+}
+
+fn resource_list(doc: &mut RawDoc) -> Option<ResourceList> {
+    let gv = doc.group_version.take()?;
+    let resources = doc
+        .resources
+        .take()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| !r.kind.is_empty() && !r.name.is_empty())
+        .map(|r| ApiResource {
+            plural: r.name,
+            singular: r.singular_name.filter(|s| !s.is_empty()),
+            namespaced: r.namespaced,
+            group: r.group,
+            version: r.version,
+            kind: r.kind,
+            verbs: r.verbs,
+            short_names: r.short_names,
+            categories: r.categories,
+        })
+        .collect();
+    Some(ResourceList { group_version: gv, resources })
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.is_empty())
+}
+
+fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
+    let api_version = non_empty(doc.api_version)?;
+    let kind = non_empty(doc.kind)?;
+    let meta = doc.metadata?;
+    let name = non_empty(meta.name)?;
+    let uid = non_empty(meta.uid)?;
+    let owner_references = meta
+        .owner_references
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| {
+            let r = owner_ref(r);
+            if r.is_none() {
+                skipped.owner_refs += 1;
+            }
+            r
+        })
+        .collect();
+    let finalizer_managers = meta
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| {
+            let fins: Vec<String> = m
+                .fields_v1?
+                .metadata?
+                .finalizers?
+                .into_keys()
+                .filter_map(|k| k.strip_prefix("v:").map(unquote))
+                .collect();
+            (!fins.is_empty()).then(|| FinalizerManager {
+                manager: m.manager.unwrap_or_default(),
+                operation: m.operation.unwrap_or_default(),
+                time: m.time.map(|t| t.0),
+                finalizers: fins,
+            })
+        })
+        .collect();
+    let mut body = serde_json::Map::new();
+    if keeps_body(group_of(&api_version), &kind) {
+        let fields = [
+            ("spec", doc.spec),
+            ("status", doc.status),
+            ("rules", doc.rules),
+            ("roleRef", doc.role_ref),
+            ("subjects", doc.subjects),
+            ("aggregationRule", doc.aggregation_rule),
+            ("involvedObject", doc.involved_object),
+            ("regarding", doc.regarding),
+            ("reason", doc.reason),
+            ("message", doc.message),
+            ("note", doc.note),
+            ("type", doc.type_),
+            ("subsets", doc.subsets),
+            ("endpoints", doc.endpoints),
+            ("lastTimestamp", doc.last_timestamp),
+            ("count", doc.count),
+        ];
+        for (k, v) in fields {
+            if let Some(v) = v {
+                body.insert(k.to_string(), v);
+            }
+        }
+    }
+    Some(Object {
+        api_version,
+        kind,
+        namespace: non_empty(meta.namespace),
+        name,
+        uid: Uid(uid),
+        resource_version: meta.resource_version,
+        creation_timestamp: meta.creation_timestamp.map(|t| t.0),
+        deletion_timestamp: meta.deletion_timestamp.map(|t| t.0),
+        deletion_grace_period_seconds: meta.deletion_grace_period_seconds,
+        finalizers: meta.finalizers.unwrap_or_default(),
+        owner_references,
+        labels: meta.labels.unwrap_or_default(),
+        finalizer_managers,
+        body,
+    })
+}
+
+fn owner_ref(r: RawOwnerRef) -> Option<OwnerRef> {
+    Some(OwnerRef {
+        api_version: non_empty(r.api_version)?,
+        kind: non_empty(r.kind)?,
+        name: non_empty(r.name)?,
+        uid: Uid(non_empty(r.uid)?),
+        controller: r.controller,
+        block_owner_deletion: r.block_owner_deletion,
+    })
+}
+
+/// managedFields set keys are `v:"<json value>"`.
+fn unquote(s: &str) -> String {
+    serde_json::from_str::<String>(s).unwrap_or_else(|_| s.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flatten(json: &str) -> Flattened {
+        let mut f = Flattened::default();
+        f.push(serde_json::from_str(json).unwrap());
+        f
+    }
+
+    #[test]
+    fn nested_lists_flatten_in_file_order() {
+        let f = flatten(
+            r#"{"kind":"List","items":[
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","uid":"1"}},
+                {"kind":"ConfigMapList","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b","uid":"2"}}]},
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","uid":"3"}}]}"#,
+        );
+        let names: Vec<_> = f.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn objects_missing_a_coordinate_are_counted_not_kept() {
+        let f = flatten(
+            r#"{"kind":"List","items":[
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}},
+                {"apiVersion":"v1","metadata":{"name":"b","uid":"2"}},
+                {"kind":"ConfigMap","metadata":{"name":"c","uid":"3"}},
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"uid":"4"}},
+                {"apiVersion":"v1","kind":"ConfigMap"},
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ok","uid":"5",
+                  "ownerReferences":[{"apiVersion":"v1","kind":"Pod","name":"p"}]}}]}"#,
+        );
+        assert_eq!(f.objects.len(), 1);
+        assert_eq!(f.skipped.objects, 5);
+        assert_eq!(f.skipped.owner_refs, 1);
+        assert!(f.objects[0].owner_references.is_empty());
+    }
+
+    #[test]
+    fn managed_fields_name_the_manager_of_each_finalizer() {
+        let f = flatten(
+            r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","uid":"1",
+                "finalizers":["x.io/cleanup"],
+                "managedFields":[
+                  {"manager":"kubectl","operation":"Update","fieldsV1":{"f:data":{}}},
+                  {"manager":"x-operator","operation":"Update","time":"2026-11-29T10:00:00Z",
+                   "fieldsV1":{"f:metadata":{"f:finalizers":{".":{},"v:\"x.io/cleanup\"":{}}}}}]}}"#,
+        );
+        let m = &f.objects[0].finalizer_managers;
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].manager, "x-operator");
+        assert_eq!(m[0].finalizers, ["x.io/cleanup"]);
+        assert!(m[0].time.is_some());
+    }
+
+    #[test]
+    fn secrets_keep_no_body() {
+        let f = flatten(
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"a","uid":"1"},"data":{"k":"djE="},"type":"Opaque"}"#,
+        );
+        assert!(f.objects[0].body.is_empty());
+    }
+
+    #[test]
+    fn capture_time_and_resource_lists_are_read() {
+        let f = flatten(
+            r#"{"kind":"List","capturedAt":"2026-11-29T12:00:00Z","incomplete":["pods: forbidden"],"items":[
+                {"kind":"APIResourceList","groupVersion":"own.labhub.io/v1","resources":[
+                  {"name":"sites","singularName":"site","namespaced":true,"kind":"Site","verbs":["list"],"shortNames":["st"]}]}]}"#,
+        );
+        assert_eq!(f.captured_at.unwrap().to_string(), "2026-11-29T12:00:00Z");
+        assert_eq!(f.incomplete, ["pods: forbidden"]);
+        assert_eq!(f.resource_lists[0].resources[0].short_names, ["st"]);
+        assert!(f.objects.is_empty());
+    }
+}
