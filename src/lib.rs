@@ -12,3 +12,6 @@ pub mod source;
 pub mod collector;
 pub mod age;
 pub mod controllers;
+pub mod diagnose;
+pub mod tree;
+pub mod render;

@@ -1,1 +1,30 @@
-fn main(){}
+//! `kubectl-gc`: the thin binary over the `kubectl_gc` library.
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::exit::{is_broken_pipe, Exit};
+
+fn main() -> ExitCode {
+    // clap's own exit() uses 2 for usage errors, and 2 means "stuck" here: parse with try_parse.
+    let args = match cli::args::Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let code = if e.use_stderr() { Exit::Failure } else { Exit::Ok };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    match cli::run::run(args) {
+        Ok(exit) => exit.into(),
+        Err(e) if is_broken_pipe(&e) => Exit::Ok.into(),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr().lock(), "error: {e:#}");
+            Exit::Failure.into()
+        }
+    }
+}

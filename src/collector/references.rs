@@ -52,6 +52,8 @@ pub struct LiveOwner<'a> {
 
 /// Classifies `r` on an item in `item_namespace` (`None`: cluster-scoped item). `get` is
 /// the GET the GC sends: group, kind, namespace (`None` for cluster-scoped types), name.
+/// `Err(())` means dangling: the caller knows best how to explain why.
+#[allow(clippy::result_unit_err)]
 pub fn classify<'a>(
     mapper: &RestMapper,
     item_namespace: Option<&str>,

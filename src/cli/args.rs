@@ -1,0 +1,257 @@
+//! The command line as typed (clap derive): subcommands, kubectl's connection flags, and
+//! what each subcommand takes. No I/O here.
+
+use std::path::PathBuf;
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+const EXAMPLES: &str = "\
+Examples:
+  # Why is this namespace still Terminating?
+  kubectl gc why-stuck ns/labs
+
+  # Why won't this custom resource go away? (exit 2 when stuck)
+  kubectl gc why-stuck site/alpha -n labs
+
+  # What hangs off a Deployment, and what owns a Pod
+  kubectl gc tree deploy/web -n shop
+  kubectl gc tree pod web-59d7f45ffb-h2x8k -n shop --owners
+
+  # What would a foreground delete do, without doing it
+  kubectl gc plan deploy/web -n shop --cascade=foreground
+
+  # The same questions on a saved snapshot (kubectl get -A -o json, or kubectl gc snapshot)
+  kubectl gc why-stuck ns/labs --snapshot cluster.json --now 2026-11-29T12:00:00Z";
+
+/// Why won't this Kubernetes object go away, and what will the garbage collector do if I
+/// delete it? Read-only: never changes the cluster.
+#[derive(Parser, Debug)]
+#[command(name = "kubectl-gc", bin_name = "kubectl gc", version, after_help = EXAMPLES, max_term_width = 100)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+    #[command(flatten)]
+    pub global: Global,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Explain why an object is not going away: finalizers and who removes them, blocking
+    /// dependents, owner-reference problems, namespace content, and the safest next step.
+    #[command(after_help = "Examples:
+  kubectl gc why-stuck ns/labs
+  kubectl gc why-stuck site/alpha -n labs -o json
+  kubectl gc why-stuck pvc data-db-0 -n prod
+
+Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
+    WhyStuck(WhyStuckArgs),
+    /// Show an object's dependents (or, with --owners, its owners) as the garbage collector's
+    /// graph holds them, with deletion state, finalizers and bad references inline.
+    #[command(after_help = "Examples:
+  kubectl gc tree deploy/web -n shop
+  kubectl gc tree site alpha -n labs -o json
+  kubectl gc tree pod/web-59d7f45ffb-h2x8k -n shop --owners")]
+    Tree(TreeArgs),
+    /// Dry-run a delete: what the API server, the garbage collector and the namespace
+    /// controller would remove, in what order, what is orphaned, and what would block.
+    #[command(after_help = "Examples:
+  kubectl gc plan deploy/web -n shop                       # kubectl's default: background
+  kubectl gc plan site/alpha -n labs --cascade=foreground
+  kubectl gc plan ns/labs --assume-finalizers=removed -o json
+
+Exit status: 0 the plan completes, 1 the command failed, 2 the plan ends with blocked objects.")]
+    Plan(PlanArgs),
+    /// Save what the live path reads (objects, discovery data, capture time) to a file that
+    /// --snapshot loads to the very same answers.
+    #[command(after_help = "Examples:
+  kubectl gc snapshot -A -o cluster.json
+  kubectl gc snapshot -n labs -o labs.json
+  kubectl gc why-stuck ns/labs --snapshot labs.json")]
+    Snapshot(SnapshotArgs),
+}
+
+/// `TYPE/NAME` or `TYPE NAME`, as kubectl takes them.
+#[derive(ClapArgs, Debug, Clone)]
+pub struct Target {
+    /// TYPE/NAME, or TYPE followed by NAME (kinds, plurals, short names; `deployments.apps`)
+    #[arg(value_name = "TYPE[/NAME]")]
+    pub what: String,
+    /// NAME, when TYPE is given on its own
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct WhyStuckArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    /// Also print the planner's dry run of what happens once the blocker is gone
+    #[arg(long)]
+    pub plan: bool,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct TreeArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = TreeFormat::Text)]
+    pub output: TreeFormat,
+    /// Show owners upward instead of dependents downward
+    #[arg(long)]
+    pub owners: bool,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Output format
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    /// Propagation policy of the simulated delete, as kubectl delete --cascade
+    #[arg(long, value_enum, default_value_t = CascadeArg::Background)]
+    pub cascade: CascadeArg,
+    /// Assume every non-GC finalizer is removed, or that none is (default: by controller liveness)
+    #[arg(long, value_enum, value_name = "removed|stuck")]
+    pub assume_finalizers: Option<AssumeArg>,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct SnapshotArgs {
+    /// File to write (default: standard output)
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+    Yaml,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TreeFormat {
+    Text,
+    Json,
+    Yaml,
+    Dot,
+    Mermaid,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CascadeArg {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssumeArg {
+    Removed,
+    Stuck,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Flags every subcommand takes, anywhere after `kubectl gc`.
+#[derive(ClapArgs, Debug)]
+pub struct Global {
+    /// Read objects from a snapshot file or directory instead of the cluster (repeatable)
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Input")]
+    pub snapshot: Vec<PathBuf>,
+    /// Reference time for ages and lease freshness (default: the snapshot's capture time, else now)
+    #[arg(long, global = true, value_name = "RFC3339", help_heading = "Input")]
+    pub now: Option<String>,
+    /// Namespace of the object (default: the context's namespace, else "default")
+    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Read every namespace, not only what the answer needs
+    #[arg(short = 'A', long, global = true)]
+    pub all_namespaces: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+/// kubectl's connection flags (cli-runtime's ConfigFlags).
+#[derive(ClapArgs, Debug, Default, Clone)]
+pub struct Connection {
+    /// Path to the kubeconfig file (default: KUBECONFIG, else ~/.kube/config)
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub user: Option<String>,
+    /// The address and port of the Kubernetes API server
+    #[arg(short = 's', long, global = true, help_heading = "Connection")]
+    pub server: Option<String>,
+    /// Bearer token for authentication to the API server
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub token: Option<String>,
+    /// Username to impersonate for the operation
+    #[arg(long = "as", global = true, value_name = "USER", help_heading = "Connection")]
+    pub as_user: Option<String>,
+    /// Group to impersonate (repeatable)
+    #[arg(long = "as-group", global = true, value_name = "GROUP", help_heading = "Connection")]
+    pub as_group: Vec<String>,
+    /// UID to impersonate
+    #[arg(long = "as-uid", global = true, value_name = "UID", help_heading = "Connection")]
+    pub as_uid: Option<String>,
+    /// How long to wait for one server request ("0" = no limit; "30s", "1m")
+    #[arg(long, global = true, value_name = "DURATION", help_heading = "Connection")]
+    pub request_timeout: Option<String>,
+    /// Do not check the server's certificate (insecure)
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub insecure_skip_tls_verify: bool,
+    /// Path to a CA certificate file
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]
+    pub certificate_authority: Option<PathBuf>,
+    /// Server name for certificate validation
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub tls_server_name: Option<String>,
+    /// Discovery cache directory (default: KUBECACHEDIR, else ~/.kube/cache)
+    #[arg(long, global = true, value_name = "DIR", env = "KUBECACHEDIR", help_heading = "Connection")]
+    pub cache_dir: Option<PathBuf>,
+    /// Requests in flight at once while listing
+    #[arg(long, global = true, default_value_t = 16, help_heading = "Connection")]
+    pub concurrency: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_are_accepted_after_the_subcommand_and_its_arguments() {
+        let a = Args::try_parse_from(["kubectl-gc", "tree", "site/alpha", "-n", "labs", "--context", "x", "--owners"]).unwrap();
+        assert_eq!(a.global.namespace.as_deref(), Some("labs"));
+        assert_eq!(a.global.connection.context.as_deref(), Some("x"));
+        let a = Args::try_parse_from(["kubectl-gc", "-n", "labs", "plan", "deploy", "web", "--cascade=orphan"]).unwrap();
+        let Command::Plan(p) = a.command else { panic!("not plan") };
+        assert_eq!((p.target.what.as_str(), p.target.name.as_deref(), p.cascade), ("deploy", Some("web"), CascadeArg::Orphan));
+    }
+}

@@ -1,0 +1,50 @@
+//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked.
+
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Answered, and nothing is stuck or blocked.
+    Ok,
+    /// The command failed: nothing to answer.
+    Failure,
+    /// Answered, and the answer is "stuck" (why-stuck) or "ends blocked" (plan).
+    Stuck,
+}
+
+impl Exit {
+    pub fn from_stuck(stuck: bool) -> Exit {
+        if stuck { Exit::Stuck } else { Exit::Ok }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(match e {
+            Exit::Ok => 0,
+            Exit::Failure => 1,
+            Exit::Stuck => 2,
+        })
+    }
+}
+
+/// Whether an error chain ends in a closed pipe (`kubectl gc tree … | head`): the reader has
+/// gone, which is not a failure.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>().is_some_and(|e| e.io_error_kind() == Some(std::io::ErrorKind::BrokenPipe))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_pipe_is_recognised_through_context() {
+        let e = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).context("writing output");
+        assert!(is_broken_pipe(&e));
+        assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
+    }
+}

@@ -1,0 +1,6 @@
+//! The binary's own modules: arguments, running a subcommand, exit codes, output.
+
+pub mod args;
+pub mod exit;
+pub mod output;
+pub mod run;

@@ -1,0 +1,35 @@
+//! stdout and stderr: a buffered stdout, the colour decision, warnings in kubectl's tone.
+
+use std::io::{self, IsTerminal, Write};
+
+use super::args::ColorChoice;
+
+/// stdout, block-buffered; errors (a closed pipe) surface on write or flush.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::with_capacity(64 * 1024, io::stdout().lock())
+}
+
+/// Colour on a terminal unless NO_COLOR is set (any value) or TERM is dumb; `--color`
+/// overrides.
+pub fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none()
+                && std::env::var("TERM").map_or(true, |t| t != "dumb")
+                && io::stdout().is_terminal()
+        }
+    }
+}
+
+/// A warning on stderr; a failed write to stderr is ignored.
+pub fn warn(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "warning: {msg}");
+}
+
+pub fn yaml<T: serde::Serialize>(value: &T, w: &mut impl Write) -> anyhow::Result<()> {
+    let text = serde_saphyr::to_string(value)?;
+    w.write_all(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! One function per subcommand: load → build → answer → render.
+
+use std::io::Write;
+
+use anyhow::{bail, Context, Result};
+use k8s_openapi::jiff::Timestamp;
+
+use kubectl_gc::controllers::Liveness;
+use kubectl_gc::graph::{Graph, NodeId};
+use kubectl_gc::render::{self, style::Style};
+use kubectl_gc::snapshot::Snapshot;
+use kubectl_gc::{diagnose, source, tree};
+
+use super::args::{Args, Command, Format, Global, Target, TreeFormat};
+use super::exit::Exit;
+use super::output;
+
+pub fn run(args: Args) -> Result<Exit> {
+    let global = &args.global;
+    match &args.command {
+        Command::WhyStuck(a) => {
+            let (g, now) = load(global)?;
+            let target = resolve(&g, &a.target, global)?;
+            let live = Liveness::new(&g, now);
+            let d = diagnose::why_stuck(&g, &live, target);
+            let mut out = output::stdout();
+            match a.output {
+                Format::Text => render::text::write_why_stuck(&g, &d, now.as_second(), style(global), &mut out)?,
+                Format::Json => render::json::write(&render::json::why_stuck(&g, &d), &mut out)?,
+                Format::Yaml => output::yaml(&render::json::why_stuck(&g, &d), &mut out)?,
+            }
+            out.flush()?;
+            Ok(Exit::from_stuck(d.stuck))
+        }
+        Command::Tree(a) => {
+            let (g, now) = load(global)?;
+            let target = resolve(&g, &a.target, global)?;
+            let live = Liveness::new(&g, now);
+            let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
+            let t = tree::build(&g, &live, target, dir);
+            let mut out = output::stdout();
+            match a.output {
+                TreeFormat::Text => render::text::write_tree(&g, &t, now.as_second(), style(global), &mut out)?,
+                TreeFormat::Json => render::json::write_tree(&g, &t, &mut out)?,
+                TreeFormat::Yaml => {
+                    let mut buf = Vec::new();
+                    render::json::write_tree(&g, &t, &mut buf)?;
+                    let v: serde_json::Value = serde_json::from_slice(&buf)?;
+                    output::yaml(&v, &mut out)?;
+                }
+                TreeFormat::Dot | TreeFormat::Mermaid => bail!("-o dot and -o mermaid are not available yet"),
+            }
+            out.flush()?;
+            Ok(Exit::Ok)
+        }
+        Command::Plan(_) => bail!("plan is not available yet"),
+        Command::Snapshot(_) => bail!("snapshot needs a live cluster, which this build cannot read yet"),
+    }
+}
+
+fn style(global: &Global) -> Style {
+    Style { color: output::use_color(global.color) }
+}
+
+/// Reads the objects and decides the reference time.
+fn load(global: &Global) -> Result<(Graph, Timestamp)> {
+    let snapshot = if global.snapshot.is_empty() {
+        bail!("reading a live cluster is not available in this build yet; pass --snapshot FILE")
+    } else {
+        source::file::load(&global.snapshot).context("reading the snapshot")?
+    };
+    warn_about(&snapshot);
+    let now = match &global.now {
+        Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?,
+        None => snapshot.captured_at.unwrap_or_else(Timestamp::now),
+    };
+    Ok((Graph::build(snapshot), now))
+}
+
+fn warn_about(s: &Snapshot) {
+    for w in &s.warnings {
+        output::warn(w);
+    }
+    for i in &s.incomplete {
+        output::warn(&format!("incomplete: {i}"));
+    }
+}
+
+/// Resolves `TYPE/NAME` or `TYPE NAME` and `-n` to one object of the graph.
+pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
+    let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
+        (Some((ty, name)), None) => (ty, name),
+        (None, Some(name)) => (t.what.as_str(), name.as_str()),
+        (Some(_), Some(extra)) => bail!("there is more than one object named: {} and {extra}; name one object", t.what),
+        (None, None) => bail!("resource name may not be empty: give TYPE/NAME or TYPE NAME"),
+    };
+    if name.is_empty() || type_arg.is_empty() {
+        bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
+    }
+    let rt = g.mapper.resolve(type_arg)?;
+    let ns = rt.namespaced.then(|| global.namespace.clone().unwrap_or_else(|| "default".to_string()));
+    match g.find(&rt.group, &rt.kind, ns.as_deref(), name) {
+        Some(id) => Ok(id),
+        None => match ns {
+            Some(ns) => bail!("{} \"{name}\" not found in namespace \"{ns}\"", rt.qualified_plural()),
+            None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
+        },
+    }
+}

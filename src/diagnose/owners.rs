@@ -1,0 +1,114 @@
+//! Owner-reference problems on one object, and what the GC will therefore do with it
+//! (gc-semantics §3.2 D–F, §6).
+
+use crate::collector::{classify_reference, Dangling, OwnerState};
+use crate::graph::{Graph, NodeId};
+
+use super::finding::{Finding, FindingCode, Related, Severity};
+use super::remedy;
+
+/// What the GC's attemptToDeleteItem ends up doing with an object, given its references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcVerdict {
+    /// No owner references: not garbage.
+    NoOwners,
+    /// At least one solid owner: kept (dangling and waiting references are stripped).
+    Kept,
+    /// No solid owner and every reference resolves: the GC deletes the object.
+    Collected,
+    /// A reference the GC cannot resolve (or a namespaced owner of a cluster-scoped object):
+    /// the GC never acts on this object, whatever its other references say.
+    NeverActedOn,
+}
+
+/// Classifies every owner reference of `x`, returning the problems found and the verdict.
+pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
+    let refs = g.owners(x);
+    if refs.is_empty() {
+        return (Vec::new(), GcVerdict::NoOwners);
+    }
+    let states: Vec<OwnerState> = refs.iter().map(|r| classify_reference(g, x, r)).collect();
+    let verdict = if states.iter().any(OwnerState::is_error) {
+        GcVerdict::NeverActedOn
+    } else if states.iter().any(|s| *s == OwnerState::Solid) {
+        GcVerdict::Kept
+    } else {
+        GcVerdict::Collected
+    };
+    let consequence = match verdict {
+        GcVerdict::NeverActedOn => "the garbage collector never acts on this object (no deletion, no clean-up of its other references)",
+        GcVerdict::Kept => "another owner is solid, so the garbage collector strips this reference and keeps the object",
+        GcVerdict::Collected => "no owner is solid, so the garbage collector deletes this object",
+        GcVerdict::NoOwners => "",
+    };
+    let x_ref = super::describe(g, x);
+    let mut out = Vec::new();
+    for (r, state) in refs.iter().zip(&states) {
+        let named = format!("{} {}", r.kind, r.name);
+        let absent = || Related::Absent {
+            api_version: r.api_version.clone(),
+            kind: r.kind.clone(),
+            namespace: g.node(x).identity.namespace.clone(),
+            name: r.name.clone(),
+        };
+        let (code, related, message) = match state {
+            OwnerState::Solid | OwnerState::Waiting => continue,
+            OwnerState::Dangling(Dangling::UidMismatch { live }) => (
+                FindingCode::OwnerUidMismatch,
+                vec![Related::Node(*live)],
+                format!(
+                    "owner reference to {named} carries uid {}, but {named} now has uid {} (recreated under the same name): the owner counts as absent; {consequence}",
+                    r.uid,
+                    g.node(*live).identity.uid
+                ),
+            ),
+            OwnerState::Dangling(Dangling::InvalidNamespace { actual }) => (
+                FindingCode::OwnerRefInvalidNamespace,
+                vec![Related::Node(*actual)],
+                format!(
+                    "owner {named} lives in namespace {}, but a namespaced owner is looked up in the dependent's namespace ({}): the owner counts as absent; {consequence}",
+                    g.node(*actual).identity.namespace.as_deref().unwrap_or(""),
+                    g.node(x).identity.namespace.as_deref().unwrap_or("")
+                ),
+            ),
+            OwnerState::Dangling(Dangling::WrongCoordinates { actual }) => (
+                FindingCode::DanglingOwnerReference,
+                vec![Related::Node(*actual)],
+                format!(
+                    "owner reference to {} {named} carries the uid of {}: the GC looks up {named}, does not find it with that uid, and counts the owner as absent; {consequence}",
+                    r.api_version,
+                    super::describe(g, *actual)
+                ),
+            ),
+            OwnerState::Dangling(Dangling::Absent) => (
+                FindingCode::DanglingOwnerReference,
+                vec![absent()],
+                format!("owner {} {named} (uid {}) does not exist; {consequence}", r.api_version, r.uid),
+            ),
+            OwnerState::Unresolvable(why) => (
+                FindingCode::UnresolvableOwnerKind,
+                vec![absent()],
+                format!(
+                    "owner reference to {} {named}: {why}; the GC retries the REST mapping forever and {consequence}",
+                    r.api_version
+                ),
+            ),
+            OwnerState::NamespacedOwnerOfClusterScoped => (
+                FindingCode::OwnerRefInvalidNamespace,
+                vec![g.by_uid(&r.uid).map_or_else(absent, Related::Node)],
+                format!(
+                    "cluster-scoped {x_ref} names the namespaced owner {named}: invalid; {consequence}"
+                ),
+            ),
+        };
+        out.push(Finding {
+            code,
+            severity: Severity::Warning,
+            object: x,
+            related,
+            message,
+            remedy: remedy::fix_owner_reference(g, x, r, verdict),
+        });
+    }
+    (out, verdict)
+}

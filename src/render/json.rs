@@ -1,0 +1,185 @@
+//! JSON wire types (contract §4): camelCase, stable keys, built apart from the engine's
+//! types so a refactor cannot change the contract by accident.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::diagnose::{Diagnosis, Finding, Related};
+use crate::graph::{Graph, NodeId, Presence};
+use crate::tree::{Direction, Tree};
+
+/// Contract §4.1. `namespace` is omitted for cluster-scoped objects, `uid` for an owner that
+/// does not exist.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+}
+
+pub fn object_ref(g: &Graph, n: NodeId) -> ObjectRef {
+    let node = g.node(n);
+    let id = &node.identity;
+    ObjectRef {
+        api_version: id.api_version.clone(),
+        kind: id.kind.clone(),
+        namespace: id.namespace.clone(),
+        name: id.name.clone(),
+        uid: match node.presence {
+            Presence::Observed(_) => Some(id.uid.0.clone()),
+            Presence::Virtual => None,
+        },
+    }
+}
+
+pub fn related_ref(g: &Graph, r: &Related) -> ObjectRef {
+    match r {
+        Related::Node(n) => object_ref(g, *n),
+        Related::Absent { api_version, kind, namespace, name } => ObjectRef {
+            api_version: api_version.clone(),
+            kind: kind.clone(),
+            namespace: namespace.clone(),
+            name: name.clone(),
+            uid: None,
+        },
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WhyStuckJson {
+    pub object: ObjectRef,
+    pub deletion_timestamp: Option<String>,
+    pub deleting_for_seconds: Option<i64>,
+    pub stuck: bool,
+    pub finalizers: Vec<FinalizerJson>,
+    pub findings: Vec<FindingJson>,
+    pub incomplete: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FinalizerJson {
+    pub name: String,
+    pub removed_by: Option<String>,
+    pub controller: &'static str,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingJson {
+    pub code: &'static str,
+    pub severity: &'static str,
+    pub object: ObjectRef,
+    pub related: Vec<ObjectRef>,
+    pub message: String,
+    pub remedy: Vec<String>,
+}
+
+pub fn finding_json(g: &Graph, f: &Finding) -> FindingJson {
+    FindingJson {
+        code: f.code.as_str(),
+        severity: f.severity.as_str(),
+        object: object_ref(g, f.object),
+        related: f.related.iter().map(|r| related_ref(g, r)).collect(),
+        message: f.message.clone(),
+        remedy: f.remedy.clone(),
+    }
+}
+
+pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
+    WhyStuckJson {
+        object: object_ref(g, d.object),
+        deletion_timestamp: d.deletion_timestamp.map(|t| t.to_string()),
+        deleting_for_seconds: d.deleting_for_seconds,
+        stuck: d.stuck,
+        finalizers: d
+            .finalizers
+            .iter()
+            .map(|f| FinalizerJson {
+                name: f.name.clone(),
+                removed_by: f.owner.removed_by.clone(),
+                controller: f.owner.controller.as_str(),
+                evidence: f.owner.evidence.clone(),
+            })
+            .collect(),
+        findings: d.findings.iter().map(|f| finding_json(g, f)).collect(),
+        incomplete: d.incomplete.clone(),
+    }
+}
+
+/// Writes any wire value as pretty JSON followed by a newline.
+pub fn write<T: Serialize>(value: &T, w: &mut impl Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, value)?;
+    w.write_all(b"\n")
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TreeNodeHead<'a> {
+    object: ObjectRef,
+    deletion_timestamp: Option<String>,
+    finalizers: &'a [String],
+    edge: Option<EdgeJson>,
+    problems: Vec<&'static str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    already_shown: bool,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EdgeJson {
+    controller: bool,
+    block_owner_deletion: bool,
+}
+
+/// Contract §4.4, written with an explicit stack (not serde recursion) so that deep owner
+/// chains cannot overflow the stack: each node's fields, then its children under
+/// `dependents` (or `owners`).
+pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
+    let key = match tree.direction {
+        Direction::Dependents => "dependents",
+        Direction::Owners => "owners",
+    };
+    let mut open = 0usize;
+    for (i, e) in tree.entries.iter().enumerate() {
+        let head = TreeNodeHead {
+            object: object_ref(g, e.node),
+            deletion_timestamp: g.object(e.node).and_then(|o| o.deletion_timestamp).map(|t| t.to_string()),
+            finalizers: g.object(e.node).map(|o| o.finalizers.as_slice()).unwrap_or(&[]),
+            edge: e.edge.map(|x| EdgeJson { controller: x.controller, block_owner_deletion: x.block_owner_deletion }),
+            problems: e.problems.iter().map(|p| p.as_str()).collect(),
+            already_shown: e.repeated,
+        };
+        let mut text = serde_json::to_string(&head)?;
+        text.pop(); // the closing brace: children follow
+        if i > 0 && e.depth == tree.entries[i - 1].depth + 1 {
+            // first child of the previous entry: its array is already open
+        } else if i > 0 {
+            w.write_all(b",")?;
+        }
+        w.write_all(text.as_bytes())?;
+        write!(w, ",\"{key}\":[")?;
+        open += 1;
+        let next_depth = tree.entries.get(i + 1).map(|n| n.depth);
+        // close this node and any ancestors the next entry is not under
+        let close_to = match next_depth {
+            Some(d) if d > e.depth => continue,
+            Some(d) => d,
+            None => 0,
+        };
+        for _ in close_to..=e.depth {
+            w.write_all(b"]}")?;
+            open -= 1;
+        }
+    }
+    debug_assert_eq!(open, 0);
+    w.write_all(b"\n")
+}

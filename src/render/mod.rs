@@ -1,0 +1,5 @@
+//! Output: pure functions from answers to bytes on any `io::Write`.
+
+pub mod json;
+pub mod style;
+pub mod text;

@@ -1,0 +1,193 @@
+//! Text for people: `why-stuck` reads like a runbook (verdict and root cause first, then the
+//! evidence, then the next step); `tree` is an indented tree with deletion state inline.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use crate::age;
+use crate::controllers::ControllerState;
+use crate::diagnose::{describe, Diagnosis, FindingCode, Severity};
+use crate::graph::{Graph, NodeId};
+use crate::tree::{Direction, Tree};
+
+use super::style::{sanitize, Style};
+
+pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
+    let target = sanitize(&describe(g, d.object));
+    // 1. the verdict
+    match (d.deletion_timestamp, d.stuck) {
+        (None, _) => writeln!(w, "{} {target} is not being deleted.", st.strong("NOT DELETING"))?,
+        (Some(_), true) => writeln!(
+            w,
+            "{} {target} has been terminating for {} and will not finish without someone acting.",
+            st.bad("STUCK"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        )?,
+        (Some(_), false) => writeln!(
+            w,
+            "{} {target} has been terminating for {}; its deletion is in progress.",
+            st.good("IN PROGRESS"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        )?,
+    }
+    // 2. root causes
+    if d.stuck && !d.root_causes.is_empty() {
+        writeln!(w, "\n{}", st.strong("Root cause"))?;
+        for f in d.findings.iter().filter(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error) {
+            writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?;
+        }
+    }
+    // 3. finalizers of the target
+    if !d.finalizers.is_empty() {
+        writeln!(w, "\n{}", st.strong("Finalizers"))?;
+        for f in &d.finalizers {
+            let state = match f.owner.controller {
+                ControllerState::Alive => st.good("Alive"),
+                ControllerState::Down => st.bad("Down"),
+                ControllerState::Missing => st.bad("Missing"),
+                ControllerState::Unknown => st.warn("Unknown"),
+            };
+            writeln!(
+                w,
+                "  {}  removed by {} [{state}]",
+                sanitize(&f.name),
+                sanitize(f.owner.removed_by.as_deref().unwrap_or("an unidentified controller"))
+            )?;
+            for e in &f.owner.evidence {
+                writeln!(w, "      {}", st.dim(&sanitize(e)))?;
+            }
+        }
+    }
+    // 4. the evidence: findings, namespace content grouped
+    let (content, rest): (Vec<_>, Vec<_>) =
+        d.findings.iter().partition(|f| f.code == FindingCode::NamespaceContentRemaining);
+    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted).collect();
+    if !shown.is_empty() {
+        writeln!(w, "\n{}", st.strong("Findings"))?;
+        for f in &shown {
+            let code = match f.severity {
+                Severity::Error => st.bad(f.code.as_str()),
+                Severity::Warning => st.warn(f.code.as_str()),
+                Severity::Info => st.dim(f.code.as_str()),
+            };
+            writeln!(w, "  {code}  {}", sanitize(&describe(g, f.object)))?;
+            writeln!(w, "      {}", sanitize(&f.message))?;
+        }
+    }
+    if !content.is_empty() {
+        writeln!(w, "\n{} ({} object(s))", st.strong("Content still in the namespace"), content.len())?;
+        let mut by_finalizers: BTreeMap<String, Vec<NodeId>> = BTreeMap::new();
+        for f in &content {
+            let fins = g.object(f.object).map(|o| o.finalizers.join(", ")).unwrap_or_default();
+            by_finalizers.entry(fins).or_default().push(f.object);
+        }
+        for (fins, objs) in &by_finalizers {
+            let label = if fins.is_empty() { "no finalizers".to_string() } else { format!("waiting on {fins}") };
+            writeln!(w, "  {} object(s), {}:", objs.len(), sanitize(&label))?;
+            for o in objs.iter().take(20) {
+                writeln!(w, "    {}", sanitize(&describe(g, *o)))?;
+            }
+            if objs.len() > 20 {
+                writeln!(w, "    … and {} more (-o json lists them all)", objs.len() - 20)?;
+            }
+        }
+    }
+    // 5. the next step
+    let mut remedies: Vec<&String> = Vec::new();
+    for f in d.findings.iter().filter(|f| f.severity != Severity::Info) {
+        for r in &f.remedy {
+            if !remedies.contains(&r) {
+                remedies.push(r);
+            }
+        }
+    }
+    if !remedies.is_empty() {
+        writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
+        for (i, r) in remedies.iter().enumerate() {
+            writeln!(w, "  {}. {}", i + 1, sanitize(r))?;
+        }
+    }
+    if !d.incomplete.is_empty() {
+        writeln!(w, "\n{}", st.warn("Incomplete: the answer could not see"))?;
+        for i in &d.incomplete {
+            writeln!(w, "  - {}", sanitize(i))?;
+        }
+    }
+    let _ = now_s;
+    Ok(())
+}
+
+pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
+    let root_ns = tree.entries.first().and_then(|e| g.node(e.node).identity.namespace.clone());
+    // the prefix for each depth: whether the ancestor at that depth has later siblings
+    let mut last_at_depth: Vec<bool> = Vec::new();
+    for (i, e) in tree.entries.iter().enumerate() {
+        let is_last = !tree.entries[i + 1..]
+            .iter()
+            .take_while(|n| n.depth >= e.depth)
+            .any(|n| n.depth == e.depth);
+        last_at_depth.truncate(e.depth);
+        let mut prefix = String::new();
+        for d in 1..e.depth {
+            prefix.push_str(if last_at_depth.get(d).copied().unwrap_or(true) { "    " } else { "│   " });
+        }
+        if e.depth > 0 {
+            prefix.push_str(if is_last { "└── " } else { "├── " });
+        }
+        last_at_depth.push(is_last);
+        let id = &g.node(e.node).identity;
+        let mut name = format!("{}/{}", id.kind, id.name);
+        if id.namespace != root_ns {
+            if let Some(ns) = &id.namespace {
+                name = format!("{name} -n {ns}");
+            }
+        }
+        let mut line = format!("{prefix}{}", st.strong(&sanitize(&name)));
+        if let Some(edge) = e.edge {
+            let mut marks = Vec::new();
+            if edge.controller {
+                marks.push("controller");
+            }
+            if edge.block_owner_deletion {
+                marks.push("blockOwnerDeletion");
+            }
+            if !marks.is_empty() {
+                line.push_str(&st.dim(&format!(" [{}]", marks.join(", "))));
+            }
+        }
+        match g.object(e.node) {
+            None => line.push_str(&st.bad(" (absent: referenced, not found)")),
+            Some(o) => {
+                if let Some(c) = o.creation_timestamp {
+                    line.push_str(&st.dim(&format!("  {}", age::human(now_s - c.as_second()))));
+                }
+                if let Some(dt) = o.deletion_timestamp {
+                    line.push_str(&format!(
+                        "  {} {}",
+                        st.warn("Terminating"),
+                        age::human(now_s - dt.as_second())
+                    ));
+                    if !o.finalizers.is_empty() {
+                        line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
+                    }
+                }
+            }
+        }
+        if e.repeated {
+            line.push_str(&st.dim(" (shown above)"));
+        }
+        if !e.problems.is_empty() {
+            let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
+            line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
+        }
+        writeln!(w, "{line}")?;
+    }
+    if tree.entries.len() == 1 {
+        let what = match tree.direction {
+            Direction::Dependents => "no dependents",
+            Direction::Owners => "no owners",
+        };
+        writeln!(w, "{}", st.dim(&format!("({what})")))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! `tree`: dependents downward (or owners upward) from one object, as the GC's graph holds
+//! them — by uid, so invalid references appear under the owner they name, flagged.
+//!
+//! The tree is a flat pre-order list with depths, built without recursion, so a
+//! 10,000-deep owner chain renders as well as a shallow one. A node reached a second time
+//! (several owners, cycles) is listed again but not expanded.
+
+use std::collections::HashSet;
+
+use crate::collector::{classify_reference, OwnerState};
+use crate::controllers::{ControllerState, Liveness};
+use crate::diagnose::FindingCode;
+use crate::graph::{Graph, NodeId};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Dependents,
+    Owners,
+}
+
+/// The owner reference between a node and its parent in the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub controller: bool,
+    pub block_owner_deletion: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub depth: usize,
+    pub node: NodeId,
+    pub edge: Option<Edge>,
+    pub problems: Vec<FindingCode>,
+    /// Already shown above: listed, not expanded again.
+    pub repeated: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tree {
+    pub direction: Direction,
+    pub entries: Vec<Entry>,
+}
+
+pub fn build(g: &Graph, live: &Liveness, root: NodeId, direction: Direction) -> Tree {
+    let cycles: HashSet<NodeId> = crate::graph::owner_cycles(g).into_iter().flatten().collect();
+    let mut entries = Vec::new();
+    let mut shown = HashSet::new();
+    // (depth, node, edge)
+    let mut stack = vec![(0usize, root, None)];
+    while let Some((depth, node, edge)) = stack.pop() {
+        let repeated = !shown.insert(node);
+        entries.push(Entry { depth, node, edge, problems: problems(g, live, node, &cycles), repeated });
+        if repeated {
+            continue;
+        }
+        let mut next: Vec<(NodeId, Edge)> = match direction {
+            Direction::Dependents => g
+                .node(node)
+                .dependents
+                .iter()
+                .map(|&d| (d, edge_between(g, d, node)))
+                .collect(),
+            Direction::Owners => {
+                let mut owners: Vec<(NodeId, Edge)> = g
+                    .owners(node)
+                    .iter()
+                    .filter_map(|r| g.by_uid(&r.uid))
+                    .map(|o| (o, edge_between(g, node, o)))
+                    .collect();
+                owners.dedup_by_key(|(o, _)| *o);
+                owners
+            }
+        };
+        next.sort_by(|a, b| order_key(g, a.0).cmp(&order_key(g, b.0)));
+        for (n, e) in next.into_iter().rev() {
+            stack.push((depth + 1, n, Some(e)));
+        }
+    }
+    Tree { direction, entries }
+}
+
+fn order_key(g: &Graph, n: NodeId) -> (&str, &str, &str) {
+    let id = &g.node(n).identity;
+    (id.kind.as_str(), id.namespace.as_deref().unwrap_or(""), id.name.as_str())
+}
+
+fn edge_between(g: &Graph, dependent: NodeId, owner: NodeId) -> Edge {
+    let mut e = Edge { controller: false, block_owner_deletion: false };
+    for r in g.refs_to(dependent, owner) {
+        e.controller |= r.is_controller();
+        e.block_owner_deletion |= r.blocks();
+    }
+    e
+}
+
+/// Finding codes that apply to a node on its own: its reference problems, a cycle, and
+/// finalizers whose controller is not alive.
+pub fn problems(g: &Graph, live: &Liveness, n: NodeId, cycles: &HashSet<NodeId>) -> Vec<FindingCode> {
+    let mut out = Vec::new();
+    for r in g.owners(n) {
+        let code = match classify_reference(g, n, r) {
+            OwnerState::Solid | OwnerState::Waiting => continue,
+            OwnerState::Dangling(crate::collector::Dangling::UidMismatch { .. }) => FindingCode::OwnerUidMismatch,
+            OwnerState::Dangling(crate::collector::Dangling::InvalidNamespace { .. })
+            | OwnerState::NamespacedOwnerOfClusterScoped => FindingCode::OwnerRefInvalidNamespace,
+            OwnerState::Dangling(_) => FindingCode::DanglingOwnerReference,
+            OwnerState::Unresolvable(_) => FindingCode::UnresolvableOwnerKind,
+        };
+        out.push(code);
+    }
+    if cycles.contains(&n) {
+        out.push(FindingCode::OwnerReferenceCycle);
+    }
+    if let Some(o) = g.object(n).filter(|o| o.is_deleting()) {
+        for f in &o.finalizers {
+            match live.finalizer(n, f).controller {
+                ControllerState::Down => out.push(FindingCode::FinalizerControllerDown),
+                ControllerState::Missing => out.push(FindingCode::FinalizerControllerMissing),
+                _ => {}
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
