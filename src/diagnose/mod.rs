@@ -466,7 +466,7 @@ impl Explainer<'_, '_> {
                 FindingCode::PodOnUnavailableNode,
                 Severity::Error,
                 x,
-                node.map(|_| g.find("", "Node", None, node_name)).flatten().map(Related::Node).into_iter().collect(),
+                node.and_then(|_| g.find("", "Node", None, node_name)).map(Related::Node).into_iter().collect(),
                 format!("{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating", describe(g, x)),
                 vec![
                     format!("Bring the node back, or once it is certainly gone: kubectl delete {} --grace-period=0 --force", remedy::kubectl_target(g, x)),

@@ -30,7 +30,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
     let states: Vec<OwnerState> = refs.iter().map(|r| classify_reference(g, x, r)).collect();
     let verdict = if states.iter().any(OwnerState::is_error) {
         GcVerdict::NeverActedOn
-    } else if states.iter().any(|s| *s == OwnerState::Solid) {
+    } else if states.contains(&OwnerState::Solid) {
         GcVerdict::Kept
     } else {
         GcVerdict::Collected

@@ -141,7 +141,7 @@ impl RestMapper {
             });
         }
         for t in &mut m.types {
-            t.versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+            t.versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
             t.versions.dedup();
         }
         m
@@ -202,8 +202,8 @@ impl RestMapper {
             t.plural == n || t.singular == n || t.kind.to_lowercase() == n || t.short_names.iter().any(|s| s == n)
         };
         let mut found: Vec<&ResourceType> = self.types.iter().filter(|t| named(t, &lower)).collect();
-        if found.is_empty() {
-            if let Some((name, rest)) = lower.split_once('.') {
+        if found.is_empty()
+            && let Some((name, rest)) = lower.split_once('.') {
                 found = self
                     .types
                     .iter()
@@ -217,7 +217,6 @@ impl RestMapper {
                     })
                     .collect();
             }
-        }
         if found.len() > 1 {
             let core: Vec<_> = found.iter().copied().filter(|t| t.group.is_empty()).collect();
             if core.len() == 1 {
@@ -343,7 +342,7 @@ mod tests {
     #[test]
     fn version_priority_orders_like_kubernetes() {
         let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
-        v.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        v.sort_by_key(|x| std::cmp::Reverse(version_priority(x)));
         assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
     }
 }

@@ -137,11 +137,10 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         last_at_depth.push(is_last);
         let id = &g.node(e.node).identity;
         let mut name = format!("{}/{}", id.kind, id.name);
-        if id.namespace != root_ns {
-            if let Some(ns) = &id.namespace {
+        if id.namespace != root_ns
+            && let Some(ns) = &id.namespace {
                 name = format!("{name} -n {ns}");
             }
-        }
         let mut line = format!("{prefix}{}", st.strong(&sanitize(&name)));
         if let Some(edge) = e.edge {
             let mut marks = Vec::new();

@@ -64,7 +64,7 @@ impl Snapshot {
         let mut duplicates = Vec::new();
         for o in f.objects {
             match seen.get(&o.uid) {
-                Some(&(ref kind, ref ns, ref name)) => {
+                Some((kind, ns, name)) => {
                     if (kind, ns, name) != (&o.kind, &o.namespace, &o.name) {
                         duplicates.push(format!(
                             "{} is shared by {kind} {}{name} and {} {}{}",
