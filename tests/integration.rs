@@ -1,1 +1,5 @@
+//! The one integration test binary: every area is a module, so there is one link.
 
+mod cli;
+mod fixtures;
+mod util;
