@@ -117,24 +117,40 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     Ok(())
 }
 
+/// Deeper levels are not drawn, only numbered: a 10,000-deep chain stays readable and linear.
+const MAX_DRAWN_DEPTH: usize = 32;
+
+/// For each entry, whether no later sibling follows it (one backward pass).
+fn last_siblings(tree: &Tree) -> Vec<bool> {
+    let mut out = vec![true; tree.entries.len()];
+    let mut seen: Vec<bool> = Vec::new();
+    for (i, e) in tree.entries.iter().enumerate().rev() {
+        seen.truncate(e.depth + 1);
+        seen.resize(e.depth + 1, false);
+        out[i] = !seen[e.depth];
+        seen[e.depth] = true;
+    }
+    out
+}
+
 pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
     let root_ns = tree.entries.first().and_then(|e| g.node(e.node).identity.namespace.clone());
-    // the prefix for each depth: whether the ancestor at that depth has later siblings
+    let is_last = last_siblings(tree);
+    // whether the ancestor at each depth was the last of its siblings
     let mut last_at_depth: Vec<bool> = Vec::new();
     for (i, e) in tree.entries.iter().enumerate() {
-        let is_last = !tree.entries[i + 1..]
-            .iter()
-            .take_while(|n| n.depth >= e.depth)
-            .any(|n| n.depth == e.depth);
         last_at_depth.truncate(e.depth);
         let mut prefix = String::new();
-        for d in 1..e.depth {
+        for d in 1..e.depth.min(MAX_DRAWN_DEPTH) {
             prefix.push_str(if last_at_depth.get(d).copied().unwrap_or(true) { "    " } else { "│   " });
         }
-        if e.depth > 0 {
-            prefix.push_str(if is_last { "└── " } else { "├── " });
+        if e.depth >= MAX_DRAWN_DEPTH {
+            prefix.push_str(&format!("… [depth {}] ", e.depth));
         }
-        last_at_depth.push(is_last);
+        if e.depth > 0 {
+            prefix.push_str(if is_last[i] { "└── " } else { "├── " });
+        }
+        last_at_depth.push(is_last[i]);
         let id = &g.node(e.node).identity;
         let mut name = format!("{}/{}", id.kind, id.name);
         if id.namespace != root_ns
