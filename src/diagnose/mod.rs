@@ -46,6 +46,8 @@ pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Objects that are stuck on their own account (not merely waiting on another).
     pub root_causes: Vec<NodeId>,
+    /// What the GC does with the target given its owner references.
+    pub gc_verdict: GcVerdict,
     pub incomplete: Vec<String>,
 }
 
@@ -104,6 +106,7 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
         finalizers: e.finalizers,
         findings: e.findings,
         root_causes,
+        gc_verdict: owner_findings(g, target).1,
         incomplete: g.snapshot.incomplete.clone(),
     }
 }

@@ -59,8 +59,7 @@ pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdic
     );
     match verdict {
         GcVerdict::Collected => vec![
-            "If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have):".into(),
-            patch,
+            format!("If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have): {patch}"),
             "If it should belong to the current owner, let that owner's controller re-adopt it, or point the reference at the owner's current uid.".into(),
         ],
         _ => vec![format!("Remove or correct the invalid reference: {patch}")],

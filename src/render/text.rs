@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{describe, Diagnosis, FindingCode, Severity};
+use crate::diagnose::{describe, Diagnosis, FindingCode, GcVerdict, Severity};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
@@ -16,7 +16,15 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
     match (d.deletion_timestamp, d.stuck) {
-        (None, _) => writeln!(w, "{} {target} is not being deleted.", st.strong("NOT DELETING"))?,
+        (None, _) => {
+            let gc = match d.gc_verdict {
+                GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
+                GcVerdict::NeverActedOn => "; the garbage collector will never act on it (an owner reference it cannot resolve)",
+                GcVerdict::Kept => "; it has a solid owner",
+                GcVerdict::NoOwners => "",
+            };
+            writeln!(w, "{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))?
+        }
         (Some(_), true) => writeln!(
             w,
             "{} {target} has been terminating for {} and will not finish without someone acting.",
