@@ -205,7 +205,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         let absent = l.visibility.absent();
         if !absent.is_empty() {
             let labels: Vec<&str> = absent.iter().map(|s| s.label()).collect();
-            line.push_str(&format!("; the snapshot holds no {}", labels.join(" or ")));
+            line.push_str(&format!("; the snapshot holds no {}", or_list(&labels)));
         }
         evidence.push(line);
         ControllerState::Missing
@@ -280,5 +280,14 @@ fn workload_verdict(
 fn note_blind_spot(l: &Liveness<'_>, evidence: &mut Vec<String>) {
     if let Some(spot) = l.visibility.blind_spot() {
         evidence.push(format!("note: {spot}"));
+    }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
     }
 }

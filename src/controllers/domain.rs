@@ -20,9 +20,10 @@ pub fn domains_match(a: &str, b: &str) -> bool {
 }
 
 fn is_subdomain(sub: &str, parent: &str) -> bool {
+    let (sub, parent) = (sub.as_bytes(), parent.as_bytes());
     sub.len() > parent.len()
-        && sub.to_ascii_lowercase().ends_with(&parent.to_ascii_lowercase())
-        && sub.as_bytes()[sub.len() - parent.len() - 1] == b'.'
+        && sub[sub.len() - parent.len() - 1] == b'.'
+        && sub[sub.len() - parent.len()..].eq_ignore_ascii_case(parent)
 }
 
 /// Domains Kubernetes itself reserves (`kubernetes.io`, `k8s.io` and their sub-domains).

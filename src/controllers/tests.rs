@@ -413,3 +413,51 @@ fn a_bare_finalizer_without_a_manager_is_unknown() {
     assert_eq!(a.controller, ControllerState::Unknown);
     assert_evidence(&a, &["wait-for-it names no domain"]);
 }
+
+#[test]
+fn a_unique_container_named_like_the_field_manager_identifies_the_controller() {
+    // kubebuilder's default manager name is `manager`, its container's name
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm",
+            "finalizers":["acme.example.com/cleanup"],
+            "managedFields":[{"manager":"manager","operation":"Update",
+               "fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"acme.example.com/cleanup\"":{}}}}}]}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"acme-controller-manager","namespace":"acme-system","uid":"d"},
+            "spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"manager"},{"name":"kube-rbac-proxy"}]}}},
+            "status":{"readyReplicas":0,"conditions":[{"type":"Available","status":"False","lastTransitionTime":"2026-11-29T07:00:00Z"}]}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment acme-system/acme-controller-manager"));
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.since, Some("2026-11-29T07:00:00Z".parse().unwrap()));
+    assert_evidence(
+        &a,
+        &[
+            "field manager \"manager\" (Update) added it; that name matches Deployment acme-system/acme-controller-manager",
+            "has no ready replica (0/1), and no Pod of it is in the snapshot",
+        ],
+    );
+}
+
+#[test]
+fn an_unlisted_kubernetes_finalizer_is_unknown_not_missing() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm","finalizers":["kubernetes.io/new-protection"]}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "kubernetes.io/new-protection");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["Kubernetes-reserved domain"]);
+}
+
+#[test]
+fn objects_sharing_a_finalizer_get_the_same_answer() {
+    let g = fixture("site-operator-gone");
+    let l = Liveness::new(&g, now());
+    let ids: Vec<_> =
+        ["alpha-config", "alpha-audit"].iter().map(|n| g.find("", "ConfigMap", Some("labs"), n).unwrap()).collect();
+    let a = l.finalizer(ids[0], "own.labhub.io/cleanup");
+    assert_eq!(a, l.finalizer(ids[1], "own.labhub.io/cleanup"));
+    assert_eq!(a.controller, ControllerState::Down);
+}
