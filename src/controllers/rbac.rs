@@ -216,3 +216,43 @@ fn resource_matches(r: &str, plurals: &[&str]) -> bool {
     }
     plurals.is_empty() || plurals.contains(&base)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::tests::graph_of;
+
+    #[test]
+    fn only_specific_update_rules_name_service_accounts() {
+        let g = graph_of(&[
+            r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"sites.own.labhub.io","uid":"c"},
+                "spec":{"group":"own.labhub.io","names":{"plural":"sites"}}}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"admin-ish","uid":"a"},
+                "rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"status-writer","uid":"s"},
+                "rules":[{"apiGroups":["own.labhub.io"],"resources":["sites/status"],"verbs":["update"]}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"reader","uid":"r"},
+                "rules":[{"apiGroups":["own.labhub.io"],"resources":["sites"],"verbs":["get","list"]}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"finalizer-only","uid":"f"},
+                "rules":[{"apiGroups":["*"],"resources":["sites/finalizers"],"verbs":["update"]}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"all","uid":"b"},
+                "roleRef":{"kind":"ClusterRole","name":"admin-ish"},
+                "subjects":[{"kind":"ServiceAccount","name":"admin","namespace":"x"}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"st","uid":"b2"},
+                "roleRef":{"kind":"ClusterRole","name":"status-writer"},"subjects":[{"kind":"ServiceAccount","name":"st","namespace":"x"}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"rd","uid":"b3"},
+                "roleRef":{"kind":"ClusterRole","name":"reader"},"subjects":[{"kind":"ServiceAccount","name":"rd","namespace":"x"}]}"#,
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"fin","namespace":"ops","uid":"b4"},
+                "roleRef":{"kind":"ClusterRole","name":"finalizer-only"},
+                "subjects":[{"kind":"User","name":"system:serviceaccount:ops:op"},{"kind":"Group","name":"devs"}]}"#,
+        ]);
+        let rbac = Rbac::new(&g);
+        let crds = Crds::new(&g);
+        let grants = rbac.grants_for("own.labhub.io", &crds);
+        assert_eq!(grants.len(), 1, "{grants:#?}");
+        assert_eq!(grants[0].sa, ("ops".to_string(), "op".to_string()));
+        assert!(grants[0].finalizers);
+        assert!(grants[0].evidence[0].contains("RoleBinding ops/fin binds it to ServiceAccount ops/op"), "{grants:#?}");
+        assert!(rbac.grants_for("other.example.com", &crds).is_empty());
+    }
+}
