@@ -1,5 +1,6 @@
 //! Next steps, printed as exact commands for a human to run; the plugin never runs them.
 
+use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
@@ -35,6 +36,32 @@ pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<String>
         kubectl_target(g, x),
         shell_quote(&serde_json::Value::Array(ops).to_string())
     ))
+}
+
+/// How to bring back the controller that owns a finalizer, most specific first.
+pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<String> {
+    let who = owner.removed_by.as_deref().unwrap_or("the controller");
+    let mut out = Vec::new();
+    match (owner.controller, &owner.workload) {
+        (ControllerState::Down, Some(w)) => {
+            let ns = w.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default();
+            let res = w.kind.to_lowercase();
+            if owner.evidence.iter().any(|e| e.contains("scaled to zero")) {
+                out.push(format!("Scale {who} back up so it removes {f} itself: kubectl scale {res}/{}{ns} --replicas=1", w.name));
+            } else {
+                out.push(format!(
+                    "Bring {who} back so it removes {f} itself; see why its pods are not ready: kubectl describe {res}/{}{ns}",
+                    w.name
+                ));
+            }
+        }
+        (ControllerState::Down, None) => out.push(format!("Bring {who} back so it removes {f} itself.")),
+        (ControllerState::Missing, _) => out.push(format!(
+            "Reinstall the controller that owns {f} (the operator of its API group), so it can clean up and remove it."
+        )),
+        _ => out.push(format!("Find the controller that owns {f} and check that it is running.")),
+    }
+    out
 }
 
 /// Re-DELETE with Background: the API server drops `foregroundDeletion`/`orphan`

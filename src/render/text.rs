@@ -38,11 +38,24 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
             age::human(d.deleting_for_seconds.unwrap_or(0))
         )?,
     }
-    // 2. root causes
-    if d.stuck && !d.root_causes.is_empty() {
+    // 2. root causes, finalizers grouped by the controller that must remove them
+    let is_root = |f: &&crate::diagnose::Finding| d.root_causes.contains(&f.object) && f.severity == Severity::Error;
+    if d.stuck {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
-        for f in d.findings.iter().filter(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error) {
-            writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?;
+        let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for f in d.findings.iter().filter(is_root) {
+            match (f.code, f.message.split_once("; it is removed by ")) {
+                (FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing, Some((head, tail))) => {
+                    by_controller.entry((f.code.as_str().to_string(), tail.to_string())).or_default().push(head.to_string());
+                }
+                _ => writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?,
+            }
+        }
+        for ((code, controller), objects) in &by_controller {
+            writeln!(w, "  {} {}", st.bad(code), sanitize(controller))?;
+            for o in objects {
+                writeln!(w, "      {}", sanitize(o))?;
+            }
         }
     }
     // 3. finalizers of the target
@@ -69,9 +82,9 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     // 4. the evidence: findings, namespace content grouped
     let (content, rest): (Vec<_>, Vec<_>) =
         d.findings.iter().partition(|f| f.code == FindingCode::NamespaceContentRemaining);
-    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted).collect();
+    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && is_root(f))).collect();
     if !shown.is_empty() {
-        writeln!(w, "\n{}", st.strong("Findings"))?;
+        writeln!(w, "\n{}", st.strong(if d.stuck { "What waits on it" } else { "Findings" }))?;
         for f in &shown {
             let code = match f.severity {
                 Severity::Error => st.bad(f.code.as_str()),
