@@ -57,11 +57,9 @@ pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(),
 }
 
 fn parse_json(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
-    let stream = serde_json::Deserializer::from_slice(bytes).into_iter::<RawDocOrArray>();
-    for doc in stream {
-        match doc {
-            Ok(RawDocOrArray::Doc(d)) => flat.push(*d),
-            Ok(RawDocOrArray::Array(ds)) => ds.into_iter().for_each(|d| flat.push(d)),
+    for value in serde_json::Deserializer::from_slice(bytes).into_iter::<TopLevel>() {
+        match value {
+            Ok(TopLevel(docs)) => docs.into_iter().for_each(|d| flat.push(d)),
             Err(e) => {
                 return Err(Error::Parse {
                     path: path.to_path_buf(),
@@ -75,6 +73,35 @@ fn parse_json(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Err
     Ok(())
 }
 
+/// A top-level JSON value: an object, or (as some tools write) an array of objects. A
+/// hand-written visitor rather than an untagged enum, which would buffer the whole document
+/// before deserializing it.
+struct TopLevel(Vec<RawDoc>);
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = TopLevel;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a Kubernetes object, a List, or an array of objects")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<TopLevel, A::Error> {
+                let doc = serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(TopLevel(vec![doc]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
+                let mut docs = Vec::new();
+                while let Some(d) = seq.next_element()? {
+                    docs.push(d);
+                }
+                Ok(TopLevel(docs))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 fn parse_yaml(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::ParseYaml {
         path: path.to_path_buf(),
@@ -86,14 +113,6 @@ fn parse_yaml(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Err
     })?;
     docs.into_iter().flatten().for_each(|d| flat.push(d));
     Ok(())
-}
-
-/// A top-level JSON value: an object, or (as some tools write) an array of objects.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum RawDocOrArray {
-    Array(Vec<RawDoc>),
-    Doc(Box<RawDoc>),
 }
 
 /// serde_json appends " at line L column C"; the error already carries them as fields.
