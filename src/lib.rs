@@ -12,3 +12,5 @@ pub mod source;
 pub mod collector;
 pub mod age;
 pub mod controllers;
+pub mod plan;
+pub mod render;
