@@ -41,13 +41,13 @@ impl Controllers {
             if !w.stored(n) {
                 continue;
             }
-            if let Some(node) = self.kubelet_target(w, n) {
-                if node_ready(w, &node) {
-                    w.delete(n, KUBELET, None, Some(0));
-                    changed = true;
-                    if !w.stored(n) {
-                        continue;
-                    }
+            if let Some(node) = self.kubelet_target(w, n)
+                && node_ready(w, &node)
+            {
+                w.delete(n, KUBELET, None, Some(0));
+                changed = true;
+                if !w.stored(n) {
+                    continue;
                 }
             }
             let fins: Vec<String> = w.finalizers_of(n).to_vec();
@@ -74,7 +74,7 @@ impl Controllers {
         if !(group.is_empty() && kind == "Pod") || w.deletion_of(n).is_none() {
             return None;
         }
-        if !w.grace_of(n).is_some_and(|g| g > 0) {
+        if w.grace_of(n).is_none_or(|g| g <= 0) {
             return None;
         }
         let o = w.g.object(n)?;
@@ -166,7 +166,7 @@ impl Controllers {
             w.remove_finalizer(crd, CRD_FINALIZER, &actor);
             return true;
         }
-        if !self.crd_instances.contains_key(&crd) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.crd_instances.entry(crd) {
             let insts = instances(w, crd);
             for &i in &insts {
                 if w.stored(i) {
@@ -174,7 +174,7 @@ impl Controllers {
                     w.delete(i, &actor, None, Some(0));
                 }
             }
-            self.crd_instances.insert(crd, insts);
+            e.insert(insts);
             return true;
         }
         if self.crd_instances[&crd].iter().any(|&i| w.stored(i)) {

@@ -36,7 +36,7 @@ mod fixtures_test;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod scenarios;
+pub(crate) mod scenarios;
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -297,10 +297,10 @@ impl<'g, 'l> Simulation<'g, 'l> {
                 Verdict::Remove { .. } => {}
             }
         }
-        if namespace::is_namespace(w, n) {
-            if let Some(why) = self.namespaces.blocked_reason(w, self.lv, n) {
-                out.push((namespace::NAMESPACE_CONTROLLER.into(), Some(world::NS_FINALIZER.into()), why));
-            }
+        if namespace::is_namespace(w, n)
+            && let Some(why) = self.namespaces.blocked_reason(w, self.lv, n)
+        {
+            out.push((namespace::NAMESPACE_CONTROLLER.into(), Some(world::NS_FINALIZER.into()), why));
         }
         out
     }

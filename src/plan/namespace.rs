@@ -154,20 +154,20 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
     let mut others: Vec<(String, String, String, NodeId)> = Vec::new();
     let mut undeletable = Vec::new();
     let mut failing = Vec::new();
-    if let Some(c) = w.g.object(ns).and_then(|o| o.condition("NamespaceDeletionDiscoveryFailure")) {
-        if c.is_true() {
-            failing.push(format!("condition NamespaceDeletionDiscoveryFailure: {}", c.message));
-        }
+    if let Some(c) = w.g.object(ns).and_then(|o| o.condition("NamespaceDeletionDiscoveryFailure"))
+        && c.is_true()
+    {
+        failing.push(format!("condition NamespaceDeletionDiscoveryFailure: {}", c.message));
     }
     for (i, node) in w.g.nodes.iter().enumerate() {
         let Presence::Observed(_) = node.presence else { continue };
         let id = &node.identity;
         let n = NodeId(i as u32);
         if id.kind == "APIService" && id.group() == "apiregistration.k8s.io" {
-            if let Some(c) = w.g.object(n).and_then(|o| o.condition("Available")) {
-                if c.status == "False" {
-                    failing.push(format!("APIService {} is not Available: {}", id.name, c.message));
-                }
+            if let Some(c) = w.g.object(n).and_then(|o| o.condition("Available"))
+                && c.status == "False"
+            {
+                failing.push(format!("APIService {} is not Available: {}", id.name, c.message));
             }
             continue;
         }

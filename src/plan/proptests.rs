@@ -207,10 +207,15 @@ fn check(specs: &[Spec], t: usize, c: u8) -> Result<(), TestCaseError> {
     // forever, as in the real GC: processDeletingDependentsItem lists it as its own
     // blocking dependent and never enqueues it)
     let clean = specs.iter().enumerate().all(|(i, s)| {
-        s.finalizer != 0
-            && !s.refs.iter().any(|r| matches!(r, Ref::To { owner, block: Some(true) } if *owner == i))
-            && !s.refs.iter().any(|r| matches!(r, Ref::Unresolvable))
-            && !(s.kind == 0 && s.refs.iter().any(|r| matches!(r, Ref::To { owner, .. } | Ref::UidMismatch { owner } if specs[*owner].kind != 0) || matches!(r, Ref::Dangling { .. })))
+        let self_blocking = s.refs.iter().any(|r| matches!(r, Ref::To { owner, block: Some(true) } if *owner == i));
+        let unresolvable = s.refs.iter().any(|r| matches!(r, Ref::Unresolvable));
+        let cluster_with_namespaced_owner = s.kind == 0
+            && s.refs.iter().any(|r| {
+                matches!(r, Ref::To { owner, .. } | Ref::UidMismatch { owner } if specs[*owner].kind != 0)
+                    || matches!(r, Ref::Dangling { .. })
+            });
+        let stuck_finalizer = s.finalizer == 0;
+        !(stuck_finalizer || self_blocking || unresolvable || cluster_with_namespaced_owner)
     });
     if clean {
         prop_assert!(blocked.is_empty(), "blocked without user finalizers: {:?}", p.result.blocked);
@@ -251,4 +256,44 @@ fn deep_chains_do_not_overflow() {
     }
     let p = run(&g, head, Cascade::Orphan);
     assert_eq!(p.result.removed, [head]);
+}
+
+/// A 100,000-object namespace (ReplicaSets with running pods, ConfigMaps owned by them).
+/// Prints the planning time; run with `--ignored --nocapture` (in release for real numbers).
+#[test]
+#[ignore]
+fn large_namespace_plans_quickly() {
+    use super::scenarios::{namespace, ready_node};
+    let mut objs = vec![namespace("big"), ready_node("node-1")];
+    for r in 0..1000 {
+        let rs = obj("apps/v1", "ReplicaSet", Some("big"), &format!("rs{r}"));
+        for i in 0..50 {
+            objs.push(obj("v1", "Pod", Some("big"), &format!("rs{r}-p{i}")).controlled_by(&rs).on_node("node-1"));
+            objs.push(obj("v1", "ConfigMap", Some("big"), &format!("rs{r}-c{i}")).owned_by(&rs, None, None));
+        }
+        objs.push(rs);
+    }
+    let g = graph(&objs);
+    let ns = g.find("", "Namespace", None, "big").unwrap();
+    fn cpu_ticks() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let f: Vec<&str> = s.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+    }
+    let cpu0 = cpu_ticks();
+    let start = std::time::Instant::now();
+    let now: Timestamp = NOW.parse().unwrap();
+    let lv = Liveness::new(&g, now);
+    let mut sim = Simulation::new(&g, &lv, None, now);
+    sim.delete(ns, "kubectl", Some(Cascade::Background));
+    let t1 = start.elapsed();
+    sim.run();
+    let t2 = start.elapsed();
+    let p = sim.finish(ns, Cascade::Background);
+    let took = start.elapsed();
+    println!("delete {t1:?} run {t2:?} finish {took:?}");
+    println!("cpu: {} ticks (1/100 s)", cpu_ticks() - cpu0);
+    println!("planned {} objects, {} steps in {took:?}", p.result.removed.len(), p.steps.len());
+    assert_eq!(p.result.removed.len(), objs.len() - 1, "everything but the Node goes");
+    assert!(p.result.blocked.is_empty());
 }

@@ -292,7 +292,7 @@ fn i6_non_blocking_owner_ref_does_not_block() {
 #[test]
 fn i7_double_deletion_with_finalizer() {
     let lucy = obj("v1", "Pod", Some("d"), "lucy").fin(&["x/y"]);
-    let g = graph(&[lucy.clone()]);
+    let g = graph(std::slice::from_ref(&lucy));
     let n = id(&g, &lucy);
     let now: Timestamp = NOW.parse().unwrap();
     let lv = Liveness::new(&g, now);
@@ -594,7 +594,7 @@ fn n1_pending_finalize_deletes_content_then_finalizes() {
 fn n1_complete_finalize_and_discovery_error() {
     // spec.finalizers empty: the next DELETE goes through the generic store and removes it
     let ns = terminating_namespace("done").set("spec", "finalizers", json!([]));
-    let g = graph(&[ns.clone()]);
+    let g = graph(std::slice::from_ref(&ns));
     let o = delete(&g, &ns, Some(Cascade::Background));
     assert!(o.gone("Namespace//done"));
     assert!(!o.plan.steps.iter().any(|s| s.actor == "namespace-controller"));
@@ -657,4 +657,50 @@ fn n4_pods_are_deleted_first() {
     assert!(o.gone("Pod/n4/pod") && o.gone("ConfigMap/n4/cm") && o.gone("Namespace//n4"));
     assert!(o.removed_at(&g, "Pod/n4/pod") < o.removed_at(&g, "ConfigMap/n4/cm"));
     assert!(o.blocked.is_empty());
+}
+
+// ----- edge cases found along the way ----------------------------------------------------
+
+#[test]
+fn self_owner_with_block_waits_for_itself_in_foreground() {
+    // processDeletingDependentsItem lists the object as its own blocking dependent and never
+    // enqueues it (it is deletingDependents): the real GC hangs here too.
+    let x = obj("v1", "ConfigMap", Some("d"), "x");
+    let x = x.clone().owned_by(&x, None, Some(true));
+    let g = graph(std::slice::from_ref(&x));
+    let o = delete(&g, &x, Some(Cascade::Foreground));
+    assert_eq!(o.blocked, ["ConfigMap/d/x"]);
+    let o = delete(&g, &x, Some(Cascade::Background));
+    assert!(o.gone("ConfigMap/d/x"));
+}
+
+#[test]
+fn re_delete_with_background_unsticks_a_foreground_deletion() {
+    // §2.5: the GC finalizers are recomputed from the new request
+    let owner = obj("v1", "ConfigMap", Some("d"), "owner").fin(&["foregroundDeletion"]).deleting("2026-11-29T10:00:00Z");
+    let dep = obj("v1", "ConfigMap", Some("d"), "dep").owned_by(&owner, None, Some(true)).fin(&["x/y"]).deleting("2026-11-29T10:00:00Z");
+    let g = graph(&[owner.clone(), dep]);
+    let o = delete(&g, &owner, Some(Cascade::Foreground));
+    assert_eq!(o.blocked, ["ConfigMap/d/owner", "ConfigMap/d/dep"]);
+    let o = delete(&g, &owner, Some(Cascade::Background));
+    assert!(o.gone("ConfigMap/d/owner"));
+    assert_eq!(o.blocked, ["ConfigMap/d/dep"]);
+}
+
+#[test]
+fn pvc_protection_waits_for_the_pod_and_pods_on_a_lost_node_block() {
+    let pvc = obj("v1", "PersistentVolumeClaim", Some("d"), "data").fin(&["kubernetes.io/pvc-protection"]);
+    let pod = obj("v1", "Pod", Some("d"), "db")
+        .on_node("node-1")
+        .set("spec", "volumes", json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]));
+    let ns = namespace("d");
+    // the node is Ready: the pod leaves, then the claim
+    let g = graph(&[ns.clone(), pvc.clone(), pod.clone(), ready_node("node-1")]);
+    let o = delete(&g, &ns, Some(Cascade::Background));
+    assert!(o.gone("PersistentVolumeClaim/d/data") && o.gone("Pod/d/db") && o.gone("Namespace//d"));
+    // no such node: the pod stays Terminating, so does everything after it
+    let g = graph(&[ns.clone(), pvc, pod]);
+    let o = delete(&g, &ns, Some(Cascade::Background));
+    assert_eq!(o.blocked, ["Namespace//d", "Pod/d/db"]);
+    assert!(o.exists("PersistentVolumeClaim/d/data") && !o.deleting("PersistentVolumeClaim/d/data"));
 }

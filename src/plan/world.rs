@@ -327,12 +327,13 @@ impl<'g> World<'g> {
                 let new = Self::contribution(true, &new_owners, uid);
                 self.adjust_owner_counts(uid, old, new);
                 // addUnblockedOwnersToDeleteQueue: a blocking ref removed or turned off
-                if old.1 && !new.1 {
-                    if let Some(o) = self.g.by_uid(uid) {
-                        let virtual_owner = self.g.node(o).presence == Presence::Virtual;
-                        if self.present(o) && (self.collect_unrelated || !virtual_owner) {
-                            self.enqueue_delete(o);
-                        }
+                if old.1
+                    && !new.1
+                    && let Some(o) = self.g.by_uid(uid)
+                {
+                    let virtual_owner = self.g.node(o).presence == Presence::Virtual;
+                    if self.present(o) && (self.collect_unrelated || !virtual_owner) {
+                        self.enqueue_delete(o);
                     }
                 }
             }
@@ -395,10 +396,11 @@ impl<'g> World<'g> {
             }
             let c = Self::contribution(true, &owners, &r.uid);
             self.adjust_owner_counts(&r.uid, c, (false, false));
-            if let Some(o) = self.g.by_uid(&r.uid) {
-                if self.present(o) && self.flags(o).1 {
-                    self.enqueue_delete(o);
-                }
+            if let Some(o) = self.g.by_uid(&r.uid)
+                && self.present(o)
+                && self.flags(o).1
+            {
+                self.enqueue_delete(o);
             }
         }
         for d in deps {
@@ -413,13 +415,12 @@ impl<'g> World<'g> {
         self.deleting.remove(&n);
         self.removed.push(n);
         let (group, kind) = self.kind_of(n);
-        if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
-            if let Some(o) = self.observed(n) {
-                let spec = (o.str_field("/spec/group"), o.str_field("/spec/names/kind"));
-                if let (Some(g), Some(k)) = spec {
-                    self.removed_kinds.insert((g.to_string(), k.to_string()));
-                }
-            }
+        if group == "apiextensions.k8s.io"
+            && kind == "CustomResourceDefinition"
+            && let Some(o) = self.observed(n)
+            && let (Some(g), Some(k)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind"))
+        {
+            self.removed_kinds.insert((g.to_string(), k.to_string()));
         }
     }
 

@@ -295,3 +295,79 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::Liveness;
+    use crate::plan::scenarios::{graph, id, obj, NOW};
+    use crate::plan::{plan, Cascade, PlanOptions};
+
+    fn keys(v: &serde_json::Value) -> Vec<&str> {
+        let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn json_follows_the_contract() {
+        let t = obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "t");
+        let s = obj("v1", "ConfigMap", Some("d"), "solid");
+        let d = obj("v1", "ConfigMap", Some("d"), "dep")
+            .owned_by(&t, None, Some(true))
+            .owned_by(&s, None, None)
+            .owner_ref("v1", "ConfigMap", "absent", "absent-uid", None, None);
+        let g = graph(&[t.clone(), s, d]);
+        let now = NOW.parse().unwrap();
+        let lv = Liveness::new(&g, now);
+        let p = plan(&g, &lv, id(&g, &t), &PlanOptions { cascade: Cascade::Background, assume_finalizers: None, now });
+        let v = to_value(&p, &g);
+        assert_eq!(keys(&v), ["cascade", "notes", "result", "steps", "target"]);
+        assert_eq!(v["cascade"], "Background");
+        assert_eq!(keys(&v["target"]), ["apiVersion", "kind", "name", "uid"], "no namespace for a cluster-scoped target");
+        assert_eq!(keys(&v["result"]), ["blocked", "ownerRefsRemoved", "removed"]);
+        let steps = v["steps"].as_array().unwrap();
+        assert_eq!(steps[0]["seq"], 1);
+        assert_eq!(steps[0]["action"], "Delete");
+        assert_eq!(steps[0]["propagation"], "Background");
+        assert_eq!(keys(&steps[1]), ["action", "actor", "object", "seq"]);
+        assert_eq!(steps[1]["action"], "Remove");
+        let strip = steps.iter().find(|s| s["action"] == "RemoveOwnerReferences").unwrap();
+        assert_eq!(strip["actor"], "garbage-collector");
+        let owners = strip["owners"].as_array().unwrap();
+        assert_eq!(owners.len(), 2);
+        assert!(owners[0].get("uid").is_some() && owners[0].get("namespace").is_none(), "{owners:?}");
+        assert!(owners[1].get("uid").is_none(), "an absent owner has no uid: {owners:?}");
+        assert_eq!(owners[1]["namespace"], "d");
+        let orr = &v["result"]["ownerRefsRemoved"][0];
+        assert_eq!(orr["object"]["name"], "dep");
+        assert_eq!(orr["object"]["namespace"], "d");
+
+        let mut out = Vec::new();
+        write_json(&p, &g, &mut out).unwrap();
+        let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[test]
+    fn text_shows_waves_outcome_and_blockers() {
+        let owner = obj("v1", "ConfigMap", Some("d"), "owner");
+        let dep = obj("v1", "ConfigMap", Some("d"), "dep").owned_by(&owner, None, Some(true)).fin(&["example.com/\u{202E}stuck"]);
+        let g = graph(&[owner.clone(), dep]);
+        let now = NOW.parse().unwrap();
+        let lv = Liveness::new(&g, now);
+        let p = plan(&g, &lv, id(&g, &owner), &PlanOptions { cascade: Cascade::Foreground, assume_finalizers: None, now });
+        assert!(p.is_blocked());
+        let mut out = Vec::new();
+        write_text(&p, &g, false, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for want in ["Plan: delete ConfigMap d/owner (cascade Foreground)", "Wave 1", "Wave 2", "Outcome", "blocked: 2", "Blocked", "waits for blocking dependent(s) ConfigMap d/dep"] {
+            assert!(text.contains(want), "{want:?} missing in\n{text}");
+        }
+        assert!(!text.contains('\u{202E}'), "bidi characters are escaped");
+        assert!(!text.contains('\x1b'));
+        let mut colored = Vec::new();
+        write_text(&p, &g, true, &mut colored).unwrap();
+        assert!(String::from_utf8(colored).unwrap().contains("\x1b[1m"));
+    }
+}
