@@ -5,15 +5,16 @@
 //! Data flows one way: `source` → [`snapshot::Snapshot`] → [`graph::Graph`] →
 //! `diagnose` / `plan` / `tree` → `render`. Only `source` does I/O.
 
-pub mod discovery;
-pub mod graph;
-pub mod snapshot;
-pub mod source;
-pub mod collector;
 pub mod age;
-#[cfg(test)]
-pub(crate) mod testing;
+pub mod collector;
 pub mod controllers;
 pub mod diagnose;
-pub mod tree;
+pub mod discovery;
+pub mod graph;
+pub mod plan;
 pub mod render;
+pub mod snapshot;
+pub mod source;
+#[cfg(test)]
+pub(crate) mod testing;
+pub mod tree;

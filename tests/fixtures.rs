@@ -26,17 +26,15 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run(&argv);
     let mut errs = Vec::new();
-    if let Some(exit) = chk.get("exit").and_then(Value::as_i64) {
-        if i64::from(code(&out)) != exit {
+    if let Some(exit) = chk.get("exit").and_then(Value::as_i64)
+        && i64::from(code(&out)) != exit {
             errs.push(format!("exit {}, expected {exit} (stderr: {})", code(&out), crate::util::stderr(&out)));
         }
-    }
     let out = stdout_json(&out);
-    if let Some(stuck) = chk.get("stuck") {
-        if out.get("stuck") != Some(stuck) {
+    if let Some(stuck) = chk.get("stuck")
+        && out.get("stuck") != Some(stuck) {
             errs.push(format!("stuck={:?}, expected {stuck}", out.get("stuck")));
         }
-    }
     if let Some(want) = chk.get("deletingForSeconds").and_then(Value::as_i64) {
         let got = out.get("deletingForSeconds").and_then(Value::as_i64);
         if got.is_none_or(|g| (g - want).abs() > 60) {
@@ -200,6 +198,28 @@ fn namespace_terminating_why_stuck() {
     check_fixture("namespace-terminating", DIAGNOSIS);
 }
 
+const PLAN: &[&str] = &["plan"];
+
+#[test]
+fn site_basics_plans() {
+    check_fixture("site-basics", PLAN);
+}
+
+#[test]
+fn site_uid_mismatch_plans() {
+    check_fixture("site-uid-mismatch", PLAN);
+}
+
+#[test]
+fn cross_namespace_plans() {
+    check_fixture("cross-namespace", PLAN);
+}
+
+#[test]
+fn site_operator_gone_plans() {
+    check_fixture("site-operator-gone", PLAN);
+}
+
 #[test]
 fn same_snapshot_and_now_give_the_same_bytes() {
     let snap = fixtures_dir().join("site-operator-gone/snapshot.json");
@@ -208,6 +228,8 @@ fn same_snapshot_and_now_give_the_same_bytes() {
         vec!["why-stuck", "site/alpha", "-n", "labs"],
         vec!["tree", "site/alpha", "-n", "labs"],
         vec!["why-stuck", "site/alpha", "-n", "labs", "-o", "json"],
+        vec!["plan", "site/alpha", "-n", "labs", "--cascade=foreground"],
+        vec!["plan", "site/alpha", "-n", "labs", "-o", "json"],
     ] {
         let mut a = args.clone();
         a.extend(["--snapshot", snap, "--now", "2026-11-29T12:00:00Z"]);

@@ -9,9 +9,10 @@ use kubectl_gc::controllers::Liveness;
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::render::{self, style::Style};
 use kubectl_gc::snapshot::Snapshot;
+use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::{diagnose, source, tree};
 
-use super::args::{Args, Command, Format, Global, Target, TreeFormat};
+use super::args::{Args, AssumeArg, CascadeArg, Command, Format, Global, Target, TreeFormat};
 use super::exit::Exit;
 use super::output;
 
@@ -53,7 +54,32 @@ pub fn run(args: Args) -> Result<Exit> {
             out.flush()?;
             Ok(Exit::Ok)
         }
-        Command::Plan(_) => bail!("plan is not available yet"),
+        Command::Plan(a) => {
+            let (g, now) = load(global)?;
+            let target = resolve(&g, &a.target, global)?;
+            let live = Liveness::new(&g, now);
+            let opts = PlanOptions {
+                cascade: match a.cascade {
+                    CascadeArg::Background => Cascade::Background,
+                    CascadeArg::Foreground => Cascade::Foreground,
+                    CascadeArg::Orphan => Cascade::Orphan,
+                },
+                assume_finalizers: a.assume_finalizers.map(|x| match x {
+                    AssumeArg::Removed => AssumeFinalizers::Removed,
+                    AssumeArg::Stuck => AssumeFinalizers::Stuck,
+                }),
+                now,
+            };
+            let p = plan::plan(&g, &live, target, &opts);
+            let mut out = output::stdout();
+            match a.output {
+                Format::Text => render::plan::write_text(&p, &g, style(global).color, &mut out)?,
+                Format::Json => render::plan::write_json(&p, &g, &mut out)?,
+                Format::Yaml => output::yaml(&render::plan::to_value(&p, &g), &mut out)?,
+            }
+            out.flush()?;
+            Ok(Exit::from_stuck(p.is_blocked()))
+        }
         Command::Snapshot(_) => bail!("snapshot needs a live cluster, which this build cannot read yet"),
     }
 }

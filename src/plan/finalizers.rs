@@ -1,0 +1,257 @@
+//! The controllers other than the GC that finish deletions (gc-semantics §8): the kubelet
+//! for pods in graceful termination, the finalizer controllers (pvc/pv protection, job
+//! tracking, CRD cleanup, operators), each acting only when its controller is alive and its
+//! condition holds.
+
+use std::collections::HashMap;
+
+use super::world::{World, CRD_FINALIZER, FOREGROUND, ORPHAN};
+use super::AssumeFinalizers;
+use crate::controllers::{ControllerState, Liveness};
+use crate::graph::{NodeId, Presence};
+
+pub const KUBELET: &str = "kubelet";
+
+/// What happens to one finalizer of a deleting object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The controller removes it now.
+    Remove { actor: String },
+    /// The controller is alive but its condition does not hold (yet).
+    Wait { actor: String, reason: String },
+    /// No live controller: it stays.
+    Stuck { actor: String, reason: String },
+}
+
+/// State the finalizer controllers keep across rounds.
+#[derive(Default)]
+pub struct Controllers {
+    /// (namespace, claim name) → pods naming the claim; built on first use.
+    claim_users: Option<HashMap<(String, String), Vec<NodeId>>>,
+    /// CRD → its instances; the CRD finalizer controller has sent their DELETEs.
+    crd_instances: HashMap<NodeId, Vec<NodeId>>,
+}
+
+impl Controllers {
+    /// One round over the deleting objects; true if anything changed.
+    pub fn round(&mut self, w: &mut World, lv: &Liveness, assume: Option<AssumeFinalizers>) -> bool {
+        let mut changed = false;
+        let work: Vec<NodeId> = w.deleting.iter().copied().collect();
+        for n in work {
+            if !w.stored(n) {
+                continue;
+            }
+            if let Some(node) = self.kubelet_target(w, n)
+                && node_ready(w, &node)
+            {
+                w.delete(n, KUBELET, None, Some(0));
+                changed = true;
+                if !w.stored(n) {
+                    continue;
+                }
+            }
+            let fins: Vec<String> = w.finalizers_of(n).to_vec();
+            for f in fins {
+                if f == ORPHAN || f == FOREGROUND || !w.stored(n) {
+                    continue;
+                }
+                if f == CRD_FINALIZER && is_crd(w, n) {
+                    changed |= self.crd_round(w, lv, assume, n);
+                    continue;
+                }
+                if let Verdict::Remove { actor } = self.verdict(w, lv, assume, n, &f) {
+                    w.remove_finalizer(n, &f, &actor);
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// The node a pod in graceful termination waits on, if it does.
+    pub fn kubelet_target(&self, w: &World, n: NodeId) -> Option<String> {
+        let (group, kind) = w.kind_of(n);
+        if !(group.is_empty() && kind == "Pod") || w.deletion_of(n).is_none() {
+            return None;
+        }
+        if w.grace_of(n).is_none_or(|g| g <= 0) {
+            return None;
+        }
+        let o = w.g.object(n)?;
+        Some(o.str_field("/spec/nodeName").unwrap_or("").to_string())
+    }
+
+    /// Why the kubelet will not finish a pod, if it will not.
+    pub fn kubelet_blocked(&self, w: &World, n: NodeId) -> Option<String> {
+        let node = self.kubelet_target(w, n)?;
+        if node_ready(w, &node) {
+            return None;
+        }
+        let why = match w.g.find("", "Node", None, &node) {
+            Some(id) if w.stored(id) => format!("node {node} is NotReady"),
+            _ => format!("node {node} does not exist"),
+        };
+        Some(format!(
+            "the pod is Terminating on {node}, but {why}: no kubelet will confirm its termination (force-delete with --grace-period=0 --force)"
+        ))
+    }
+
+    /// The verdict for one non-GC finalizer.
+    pub fn verdict(&mut self, w: &World, lv: &Liveness, assume: Option<AssumeFinalizers>, n: NodeId, f: &str) -> Verdict {
+        let owner = lv.finalizer(n, f);
+        let actor = owner.removed_by.clone().unwrap_or_else(|| "unknown controller".to_string());
+        match assume {
+            Some(AssumeFinalizers::Stuck) => {
+                return Verdict::Stuck { actor, reason: format!("{f} is assumed never removed (--assume-finalizers=stuck)") };
+            }
+            Some(AssumeFinalizers::Removed) => {}
+            None if owner.controller != ControllerState::Alive => {
+                let who = owner.removed_by.as_deref().unwrap_or("its controller");
+                let mut reason = format!("{f}: {who} is {}", owner.controller.as_str());
+                if !owner.evidence.is_empty() {
+                    reason.push_str(&format!(" ({})", owner.evidence.join("; ")));
+                }
+                return Verdict::Stuck { actor, reason };
+            }
+            None => {}
+        }
+        match f {
+            "kubernetes.io/pvc-protection" => {
+                let users = self.claim_users_of(w, n);
+                if users.is_empty() {
+                    Verdict::Remove { actor }
+                } else {
+                    let names: Vec<String> =
+                        users.iter().map(|&p| super::ObjRef::of_node(w.g, p).display()).collect();
+                    Verdict::Wait { actor, reason: format!("{f}: the claim is still used by {}", names.join(", ")) }
+                }
+            }
+            "kubernetes.io/pv-protection" => match bound_claim(w, n) {
+                None => Verdict::Remove { actor },
+                Some(c) => Verdict::Wait { actor, reason: format!("{f}: the volume is still bound to {}", super::ObjRef::of_node(w.g, c).display()) },
+            },
+            _ => Verdict::Remove { actor },
+        }
+    }
+
+    fn claim_users_of(&mut self, w: &World, pvc: NodeId) -> Vec<NodeId> {
+        let index = self.claim_users.get_or_insert_with(|| {
+            let mut m: HashMap<(String, String), Vec<NodeId>> = HashMap::new();
+            for (id, o) in w.g.observed() {
+                if o.kind != "Pod" || !o.group().is_empty() {
+                    continue;
+                }
+                let Some(vols) = o.field("/spec/volumes").and_then(|v| v.as_array()) else { continue };
+                for v in vols {
+                    if let Some(c) = v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) {
+                        m.entry((o.namespace_str().to_string(), c.to_string())).or_default().push(id);
+                    }
+                }
+            }
+            m
+        });
+        let id = &w.g.node(pvc).identity;
+        let key = (id.namespace.clone().unwrap_or_default(), id.name.clone());
+        index.get(&key).map(|v| v.iter().copied().filter(|&p| w.stored(p)).collect()).unwrap_or_default()
+    }
+
+    /// The CRD finalizer controller (§2.8); true if it did something.
+    fn crd_round(&mut self, w: &mut World, lv: &Liveness, assume: Option<AssumeFinalizers>, crd: NodeId) -> bool {
+        let actor = match self.crd_verdict(w, lv, assume, crd) {
+            Verdict::Stuck { .. } => return false,
+            Verdict::Remove { actor } | Verdict::Wait { actor, .. } => actor,
+        };
+        let o = w.g.object(crd).expect("a stored CRD is observed");
+        if !o.condition("Established").is_some_and(|c| c.is_true()) {
+            w.remove_finalizer(crd, CRD_FINALIZER, &actor);
+            return true;
+        }
+        if let std::collections::hash_map::Entry::Vacant(e) = self.crd_instances.entry(crd) {
+            let insts = instances(w, crd);
+            for &i in &insts {
+                if w.stored(i) {
+                    // DeleteCollection through storage with nil options: grace 0, no policy
+                    w.delete(i, &actor, None, Some(0));
+                }
+            }
+            e.insert(insts);
+            return true;
+        }
+        if self.crd_instances[&crd].iter().any(|&i| w.stored(i)) {
+            return false;
+        }
+        w.remove_finalizer(crd, CRD_FINALIZER, &actor);
+        true
+    }
+
+    /// The CRD cleanup finalizer's verdict; `Wait` lists the instances that remain.
+    pub fn crd_verdict(&self, w: &World, lv: &Liveness, assume: Option<AssumeFinalizers>, crd: NodeId) -> Verdict {
+        let owner = lv.finalizer(crd, CRD_FINALIZER);
+        let actor = owner.removed_by.clone().unwrap_or_else(|| "kube-apiserver (CRD finalizer controller)".into());
+        match assume {
+            Some(AssumeFinalizers::Stuck) => {
+                return Verdict::Stuck { actor, reason: format!("{CRD_FINALIZER} is assumed never removed (--assume-finalizers=stuck)") };
+            }
+            None if owner.controller != ControllerState::Alive => {
+                return Verdict::Stuck { actor, reason: format!("{CRD_FINALIZER}: the CRD finalizer controller is {}", owner.controller.as_str()) };
+            }
+            _ => {}
+        }
+        let left: Vec<String> = self
+            .crd_instances
+            .get(&crd)
+            .map(|v| v.iter().copied().filter(|&i| w.stored(i)).map(|i| super::ObjRef::of_node(w.g, i).display()).collect())
+            .unwrap_or_default();
+        if left.is_empty() {
+            Verdict::Remove { actor }
+        } else {
+            Verdict::Wait { actor, reason: format!("{CRD_FINALIZER}: instances remain: {}", left.join(", ")) }
+        }
+    }
+}
+
+pub fn is_crd(w: &World, n: NodeId) -> bool {
+    w.kind_of(n) == ("apiextensions.k8s.io", "CustomResourceDefinition")
+}
+
+/// The instances of a CRD in the snapshot.
+fn instances(w: &World, crd: NodeId) -> Vec<NodeId> {
+    let Some(o) = w.g.object(crd) else { return Vec::new() };
+    let (Some(group), Some(kind)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind")) else { return Vec::new() };
+    w.g.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| matches!(node.presence, Presence::Observed(_)))
+        .filter(|(_, node)| node.identity.kind == kind && node.identity.group() == group)
+        .map(|(i, _)| NodeId(i as u32))
+        .collect()
+}
+
+/// Whether a Node exists and reports Ready=True.
+pub fn node_ready(w: &World, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    match w.g.find("", "Node", None, name) {
+        Some(id) if w.stored(id) => w.g.object(id).and_then(|o| o.condition("Ready")).is_some_and(|c| c.is_true()),
+        _ => false,
+    }
+}
+
+/// The claim a PersistentVolume is still bound to, if any.
+fn bound_claim(w: &World, pv: NodeId) -> Option<NodeId> {
+    let o = w.g.object(pv)?;
+    if o.str_field("/status/phase") != Some("Bound") {
+        return None;
+    }
+    let ns = o.str_field("/spec/claimRef/namespace")?;
+    let name = o.str_field("/spec/claimRef/name")?;
+    let id = w.g.find("", "PersistentVolumeClaim", Some(ns), name)?;
+    if !w.stored(id) {
+        return None;
+    }
+    match o.str_field("/spec/claimRef/uid") {
+        Some(uid) if uid != w.g.node(id).identity.uid.as_str() => None,
+        _ => Some(id),
+    }
+}

@@ -1,0 +1,167 @@
+//! What a plan says: the steps in one order the real system could take them, and the
+//! outcome (contract §4.2). Plain values; `render::plan` turns them into text or JSON.
+
+use crate::graph::{Graph, NodeId, Presence};
+use crate::snapshot::{OwnerRef, Uid};
+
+/// The `propagationPolicy` of a DELETE, or the `--cascade` of the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cascade {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+impl Cascade {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cascade::Background => "Background",
+            Cascade::Foreground => "Foreground",
+            Cascade::Orphan => "Orphan",
+        }
+    }
+}
+
+/// An object reference as the contract prints it (§4.1): `uid` is `None` for an owner that
+/// does not exist, `namespace` is `None` for cluster-scoped objects.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub uid: Option<Uid>,
+}
+
+impl ObjRef {
+    /// The reference of a graph node; virtual nodes (never observed) carry no uid.
+    pub fn of_node(g: &Graph, n: NodeId) -> ObjRef {
+        let node = g.node(n);
+        let i = &node.identity;
+        ObjRef {
+            api_version: i.api_version.clone(),
+            kind: i.kind.clone(),
+            namespace: i.namespace.clone(),
+            name: i.name.clone(),
+            uid: matches!(node.presence, Presence::Observed(_)).then(|| i.uid.clone()),
+        }
+    }
+
+    /// The owner named by `r` on a dependent in `dependent_ns`. The uid is given only when an
+    /// object with that uid and these coordinates exists in the snapshot.
+    pub fn of_owner(g: &Graph, r: &OwnerRef, dependent_ns: Option<&str>) -> ObjRef {
+        if let Some(id) = g.by_uid(&r.uid) {
+            let node = g.node(id);
+            let i = &node.identity;
+            if matches!(node.presence, Presence::Observed(_))
+                && i.kind == r.kind
+                && i.name == r.name
+                && i.group() == crate::snapshot::object::group_of(&r.api_version)
+            {
+                return ObjRef::of_node(g, id);
+            }
+        }
+        let namespaced = g.owner_is_namespaced(r).unwrap_or(dependent_ns.is_some());
+        ObjRef {
+            api_version: r.api_version.clone(),
+            kind: r.kind.clone(),
+            namespace: if namespaced { dependent_ns.map(str::to_string) } else { None },
+            name: r.name.clone(),
+            uid: None,
+        }
+    }
+
+    /// `Kind/namespace/name` (namespace empty when cluster-scoped), the fixtures' notation.
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.kind, self.namespace.as_deref().unwrap_or(""), self.name)
+    }
+
+    /// `Kind namespace/name` or `Kind name`, for people.
+    pub fn display(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} {ns}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// What one step does (contract §4.2 `action`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// A DELETE request; `propagation` is the policy it carries (`None`: no policy, the
+    /// type's default applies), `grace` an explicit `gracePeriodSeconds`.
+    Delete { propagation: Option<Cascade>, grace: Option<i64> },
+    /// The API server set a deletionTimestamp (and a grace period), the object stays with
+    /// these finalizers.
+    MarkDeleting { finalizers: Vec<String>, grace: Option<i64> },
+    /// The object leaves storage.
+    Remove,
+    RemoveOwnerReferences { owners: Vec<ObjRef> },
+    UnblockOwnerReferences { owners: Vec<ObjRef> },
+    RemoveFinalizer { finalizer: String },
+    /// Nothing will move this object further; `finalizer` is the one that holds it, if any.
+    Blocked { finalizer: Option<String>, reason: String },
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Delete { .. } => "Delete",
+            Action::MarkDeleting { .. } => "MarkDeleting",
+            Action::Remove => "Remove",
+            Action::RemoveOwnerReferences { .. } => "RemoveOwnerReferences",
+            Action::UnblockOwnerReferences { .. } => "UnblockOwnerReferences",
+            Action::RemoveFinalizer { .. } => "RemoveFinalizer",
+            Action::Blocked { .. } => "Blocked",
+        }
+    }
+}
+
+/// One step of the plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// 1-based position in the plan.
+    pub seq: u32,
+    /// Steps of one wave can happen together; a wave starts once what it reacts to is done.
+    pub wave: u32,
+    pub actor: String,
+    pub action: Action,
+    pub object: NodeId,
+}
+
+/// An object left with a deletionTimestamp that nothing will finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockedObject {
+    pub object: NodeId,
+    pub finalizers: Vec<String>,
+    pub reason: String,
+}
+
+/// The outcome (contract §4.2 `result`), each list in a stable order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanResult {
+    /// Objects gone at the end, in the order they leave.
+    pub removed: Vec<NodeId>,
+    /// Objects that remain and lost owner references, with the owners they lost.
+    pub owner_refs_removed: Vec<(NodeId, Vec<ObjRef>)>,
+    pub blocked: Vec<BlockedObject>,
+}
+
+/// A dry run of `kubectl delete --cascade=… <target>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub target: NodeId,
+    pub cascade: Cascade,
+    pub steps: Vec<Step>,
+    pub result: PlanResult,
+    /// What the planner could not know: racy spots of the real GC, unresolvable kinds,
+    /// incomplete input.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// The plan ends with blocked objects (the CLI exits 2).
+    pub fn is_blocked(&self) -> bool {
+        !self.result.blocked.is_empty()
+    }
+}

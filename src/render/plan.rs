@@ -1,0 +1,373 @@
+//! Rendering of a [`Plan`]: JSON exactly as contract §4.2 fixes it, and text for people in
+//! an incident (waves, outcome, what blocks and why).
+//!
+//! The JSON goes through wire structs of its own ([`PlanJson`]), never through the planner's
+//! types, so a refactor of the planner cannot change the contract. [`to_wire`] gives the
+//! serializable value for other formats (YAML).
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::graph::Graph;
+use crate::plan::{Action, ObjRef, Plan};
+
+/// `plan -o json` (contract §4.2).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanJson {
+    pub target: RefJson,
+    pub cascade: &'static str,
+    pub steps: Vec<StepJson>,
+    pub result: ResultJson,
+    pub notes: Vec<String>,
+}
+
+/// An object reference (contract §4.1).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RefJson {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+}
+
+/// One step; the optional keys appear only for the actions that carry them.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct StepJson {
+    pub seq: u32,
+    pub actor: String,
+    pub action: &'static str,
+    pub object: RefJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalizers: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub propagation: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owners: Option<Vec<RefJson>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalizer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultJson {
+    pub removed: Vec<RefJson>,
+    pub owner_refs_removed: Vec<OwnerRefsRemovedJson>,
+    pub blocked: Vec<BlockedJson>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerRefsRemovedJson {
+    pub object: RefJson,
+    pub owners: Vec<RefJson>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockedJson {
+    pub object: RefJson,
+    pub finalizers: Vec<String>,
+    pub reason: String,
+}
+
+fn wire_ref(r: ObjRef) -> RefJson {
+    RefJson { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
+}
+
+fn node_ref(g: &Graph, n: crate::graph::NodeId) -> RefJson {
+    wire_ref(ObjRef::of_node(g, n))
+}
+
+/// The contract's JSON value of a plan.
+pub fn to_wire(plan: &Plan, g: &Graph) -> PlanJson {
+    let steps = plan
+        .steps
+        .iter()
+        .map(|s| {
+            let mut j = StepJson {
+                seq: s.seq,
+                actor: s.actor.clone(),
+                action: s.action.name(),
+                object: node_ref(g, s.object),
+                finalizers: None,
+                propagation: None,
+                owners: None,
+                finalizer: None,
+                reason: None,
+            };
+            match &s.action {
+                Action::Delete { propagation, .. } => j.propagation = propagation.map(|p| p.as_str()),
+                Action::MarkDeleting { finalizers, .. } => j.finalizers = Some(finalizers.clone()),
+                Action::Remove => {}
+                Action::RemoveOwnerReferences { owners } | Action::UnblockOwnerReferences { owners } => {
+                    j.owners = Some(owners.iter().cloned().map(wire_ref).collect())
+                }
+                Action::RemoveFinalizer { finalizer } => j.finalizer = Some(finalizer.clone()),
+                Action::Blocked { finalizer, reason } => {
+                    j.finalizer = finalizer.clone();
+                    j.reason = Some(reason.clone());
+                }
+            }
+            j
+        })
+        .collect();
+    let r = &plan.result;
+    PlanJson {
+        target: node_ref(g, plan.target),
+        cascade: plan.cascade.as_str(),
+        steps,
+        result: ResultJson {
+            removed: r.removed.iter().map(|&n| node_ref(g, n)).collect(),
+            owner_refs_removed: r
+                .owner_refs_removed
+                .iter()
+                .map(|(n, owners)| OwnerRefsRemovedJson {
+                    object: node_ref(g, *n),
+                    owners: owners.iter().cloned().map(wire_ref).collect(),
+                })
+                .collect(),
+            blocked: r
+                .blocked
+                .iter()
+                .map(|b| BlockedJson { object: node_ref(g, b.object), finalizers: b.finalizers.clone(), reason: b.reason.clone() })
+                .collect(),
+        },
+        notes: plan.notes.clone(),
+    }
+}
+
+/// The JSON as a `serde_json::Value` (for YAML output and tests).
+pub fn to_value(plan: &Plan, g: &Graph) -> serde_json::Value {
+    serde_json::to_value(to_wire(plan, g)).expect("the wire structs serialize to JSON")
+}
+
+/// `plan -o json`: pretty-printed, newline-terminated.
+pub fn write_json(plan: &Plan, g: &Graph, w: &mut impl Write) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &to_wire(plan, g)).map_err(io::Error::other)?;
+    writeln!(w)
+}
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.wrap("1", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.wrap("31", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.wrap("32", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.wrap("33", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.wrap("2", s)
+    }
+}
+
+/// Escapes control and bidi characters before they reach a terminal.
+fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
+        if c.is_control() || bidi {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn show(r: &ObjRef) -> String {
+    clean(&r.display())
+}
+
+fn step_detail(a: &Action) -> String {
+    match a {
+        Action::Delete { propagation, grace } => {
+            let mut parts = Vec::new();
+            if let Some(p) = propagation {
+                parts.push(format!("propagationPolicy={}", p.as_str()));
+            }
+            if let Some(g) = grace {
+                parts.push(format!("gracePeriodSeconds={g}"));
+            }
+            if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) }
+        }
+        Action::MarkDeleting { finalizers, grace } => {
+            let mut s = format!(" (finalizers: [{}]", clean(&finalizers.join(", ")));
+            if let Some(g) = grace {
+                s.push_str(&format!(", grace {g}s"));
+            }
+            s.push(')');
+            s
+        }
+        Action::Remove => String::new(),
+        Action::RemoveOwnerReferences { owners } | Action::UnblockOwnerReferences { owners } => {
+            format!(" (owners: {})", owners.iter().map(show).collect::<Vec<_>>().join(", "))
+        }
+        Action::RemoveFinalizer { finalizer } => format!(" ({})", clean(finalizer)),
+        Action::Blocked { finalizer, .. } => finalizer.as_ref().map(|f| format!(" ({})", clean(f))).unwrap_or_default(),
+    }
+}
+
+/// `plan -o text`: the waves, the outcome, then what blocks and why, then the notes.
+pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io::Result<()> {
+    let p = Paint { on: color };
+    let target = show(&ObjRef::of_node(g, plan.target));
+    writeln!(w, "{}", p.bold(&format!("Plan: delete {target} (cascade {})", plan.cascade.as_str())))?;
+    let steps: Vec<_> = plan.steps.iter().filter(|s| !matches!(s.action, Action::Blocked { .. })).collect();
+    let actor_width = steps.iter().map(|s| s.actor.len()).max().unwrap_or(0).min(48);
+    let mut wave_no = 0;
+    let mut last_wave = None;
+    for s in &steps {
+        if last_wave != Some(s.wave) {
+            wave_no += 1;
+            last_wave = Some(s.wave);
+            writeln!(w)?;
+            writeln!(w, "{}", p.bold(&format!("Wave {wave_no}")))?;
+        }
+        let action = format!("{:<22}", s.action.name());
+        let action = match s.action {
+            Action::Remove => p.green(&action),
+            _ => action,
+        };
+        writeln!(
+            w,
+            "  {:>4}  {:<actor_width$}  {action} {}{}",
+            s.seq,
+            clean(&s.actor),
+            show(&ObjRef::of_node(g, s.object)),
+            p.dim(&step_detail(&s.action)),
+        )?;
+    }
+    let r = &plan.result;
+    writeln!(w)?;
+    writeln!(w, "{}", p.bold("Outcome"))?;
+    writeln!(w, "  removed: {}", r.removed.len())?;
+    for &n in &r.removed {
+        writeln!(w, "    {} {}", p.green("-"), show(&ObjRef::of_node(g, n)))?;
+    }
+    if !r.owner_refs_removed.is_empty() {
+        writeln!(w, "  kept, with owner references removed: {}", r.owner_refs_removed.len())?;
+        for (n, owners) in &r.owner_refs_removed {
+            let o: Vec<String> = owners.iter().map(show).collect();
+            writeln!(w, "    {} {} (no longer owned by {})", p.yellow("~"), show(&ObjRef::of_node(g, *n)), o.join(", "))?;
+        }
+    }
+    writeln!(w, "  blocked: {}", r.blocked.len())?;
+    if !r.blocked.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "{}", p.bold(&p.red("Blocked")))?;
+        for b in &r.blocked {
+            let fins = if b.finalizers.is_empty() { String::new() } else { format!(" [{}]", clean(&b.finalizers.join(", "))) };
+            writeln!(w, "  {} {}{fins}", p.red("!"), show(&ObjRef::of_node(g, b.object)))?;
+            for s in plan.steps.iter().filter(|s| s.object == b.object) {
+                if let Action::Blocked { reason, .. } = &s.action {
+                    writeln!(w, "      {}: {}", clean(&s.actor), clean(reason))?;
+                }
+            }
+        }
+    }
+    if !plan.notes.is_empty() {
+        writeln!(w)?;
+        writeln!(w, "{}", p.bold("Notes"))?;
+        for n in &plan.notes {
+            writeln!(w, "  - {}", clean(n))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::Liveness;
+    use crate::plan::scenarios::{graph, id, obj, NOW};
+    use crate::plan::{plan, Cascade, PlanOptions};
+
+    fn keys(v: &serde_json::Value) -> Vec<&str> {
+        let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        k.sort();
+        k
+    }
+
+    #[test]
+    fn json_follows_the_contract() {
+        let t = obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "t");
+        let s = obj("v1", "ConfigMap", Some("d"), "solid");
+        let d = obj("v1", "ConfigMap", Some("d"), "dep")
+            .owned_by(&t, None, Some(true))
+            .owned_by(&s, None, None)
+            .owner_ref("v1", "ConfigMap", "absent", "absent-uid", None, None);
+        let g = graph(&[t.clone(), s, d]);
+        let now = NOW.parse().unwrap();
+        let lv = Liveness::new(&g, now);
+        let p = plan(&g, &lv, id(&g, &t), &PlanOptions { cascade: Cascade::Background, assume_finalizers: None, now });
+        let v = to_value(&p, &g);
+        assert_eq!(keys(&v), ["cascade", "notes", "result", "steps", "target"]);
+        assert_eq!(v["cascade"], "Background");
+        assert_eq!(keys(&v["target"]), ["apiVersion", "kind", "name", "uid"], "no namespace for a cluster-scoped target");
+        assert_eq!(keys(&v["result"]), ["blocked", "ownerRefsRemoved", "removed"]);
+        let steps = v["steps"].as_array().unwrap();
+        assert_eq!(steps[0]["seq"], 1);
+        assert_eq!(steps[0]["action"], "Delete");
+        assert_eq!(steps[0]["propagation"], "Background");
+        assert_eq!(keys(&steps[1]), ["action", "actor", "object", "seq"]);
+        assert_eq!(steps[1]["action"], "Remove");
+        let strip = steps.iter().find(|s| s["action"] == "RemoveOwnerReferences").unwrap();
+        assert_eq!(strip["actor"], "garbage-collector");
+        let owners = strip["owners"].as_array().unwrap();
+        assert_eq!(owners.len(), 2);
+        assert!(owners[0].get("uid").is_some() && owners[0].get("namespace").is_none(), "{owners:?}");
+        assert!(owners[1].get("uid").is_none(), "an absent owner has no uid: {owners:?}");
+        assert_eq!(owners[1]["namespace"], "d");
+        let orr = &v["result"]["ownerRefsRemoved"][0];
+        assert_eq!(orr["object"]["name"], "dep");
+        assert_eq!(orr["object"]["namespace"], "d");
+
+        let mut out = Vec::new();
+        write_json(&p, &g, &mut out).unwrap();
+        let back: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[test]
+    fn text_shows_waves_outcome_and_blockers() {
+        let owner = obj("v1", "ConfigMap", Some("d"), "owner");
+        let dep = obj("v1", "ConfigMap", Some("d"), "dep").owned_by(&owner, None, Some(true)).fin(&["example.com/\u{202E}stuck"]);
+        let g = graph(&[owner.clone(), dep]);
+        let now = NOW.parse().unwrap();
+        let lv = Liveness::new(&g, now);
+        let p = plan(&g, &lv, id(&g, &owner), &PlanOptions { cascade: Cascade::Foreground, assume_finalizers: None, now });
+        assert!(p.is_blocked());
+        let mut out = Vec::new();
+        write_text(&p, &g, false, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for want in ["Plan: delete ConfigMap d/owner (cascade Foreground)", "Wave 1", "Wave 2", "Outcome", "blocked: 2", "Blocked", "waits for blocking dependent(s) ConfigMap d/dep"] {
+            assert!(text.contains(want), "{want:?} missing in\n{text}");
+        }
+        assert!(!text.contains('\u{202E}'), "bidi characters are escaped");
+        assert!(!text.contains('\x1b'));
+        let mut colored = Vec::new();
+        write_text(&p, &g, true, &mut colored).unwrap();
+        assert!(String::from_utf8(colored).unwrap().contains("\x1b[1m"));
+    }
+}
