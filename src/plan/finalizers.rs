@@ -109,7 +109,7 @@ impl Controllers {
                 let who = owner.removed_by.as_deref().unwrap_or("its controller");
                 let mut reason = format!("{f}: {who} is {}", owner.controller.as_str());
                 if !owner.evidence.is_empty() {
-                    reason.push_str(&format!(" ({})", owner.evidence.join("; ")));
+                    reason.push_str(&format!(": {}", owner.evidence.last().map(String::as_str).unwrap_or_default()));
                 }
                 return Verdict::Stuck { actor, reason };
             }
