@@ -1,1 +1,4 @@
 
+mod support;
+mod live;
+mod plugin;

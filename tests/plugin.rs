@@ -1,0 +1,1 @@
+//! kubectl through the plugin mechanism.
