@@ -79,9 +79,8 @@ impl Failure {
 }
 
 impl Reader {
-    pub fn new(config: kube::Config) -> Result<Reader, Error> {
+    pub fn new(config: kube::Config, timeout: Option<Duration>) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-        let timeout = config.read_timeout;
         let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
         Ok(Reader { client, server, timeout })
     }

@@ -139,7 +139,9 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         other => Error::Config(flatten(&other)),
     })?;
     config.default_retry = false;
-    config.read_timeout = o.request_timeout;
+    // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
+    // read_timeout would only bound each socket read, and report it as a transport error.
+    config.read_timeout = None;
     if o.request_timeout.is_some() {
         config.connect_timeout = o.request_timeout;
     }

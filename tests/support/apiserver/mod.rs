@@ -70,6 +70,8 @@ pub struct Fault {
     pub resource: Option<String>,
     /// An API group: matched on its discovery path and on its resources.
     pub group: Option<String>,
+    /// An exact path (e.g. `/api`, `/apis`), matched before anything else.
+    pub path: Option<String>,
     /// Only requests that carry a continue token.
     pub on_continue: bool,
     pub kind: FaultKind,
@@ -79,11 +81,15 @@ pub struct Fault {
 
 impl Fault {
     pub fn resource(plural: &str, kind: FaultKind) -> Fault {
-        Fault { resource: Some(plural.into()), group: None, on_continue: false, kind, remaining: None }
+        Fault { resource: Some(plural.into()), group: None, path: None, on_continue: false, kind, remaining: None }
     }
 
     pub fn group(group: &str, kind: FaultKind) -> Fault {
-        Fault { resource: None, group: Some(group.into()), on_continue: false, kind, remaining: None }
+        Fault { resource: None, group: Some(group.into()), path: None, on_continue: false, kind, remaining: None }
+    }
+
+    pub fn path(path: &str, kind: FaultKind) -> Fault {
+        Fault { resource: None, group: None, path: Some(path.into()), on_continue: false, kind, remaining: None }
     }
 
     pub fn on_continue(mut self) -> Fault {
@@ -199,6 +205,9 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(r) = fault(&s, Target::Path(&path), false, &accept).await {
+        return r;
+    }
     let wants_aggregated = accept.contains("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") && s.aggregated;
 
     // (group, version, rest of the path)
@@ -226,7 +235,7 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
         [p, n] => (None, Some(*p), Some(*n)),
         _ => return status(404, "NotFound", "the server could not find the requested resource", None),
     };
-    if let Some(r) = fault(&s, group, plural, param("continue").is_some(), &accept).await {
+    if let Some(r) = fault(&s, Target::Api { group, plural }, param("continue").is_some(), &accept).await {
         return r;
     }
     let Some(plural) = plural else {
@@ -246,13 +255,23 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     }
 }
 
-async fn fault(s: &Shared, group: &str, plural: Option<&str>, has_continue: bool, accept: &str) -> Option<Response> {
+enum Target<'a> {
+    Path(&'a str),
+    Api { group: &'a str, plural: Option<&'a str> },
+}
+
+async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str) -> Option<Response> {
+    let (group, plural) = match target {
+        Target::Api { group, plural } => (Some(group), plural),
+        Target::Path(_) => (None, None),
+    };
     let kind = {
         let mut faults = s.faults.lock().unwrap();
         let hit = faults.iter_mut().find(|f| {
-            let by_group = f.group.as_deref().is_some_and(|g| g == group);
-            let by_resource = f.resource.as_deref().is_some_and(|r| Some(r) == plural);
-            (by_group || by_resource)
+            let by_path = matches!(target, Target::Path(p) if f.path.as_deref() == Some(p));
+            let by_group = group.is_some() && f.group.as_deref() == group;
+            let by_resource = plural.is_some() && f.resource.as_deref() == plural;
+            (by_path || by_group || by_resource)
                 && (!f.on_continue || has_continue)
                 && f.remaining != Some(0)
                 && (!matches!(f.kind, FaultKind::NoMetadata) || accept.contains("as=PartialObjectMetadata"))
@@ -263,7 +282,7 @@ async fn fault(s: &Shared, group: &str, plural: Option<&str>, has_continue: bool
         hit.kind.clone()
     };
     Some(match kind {
-        FaultKind::Status(403) => status(403, "Forbidden", &format!("{} is forbidden: User \"test\" cannot list resource", plural.unwrap_or(group)), None),
+        FaultKind::Status(403) => status(403, "Forbidden", &format!("{} is forbidden: User \"test\" cannot list resource", plural.or(group).unwrap_or("this resource")), None),
         FaultKind::Status(404) => status(404, "NotFound", "the server could not find the requested resource", None),
         FaultKind::Status(code) => status(code, "InternalError", "an error on the server (\"injected\") has prevented the request from succeeding", None),
         FaultKind::Gone => status(
