@@ -357,3 +357,42 @@ fn namespace_snapshot_records_discovery_capture_time_and_gaps() {
     assert!(!items.iter().any(|i| i["metadata"]["namespace"] == "site-system" && i["kind"] == "ConfigMap"));
     assert_read_only(&server);
 }
+
+#[test]
+fn discovery_is_cached_like_kubectl_and_a_stale_cache_is_refreshed() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let cache = env.dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let o = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let host = server.url().replace("http://", "").replace(':', "_");
+    let file = cache.join("discovery").join(&host).join("kubectl-gc.json");
+    assert!(file.exists(), "no cache at {}", file.display());
+
+    // a second run asks no discovery question
+    server.clear_requests();
+    let again = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(json(&again), json(&o));
+    assert!(!server.requests().iter().any(|r| r.path == "/api" || r.path == "/apis"), "{:?}", server.requests());
+
+    // a cache that does not know the Site type is refreshed, not trusted
+    let core_only = r#"{"fetchedAt": FETCHED, "aggregated": true, "items": [{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"v1","resources":[
+        {"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["get","list"]}]}]}"#;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    std::fs::write(&file, core_only.replace("FETCHED", &now.to_string())).unwrap();
+    server.clear_requests();
+    let refreshed = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(json(&refreshed), json(&o), "{}", stderr(&refreshed));
+    assert!(server.requests().iter().any(|r| r.path == "/apis"));
+
+    // KUBECACHEDIR, else HOME/.kube/cache
+    let o = why_stuck_site(&env, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(env.home.join(".kube/cache/discovery").join(&host).join("kubectl-gc.json").exists());
+    let mut c = env.gc();
+    c.args(SITE).args(["-o", "json", "--now", NOW]).env("KUBECACHEDIR", env.dir.path().join("kcd"));
+    assert_eq!(run(c, DEADLINE).status.code(), Some(0));
+    assert!(env.dir.path().join("kcd/discovery").join(&host).join("kubectl-gc.json").exists());
+    assert_read_only(&server);
+}

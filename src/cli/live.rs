@@ -35,14 +35,22 @@ pub fn read(global: &Global, target: Option<&Target>) -> Result<Snapshot> {
         let session = live::connect(&opts).await?;
         let _ = CONTEXT_NAMESPACE.set(session.default_namespace.clone());
         let concurrency = global.connection.concurrency.max(1);
-        let discovery = session.discover(concurrency).await?;
+        let cache_dir = cache_dir(&global.connection);
+        let unix = now.as_second();
+        let mut discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, false).await?;
         let namespace = global.namespace.clone().unwrap_or_else(|| session.default_namespace.clone());
         let scope = match (global.all_namespaces, target.and_then(split_target)) {
             (true, _) => Scope::Cluster,
             (false, None) => Scope::Namespace(namespace),
             (false, Some((type_arg, name))) => {
-                let mapper = RestMapper::from_snapshot(&Snapshot { resource_lists: discovery.lists.clone(), ..Default::default() });
-                let rt = mapper.resolve(type_arg)?;
+                let mapper = |d: &live::Discovery| RestMapper::from_snapshot(&Snapshot { resource_lists: d.lists.clone(), ..Default::default() });
+                let mut resolved = mapper(&discovery).resolve(type_arg).cloned();
+                if resolved.is_err() && discovery.from_cache {
+                    // a type the cached discovery does not know: ask the server
+                    discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
+                    resolved = mapper(&discovery).resolve(type_arg).cloned();
+                }
+                let rt = resolved?;
                 let ns = rt.namespaced.then_some(namespace);
                 if let Some(t) = discovery.find(&rt.group, &rt.kind)
                     && session.exists(t, ns.as_deref(), name).await? == Some(false)
@@ -64,17 +72,23 @@ pub fn read(global: &Global, target: Option<&Target>) -> Result<Snapshot> {
         let progress = |p: Progress| {
             let _ = write!(std::io::stderr().lock(), "\rreading {}/{} lists…", p.done, p.total);
         };
-        let snapshot = session
-            .read(
-                &discovery,
-                &ReadOptions { scope, concurrency, now, progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)) },
-            )
-            .await;
+        let options = ReadOptions { scope, concurrency, now, progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)) };
+        let mut snapshot = session.read(&discovery, &options).await;
+        if discovery.from_cache && live::cache::is_stale_for(&discovery, &snapshot) {
+            // the cluster serves types the cached discovery lacks: rediscover and read again
+            discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
+            snapshot = session.read(&discovery, &options).await;
+        }
         if tty {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
         Ok(snapshot)
     })
+}
+
+/// `--cache-dir`, else `KUBECACHEDIR` (clap reads it), else `~/.kube/cache`.
+fn cache_dir(c: &Connection) -> Option<std::path::PathBuf> {
+    c.cache_dir.clone().or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".kube").join("cache")))
 }
 
 /// `TYPE/NAME` or `TYPE NAME`; `None` when malformed (the resolver reports it).

@@ -20,7 +20,7 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     head.insert("incomplete".into(), json!(snapshot.incomplete));
     let head = serde_json::to_string(&Value::Object(head))?;
     // `{…}` without its closing brace, then the items one a line
-    w.write_all(head[..head.len() - 1].as_bytes())?;
+    w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\"items\":[")?;
     let items = snapshot
         .resource_lists
@@ -34,7 +34,8 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     w.write_all(b"\n]}\n")
 }
 
-fn resource_list(l: &ResourceList) -> Value {
+/// An `APIResourceList` document.
+pub fn resource_list(l: &ResourceList) -> Value {
     json!({
         "kind": "APIResourceList",
         "apiVersion": "v1",

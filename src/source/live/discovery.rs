@@ -54,6 +54,8 @@ pub struct Discovery {
     pub types: Vec<ListType>,
     pub incomplete: Vec<String>,
     pub aggregated: bool,
+    /// Read from the discovery cache rather than from the server.
+    pub from_cache: bool,
 }
 
 impl Discovery {
@@ -192,6 +194,12 @@ pub async fn discover(r: &Reader, concurrency: usize) -> Result<Discovery, Error
         found.extend(answers);
     }
 
+    Ok(assemble(d, found))
+}
+
+/// The types to list, from group versions in preference order (the first version serving a
+/// resource wins), and the groups that failed.
+pub(crate) fn assemble(mut d: Discovery, found: Vec<(String, Result<ResourceList, String>)>) -> Discovery {
     let mut seen = std::collections::HashSet::new();
     let core_events = found.iter().any(|(gv, l)| gv == "v1" && l.as_ref().is_ok_and(|l| l.resources.iter().any(|r| r.plural == "events")));
     for (gv, res) in found {
@@ -224,7 +232,7 @@ pub async fn discover(r: &Reader, concurrency: usize) -> Result<Discovery, Error
             Err(why) => d.incomplete.push(format!("API group {gv} could not be discovered: {why}")),
         }
     }
-    Ok(d)
+    d
 }
 
 fn aggregated(list: AggList, found: &mut Vec<(String, Result<ResourceList, String>)>) {

@@ -13,6 +13,7 @@
 //! name in their owner references, so that a cross-namespace or recreated owner is told from
 //! an absent one.
 
+pub mod cache;
 pub mod discovery;
 pub mod error;
 pub mod http;
@@ -20,6 +21,7 @@ pub mod kubeconfig;
 pub mod list;
 
 use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
 
 use futures::{stream, StreamExt};
 use k8s_openapi::jiff::Timestamp;
@@ -79,6 +81,22 @@ impl Session {
     /// Discovers the served types (see [`discovery::discover`]).
     pub async fn discover(&self, concurrency: usize) -> Result<Discovery, Error> {
         discovery::discover(&self.reader, concurrency).await
+    }
+
+    /// Discovery from the cache under `cache_dir` when fresh at `now` (unix seconds), else
+    /// from the server (and then cached).
+    pub async fn discover_cached(&self, concurrency: usize, cache_dir: Option<&Path>, now: i64, fresh: bool) -> Result<Discovery, Error> {
+        let dir = cache_dir.map(|c| cache::dir_for(c, self.reader.server()));
+        if !fresh
+            && let Some(d) = dir.as_deref().and_then(|d| cache::read(d, now))
+        {
+            return Ok(d);
+        }
+        let d = self.discover(concurrency).await?;
+        if let Some(dir) = &dir {
+            cache::write(dir, &d, now);
+        }
+        Ok(d)
     }
 
     /// Whether one object exists: `Some(false)` on 404, `None` when the server would not say
