@@ -301,6 +301,38 @@ fn server_flag_and_token_work_without_a_kubeconfig() {
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["object"]["name"], "alpha");
+    assert!(server.requests().iter().all(|r| r.authorization == "Bearer t0k"));
+}
+
+#[test]
+fn exec_credentials_and_impersonation_reach_the_server() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let script = env.dir.path().join("cred.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"from-exec\"}}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        &env.kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: exec\nclusters:\n- name: c\n  cluster:\n    server: {}\ncontexts:\n- name: exec\n  context:\n    cluster: c\n    user: u\n    namespace: labs\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+            server.url(),
+            script.display()
+        ),
+    )
+    .unwrap();
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as", "jane"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = server.requests();
+    assert!(reqs.iter().all(|r| r.authorization == "Bearer from-exec"), "{:?}", reqs.first());
+    assert!(reqs.iter().all(|r| r.impersonate_user == "jane"));
+    // --as-group without --as is refused, as kubectl does
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as-group", "devs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--as-group requires --as"), "{}", stderr(&o));
 }
 
 #[test]

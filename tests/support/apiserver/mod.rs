@@ -35,6 +35,8 @@ pub struct Recorded {
     pub path: String,
     pub query: String,
     pub accept: String,
+    pub authorization: String,
+    pub impersonate_user: String,
 }
 
 impl Recorded {
@@ -198,9 +200,22 @@ async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
-    s.log.lock().unwrap().push(Recorded { method: req.method().to_string(), path: path.clone(), query: query.clone(), accept: accept.clone() });
-    if req.method() != Method::GET {
-        return status(405, "MethodNotAllowed", &format!("{} is not allowed on this read-only test server", req.method()), None);
+    let (authorization, impersonate_user) = {
+        let header_of = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        (header_of("authorization"), header_of("impersonate-user"))
+    };
+    s.log.lock().unwrap().push(Recorded {
+        method: req.method().to_string(),
+        path: path.clone(),
+        query: query.clone(),
+        accept: accept.clone(),
+        authorization,
+        impersonate_user,
+    });
+    let method = req.method().clone();
+    drop(req);
+    if method != Method::GET {
+        return status(405, "MethodNotAllowed", &format!("{method} is not allowed on this read-only test server"), None);
     }
     let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
