@@ -2,4 +2,7 @@
 
 mod cli;
 mod fixtures;
+mod live;
+mod plugin;
+mod support;
 mod util;

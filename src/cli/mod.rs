@@ -2,5 +2,6 @@
 
 pub mod args;
 pub mod exit;
+pub mod live;
 pub mod output;
 pub mod run;

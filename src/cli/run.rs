@@ -20,7 +20,7 @@ pub fn run(args: Args) -> Result<Exit> {
     let global = &args.global;
     match &args.command {
         Command::WhyStuck(a) => {
-            let (g, now) = load(global)?;
+            let (g, now) = load(global, Some(&a.target), false)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let d = diagnose::why_stuck(&g, &live, target);
@@ -34,7 +34,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::from_stuck(d.stuck))
         }
         Command::Tree(a) => {
-            let (g, now) = load(global)?;
+            let (g, now) = load(global, Some(&a.target), true)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
@@ -55,7 +55,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Plan(a) => {
-            let (g, now) = load(global)?;
+            let (g, now) = load(global, Some(&a.target), true)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let opts = PlanOptions {
@@ -80,7 +80,28 @@ pub fn run(args: Args) -> Result<Exit> {
             out.flush()?;
             Ok(Exit::from_stuck(p.is_blocked()))
         }
-        Command::Snapshot(_) => bail!("snapshot needs a live cluster, which this build cannot read yet"),
+                Command::Snapshot(a) => {
+            if !global.snapshot.is_empty() {
+                bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
+            }
+            let snapshot = super::live::read(global, None, false)?;
+            warn_about(&snapshot);
+            match &a.output {
+                Some(path) => {
+                    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+                    let mut w = std::io::BufWriter::new(file);
+                    kubectl_gc::snapshot::write::write(&snapshot, &mut w)
+                        .and_then(|_| w.flush())
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                None => {
+                    let mut out = output::stdout();
+                    kubectl_gc::snapshot::write::write(&snapshot, &mut out)?;
+                    out.flush()?;
+                }
+            }
+            Ok(Exit::Ok)
+        }
     }
 }
 
@@ -89,9 +110,10 @@ fn style(global: &Global) -> Style {
 }
 
 /// Reads the objects and decides the reference time.
-fn load(global: &Global) -> Result<(Graph, Timestamp)> {
+/// Offline with `--snapshot`, else live: what an answer about `target` needs.
+fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<(Graph, Timestamp)> {
     let snapshot = if global.snapshot.is_empty() {
-        bail!("reading a live cluster is not available in this build yet; pass --snapshot FILE")
+        super::live::read(global, target, dependents_anywhere)?
     } else {
         source::file::load(&global.snapshot).context("reading the snapshot")?
     };
@@ -124,7 +146,9 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
     let rt = g.mapper.resolve(type_arg)?;
-    let ns = rt.namespaced.then(|| global.namespace.clone().unwrap_or_else(|| "default".to_string()));
+    let ns = rt.namespaced.then(|| {
+        global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string())
+    });
     match g.find(&rt.group, &rt.kind, ns.as_deref(), name) {
         Some(id) => Ok(id),
         None => match ns {

@@ -77,7 +77,12 @@ pub fn ignored_by_gc(group: &str, kind: &str) -> bool {
 impl Graph {
     /// Builds the graph the GC would hold once its informers have observed every object of
     /// the snapshot.
-    pub fn build(snapshot: Snapshot) -> Graph {
+    pub fn build(mut snapshot: Snapshot) -> Graph {
+        // Node ids follow a canonical order, not the order of the input, so that a live read
+        // (lists in whatever order they complete) and a file give the same answers byte for byte.
+        snapshot.objects.sort_unstable_by(|a, b| {
+            (a.namespace.as_deref(), a.group(), &a.kind, &a.name, &a.uid).cmp(&(b.namespace.as_deref(), b.group(), &b.kind, &b.name, &b.uid))
+        });
         let mapper = RestMapper::from_snapshot(&snapshot);
         let n = snapshot.objects.len();
         let mut g = Graph {

@@ -2,6 +2,7 @@
 
 pub mod object;
 pub mod raw;
+pub mod write;
 
 pub use object::{Condition, FinalizerManager, Object, OwnerRef, Uid};
 

@@ -1,0 +1,212 @@
+//! A [`Snapshot`] back to the snapshot-file JSON that `kubectl gc snapshot` writes: one `List`
+//! with `capturedAt`, `incomplete`, the `APIResourceList` discovery data and the objects (one
+//! item a line), which `source::file::load` reads back to the same snapshot.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Map, Value};
+
+use super::{ApiResource, Object, ResourceList, Snapshot};
+
+/// Writes the snapshot as one JSON `List`.
+pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
+    let mut head = Map::new();
+    head.insert("apiVersion".into(), "v1".into());
+    head.insert("kind".into(), "List".into());
+    head.insert("metadata".into(), json!({}));
+    if let Some(t) = snapshot.captured_at {
+        head.insert("capturedAt".into(), t.to_string().into());
+    }
+    head.insert("incomplete".into(), json!(snapshot.incomplete));
+    let head = serde_json::to_string(&Value::Object(head))?;
+    // `{…}` without its closing brace, then the items one a line
+    w.write_all(&head.as_bytes()[..head.len() - 1])?;
+    w.write_all(b",\"items\":[")?;
+    let items = snapshot
+        .resource_lists
+        .iter()
+        .map(resource_list)
+        .chain(snapshot.objects.iter().map(object));
+    for (i, item) in items.enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        serde_json::to_writer(&mut *w, &item)?;
+    }
+    w.write_all(b"\n]}\n")
+}
+
+/// An `APIResourceList` document.
+pub fn resource_list(l: &ResourceList) -> Value {
+    json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": l.group_version,
+        "resources": l.resources.iter().map(api_resource).collect::<Vec<_>>(),
+    })
+}
+
+fn api_resource(r: &ApiResource) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), r.plural.clone().into());
+    if let Some(s) = &r.singular {
+        m.insert("singularName".into(), s.clone().into());
+    }
+    m.insert("namespaced".into(), r.namespaced.into());
+    if let Some(g) = &r.group {
+        m.insert("group".into(), g.clone().into());
+    }
+    if let Some(v) = &r.version {
+        m.insert("version".into(), v.clone().into());
+    }
+    m.insert("kind".into(), r.kind.clone().into());
+    m.insert("verbs".into(), json!(r.verbs));
+    if !r.short_names.is_empty() {
+        m.insert("shortNames".into(), json!(r.short_names));
+    }
+    if !r.categories.is_empty() {
+        m.insert("categories".into(), json!(r.categories));
+    }
+    Value::Object(m)
+}
+
+fn object(o: &Object) -> Value {
+    let mut meta = Map::new();
+    meta.insert("name".into(), o.name.clone().into());
+    if let Some(ns) = &o.namespace {
+        meta.insert("namespace".into(), ns.clone().into());
+    }
+    meta.insert("uid".into(), o.uid.0.clone().into());
+    if let Some(rv) = &o.resource_version {
+        meta.insert("resourceVersion".into(), rv.clone().into());
+    }
+    if let Some(t) = o.creation_timestamp {
+        meta.insert("creationTimestamp".into(), t.to_string().into());
+    }
+    if let Some(t) = o.deletion_timestamp {
+        meta.insert("deletionTimestamp".into(), t.to_string().into());
+    }
+    if let Some(s) = o.deletion_grace_period_seconds {
+        meta.insert("deletionGracePeriodSeconds".into(), s.into());
+    }
+    if !o.labels.is_empty() {
+        meta.insert("labels".into(), json!(o.labels));
+    }
+    if !o.finalizers.is_empty() {
+        meta.insert("finalizers".into(), json!(o.finalizers));
+    }
+    if !o.owner_references.is_empty() {
+        let refs: Vec<Value> = o
+            .owner_references
+            .iter()
+            .map(|r| {
+                let mut m = Map::new();
+                m.insert("apiVersion".into(), r.api_version.clone().into());
+                m.insert("kind".into(), r.kind.clone().into());
+                m.insert("name".into(), r.name.clone().into());
+                m.insert("uid".into(), r.uid.0.clone().into());
+                if let Some(c) = r.controller {
+                    m.insert("controller".into(), c.into());
+                }
+                if let Some(b) = r.block_owner_deletion {
+                    m.insert("blockOwnerDeletion".into(), b.into());
+                }
+                Value::Object(m)
+            })
+            .collect();
+        meta.insert("ownerReferences".into(), refs.into());
+    }
+    if !o.finalizer_managers.is_empty() {
+        // only the finalizer part of each managedFields entry is kept
+        let entries: Vec<Value> = o
+            .finalizer_managers
+            .iter()
+            .map(|m| {
+                let fins: Map<String, Value> = m
+                    .finalizers
+                    .iter()
+                    .map(|f| (format!("v:{}", Value::String(f.clone())), json!({})))
+                    .collect();
+                let mut e = Map::new();
+                e.insert("manager".into(), m.manager.clone().into());
+                e.insert("operation".into(), m.operation.clone().into());
+                if let Some(t) = m.time {
+                    e.insert("time".into(), t.to_string().into());
+                }
+                e.insert("fieldsType".into(), "FieldsV1".into());
+                e.insert("fieldsV1".into(), json!({"f:metadata": {"f:finalizers": fins}}));
+                Value::Object(e)
+            })
+            .collect();
+        meta.insert("managedFields".into(), entries.into());
+    }
+    let mut m = Map::new();
+    m.insert("apiVersion".into(), o.api_version.clone().into());
+    m.insert("kind".into(), o.kind.clone().into());
+    m.insert("metadata".into(), Value::Object(meta));
+    for (k, v) in &o.body {
+        m.insert(k.clone(), v.clone());
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::snapshot::raw::Flattened;
+    use crate::source::file::parse_into;
+
+    fn read(bytes: &[u8]) -> Snapshot {
+        let mut flat = Flattened::default();
+        parse_into(Path::new("s.json"), bytes, &mut flat).unwrap();
+        Snapshot::from_flattened(flat)
+    }
+
+    fn assert_same(a: &Snapshot, b: &Snapshot) {
+        assert_eq!(a.captured_at, b.captured_at);
+        assert_eq!(a.objects, b.objects);
+        assert_eq!(a.resource_lists, b.resource_lists);
+        assert_eq!(a.incomplete, b.incomplete);
+    }
+
+    #[test]
+    fn written_snapshot_reads_back_the_same() {
+        let original = read(
+            br#"{"kind":"List","capturedAt":"2026-11-29T12:00:00Z","incomplete":["secrets: forbidden"],"items":[
+              {"kind":"APIResourceList","groupVersion":"own.labhub.io/v1","resources":[
+                {"name":"sites","singularName":"site","namespaced":true,"kind":"Site","verbs":["get","list"],"shortNames":["st"]}]},
+              {"apiVersion":"own.labhub.io/v1","kind":"Site","metadata":{"name":"alpha","namespace":"labs","uid":"u1",
+                "resourceVersion":"7","creationTimestamp":"2026-11-01T00:00:00Z","deletionTimestamp":"2026-11-29T11:00:00Z",
+                "deletionGracePeriodSeconds":0,"finalizers":["own.labhub.io/cleanup"],"labels":{"app":"a"},
+                "managedFields":[{"manager":"site-operator","operation":"Update","time":"2026-11-01T00:00:01Z",
+                  "fieldsV1":{"f:metadata":{"f:finalizers":{".":{},"v:\"own.labhub.io/cleanup\"":{}}}}}]},
+               "spec":{"x":1}},
+              {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"u2",
+                "ownerReferences":[{"apiVersion":"own.labhub.io/v1","kind":"Site","name":"alpha","uid":"u1","controller":true,"blockOwnerDeletion":true}]},
+               "data":{"k":"v"}},
+              {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"labs","uid":"u3"},"status":{"readyReplicas":1}}
+            ]}"#,
+        );
+        assert_eq!(original.objects.len(), 3);
+        let mut buf = Vec::new();
+        write(&original, &mut buf).unwrap();
+        let again = read(&buf);
+        assert_same(&original, &again);
+        // and writing again gives the same bytes
+        let mut buf2 = Vec::new();
+        write(&again, &mut buf2).unwrap();
+        assert_eq!(String::from_utf8(buf).unwrap(), String::from_utf8(buf2).unwrap());
+    }
+
+    #[test]
+    fn every_fixture_round_trips() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path().join("snapshot.json");
+            let original = read(&std::fs::read(&path).unwrap());
+            let mut buf = Vec::new();
+            write(&original, &mut buf).unwrap();
+            assert_same(&original, &read(&buf));
+        }
+    }
+}

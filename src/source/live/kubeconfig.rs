@@ -1,0 +1,244 @@
+//! kubectl's connection flags and kubeconfig rules → a `kube::Config`: `--kubeconfig`, else
+//! every file of `KUBECONFIG` merged, else `~/.kube/config`; `--context`, `--cluster`,
+//! `--user`; `-s/--server` (also without any kubeconfig), `--token`, impersonation, TLS
+//! settings, `--request-timeout`; NO_PROXY applied to the cluster host (kube applies it to the
+//! proxy's), and kube's default retries switched off.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kube::config::{
+    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster,
+    NamedContext,
+};
+
+use super::error::Error;
+
+/// How to reach the cluster: kubectl's flags plus the environment the CLI read for us.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    pub kubeconfig: Option<PathBuf>,
+    /// The value of `KUBECONFIG` (several paths, merged; missing files skipped as kubectl does).
+    pub kubeconfig_env: Option<OsString>,
+    /// `$HOME`, for `~/.kube/config`.
+    pub home: Option<PathBuf>,
+    pub context: Option<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    pub server: Option<String>,
+    pub token: Option<String>,
+    pub as_user: Option<String>,
+    pub as_groups: Vec<String>,
+    pub as_uid: Option<String>,
+    /// Per request; `None` = no limit (kubectl's "0").
+    pub request_timeout: Option<Duration>,
+    pub insecure_skip_tls_verify: bool,
+    pub certificate_authority: Option<PathBuf>,
+    pub tls_server_name: Option<String>,
+    /// The value of `NO_PROXY`/`no_proxy`.
+    pub no_proxy: Option<String>,
+}
+
+const FLAGS: &str = "kubectl-gc-flags";
+
+/// The loaded configuration and the context's namespace.
+pub struct Loaded {
+    pub config: kube::Config,
+    pub default_namespace: String,
+}
+
+pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
+    if !o.as_groups.is_empty() && o.as_user.is_none() {
+        return Err(Error::Config("--as-group requires --as".into()));
+    }
+    let mut kc = match read_kubeconfig(o)? {
+        Some(kc) => kc,
+        None if o.server.is_some() => Kubeconfig::default(),
+        None => return Err(Error::NoKubeconfig { looked: looked(o) }),
+    };
+    let context = match o.context.clone().or_else(|| kc.current_context.clone()) {
+        Some(c) => c,
+        None if o.server.is_some() => {
+            kc.contexts.push(NamedContext {
+                name: FLAGS.into(),
+                context: Some(Context { cluster: FLAGS.into(), ..Default::default() }),
+                ..Default::default()
+            });
+            FLAGS.into()
+        }
+        None => return Err(Error::NoContext),
+    };
+    let ctx = kc
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.clone())
+        .ok_or_else(|| Error::UnknownContext(context.clone()))?;
+    let cluster_name = o.cluster.clone().unwrap_or_else(|| ctx.cluster.clone());
+    let mut user_name = o.user.clone().or_else(|| ctx.user.clone());
+
+    // Cluster flags edit the cluster the context resolves to (creating it for --server).
+    if !kc.clusters.iter().any(|c| c.name == cluster_name) {
+        if o.server.is_none() {
+            return Err(Error::Config(format!("cluster \"{cluster_name}\" does not exist in the kubeconfig")));
+        }
+        kc.clusters.push(NamedCluster { name: cluster_name.clone(), cluster: Some(Cluster::default()), other: Default::default() });
+    }
+    let named = kc.clusters.iter_mut().find(|c| c.name == cluster_name).expect("cluster entry ensured above");
+    let cluster = named.cluster.get_or_insert_with(Cluster::default);
+    if let Some(s) = &o.server {
+        cluster.server = Some(s.clone());
+    }
+    if let Some(ca) = &o.certificate_authority {
+        cluster.certificate_authority = Some(ca.display().to_string());
+        cluster.certificate_authority_data = None;
+    }
+    if o.insecure_skip_tls_verify {
+        cluster.insecure_skip_tls_verify = Some(true);
+        cluster.certificate_authority = None;
+        cluster.certificate_authority_data = None;
+    }
+    if let Some(n) = &o.tls_server_name {
+        cluster.tls_server_name = Some(n.clone());
+    }
+    let server = cluster.server.clone().unwrap_or_default();
+
+    // User flags edit the user the context resolves to (creating one when there is none).
+    let wants_user_edit = o.token.is_some() || o.as_user.is_some() || o.as_uid.is_some();
+    if wants_user_edit || user_name.is_none() {
+        let name = user_name.clone().unwrap_or_else(|| FLAGS.to_string());
+        if !kc.auth_infos.iter().any(|a| a.name == name) {
+            kc.auth_infos.push(NamedAuthInfo { name: name.clone(), auth_info: Some(AuthInfo::default()), ..Default::default() });
+        }
+        let a = kc.auth_infos.iter_mut().find(|a| a.name == name).expect("user entry ensured above");
+        let auth = a.auth_info.get_or_insert_with(AuthInfo::default);
+        if let Some(t) = &o.token {
+            *auth = AuthInfo {
+                token: Some(t.clone().into()),
+                impersonate: auth.impersonate.take(),
+                impersonate_groups: auth.impersonate_groups.take(),
+                impersonate_uid: auth.impersonate_uid.take(),
+                ..Default::default()
+            };
+        }
+        if let Some(u) = &o.as_user {
+            auth.impersonate = Some(u.clone());
+            auth.impersonate_groups = (!o.as_groups.is_empty()).then(|| o.as_groups.clone());
+        }
+        if let Some(u) = &o.as_uid {
+            auth.impersonate_uid = Some(u.clone());
+        }
+        user_name = Some(name);
+    }
+
+    let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster_name), user: user_name };
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| match e {
+        KubeconfigError::LoadContext(c) => Error::UnknownContext(c),
+        KubeconfigError::MissingClusterUrl => Error::Config(format!("context \"{context}\" names a cluster without a server")),
+        other => Error::Config(flatten(&other)),
+    })?;
+    config.default_retry = false;
+    // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
+    // read_timeout would only bound each socket read, and report it as a transport error.
+    config.read_timeout = None;
+    if o.request_timeout.is_some() {
+        config.connect_timeout = o.request_timeout;
+    }
+    if let Some(host) = config.cluster_url.host()
+        && bypasses_proxy(host, o.no_proxy.as_deref())
+    {
+        config.proxy_url = None;
+    }
+    let _ = server;
+    let default_namespace = config.default_namespace.clone();
+    Ok(Loaded { config, default_namespace })
+}
+
+/// The kubeconfig kubectl would read, or `None` when there is none at all.
+fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
+    let read = |p: &PathBuf| {
+        Kubeconfig::read_from(p).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) })
+    };
+    if let Some(p) = &o.kubeconfig {
+        if !p.exists() {
+            return Err(Error::Kubeconfig { path: p.clone(), message: "no such file".into() });
+        }
+        return read(p).map(Some);
+    }
+    if let Some(env) = o.kubeconfig_env.as_ref().filter(|v| !v.is_empty()) {
+        let mut merged: Option<Kubeconfig> = None;
+        for p in std::env::split_paths(env).filter(|p| !p.as_os_str().is_empty() && p.exists()) {
+            let kc = read(&p)?;
+            merged = Some(match merged {
+                Some(m) => m.merge(kc).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) })?,
+                None => kc,
+            });
+        }
+        return Ok(merged);
+    }
+    match &o.home {
+        Some(h) => {
+            let p = h.join(".kube").join("config");
+            if p.exists() { read(&p).map(Some) } else { Ok(None) }
+        }
+        None => Ok(None),
+    }
+}
+
+fn looked(o: &ConnectOptions) -> String {
+    match (&o.kubeconfig_env, &o.home) {
+        (Some(v), _) if !v.is_empty() => format!("KUBECONFIG={} names no existing file", v.to_string_lossy()),
+        (_, Some(h)) => format!("{} does not exist", h.join(".kube").join("config").display()),
+        _ => "KUBECONFIG and HOME are not set".into(),
+    }
+}
+
+/// Like Go's net/http: loopback never goes through a proxy; NO_PROXY entries match the host
+/// itself or a domain suffix (`*` matches everything).
+pub fn bypasses_proxy(host: &str, no_proxy: Option<&str>) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        return true;
+    }
+    no_proxy.unwrap_or("").split(',').map(|e| e.trim().to_ascii_lowercase()).filter(|e| !e.is_empty()).any(|e| {
+        let e = e.split_once(':').map_or(e.as_str(), |(h, _)| h).trim_start_matches("*.").to_string();
+        e == "*" || host == e.trim_start_matches('.') || host.ends_with(&format!(".{}", e.trim_start_matches('.')))
+    })
+}
+
+/// An error and its causes on one line.
+pub(crate) fn flatten(e: &dyn std::error::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let s_msg = s.to_string();
+        if !msg.contains(&s_msg) {
+            msg.push_str(": ");
+            msg.push_str(&s_msg);
+        }
+        cur = s.source();
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_and_no_proxy_hosts_bypass_the_proxy() {
+        assert!(bypasses_proxy("127.0.0.1", None));
+        assert!(bypasses_proxy("localhost", None));
+        assert!(bypasses_proxy("[::1]", None));
+        assert!(!bypasses_proxy("api.example.com", None));
+        assert!(bypasses_proxy("api.example.com", Some("foo, .example.com")));
+        assert!(bypasses_proxy("example.com", Some("example.com")));
+        assert!(bypasses_proxy("10.0.0.1", Some("10.0.0.1")));
+        assert!(bypasses_proxy("x.y", Some("*")));
+        assert!(!bypasses_proxy("notexample.com", Some("example.com")));
+    }
+}

@@ -1,0 +1,108 @@
+//! Listing one type: metadata-only (`PartialObjectMetadataList`) unless the analysis reads the
+//! kind's spec or status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410
+//! Gone), with a full list as the fallback when the server cannot produce metadata (406) —
+//! except for Secrets, whose contents are never fetched.
+
+use serde::Deserialize;
+
+use crate::snapshot::object::keeps_body;
+use crate::snapshot::raw::RawDoc;
+
+use super::discovery::ListType;
+use super::http::{Failure, Reader};
+
+pub const PAGE: usize = 500;
+pub const METADATA_LIST_ACCEPT: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+const JSON: &str = "application/json";
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Page {
+    metadata: PageMeta,
+    items: Vec<RawDoc>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PageMeta {
+    #[serde(rename = "continue")]
+    continue_: Option<String>,
+}
+
+/// Whether a type is listed in full (its body is analysed) or metadata-only.
+pub fn wants_body(t: &ListType) -> bool {
+    keeps_body(&t.group, &t.kind)
+}
+
+fn is_secret(t: &ListType) -> bool {
+    t.group.is_empty() && t.plural == "secrets"
+}
+
+/// Every object of a type, in one namespace or across all.
+pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>) -> Result<Vec<RawDoc>, Failure> {
+    if wants_body(t) {
+        return paged(r, t, namespace, JSON).await;
+    }
+    match paged(r, t, namespace, METADATA_LIST_ACCEPT).await {
+        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => paged(r, t, namespace, JSON).await,
+        other => other,
+    }
+}
+
+async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str) -> Result<Vec<RawDoc>, Failure> {
+    let base = t.path(namespace);
+    let mut relisted = false;
+    'relist: loop {
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut q = form_urlencoded::Serializer::new(String::new());
+            q.append_pair("limit", &PAGE.to_string());
+            if let Some(tok) = &token {
+                q.append_pair("continue", tok);
+            }
+            let path = format!("{base}?{}", q.finish());
+            let answer = match r.get(&path, accept).await {
+                Ok(a) => a,
+                // the continue token expired: start over once, from a fresh list
+                Err(Failure::Status { code: 410, .. }) if token.is_some() && !relisted => {
+                    relisted = true;
+                    continue 'relist;
+                }
+                Err(f) => return Err(f),
+            };
+            let page: Page = serde_json::from_slice(&answer.body).map_err(|e| Failure::Status {
+                code: 200,
+                reason: "Unreadable".into(),
+                message: format!("unreadable list: {e}"),
+            })?;
+            out.extend(page.items.into_iter().map(|d| stamp(d, t)));
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(c) => token = Some(c),
+                None => return Ok(out),
+            }
+        }
+    }
+}
+
+/// One object, metadata-only (or in full for the kinds whose body is analysed).
+pub async fn get(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str) -> Result<RawDoc, Failure> {
+    let path = format!("{}/{}", t.path(namespace), name);
+    let accept = if wants_body(t) { JSON } else { METADATA_ACCEPT };
+    let a = r.get(&path, accept).await?;
+    serde_json::from_slice::<RawDoc>(&a.body)
+        .map(|d| stamp(d, t))
+        .map_err(|e| Failure::Status { code: 200, reason: "Unreadable".into(), message: e.to_string() })
+}
+
+/// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's
+/// `PartialObjectMetadata`: every object gets its type's own.
+fn stamp(mut d: RawDoc, t: &ListType) -> RawDoc {
+    d.api_version = Some(t.api_version());
+    d.kind = Some(t.kind.clone());
+    d.items = None;
+    d.captured_at = None;
+    d.incomplete = None;
+    d
+}

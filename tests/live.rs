@@ -1,0 +1,430 @@
+//! The live path against the in-process API server: the same answers as offline, read-only,
+//! metadata-only, and partial answers (never hangs) under faults.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
+use crate::support::{self, assert_read_only, checks, fixtures, run, stderr, stdout, Env, DEADLINE, NOW};
+
+/// The checks a fixture's answers are compared on: its why-stuck, tree and plan checks with
+/// `-o json`, plus a tree of every why-stuck target.
+fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for args in checks(fixture) {
+        match args[0].as_str() {
+            "why-stuck" => {
+                let mut tree = args.clone();
+                tree[0] = "tree".into();
+                out.push(args);
+                out.push(tree);
+            }
+            "tree" | "plan" => out.push(args),
+            _ => {}
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn offline(fixture: &Path, args: &[String]) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(fixture.join("snapshot.json"));
+    run(c, DEADLINE)
+}
+
+fn live(env: &Env, args: &[String], extra: &[&str]) -> Output {
+    let mut c = env.gc();
+    c.args(args).args(["-o", "json", "--now", NOW]).args(extra);
+    if !extra.contains(&"--request-timeout") {
+        c.args(["--request-timeout", "5s"]);
+    }
+    run(c, DEADLINE)
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+}
+
+/// Whether the offline binary supports the subcommand yet (plan may not exist in this build).
+fn supported(o: &Output) -> bool {
+    !(o.status.code() == Some(1) && stderr(o).contains("not available"))
+}
+
+#[test]
+fn live_answers_equal_offline_answers_on_every_fixture() {
+    let mut compared = 0;
+    for fixture in fixtures() {
+        let server = ApiServer::start(&fixture.join("snapshot.json"));
+        let env = Env::new(&server.url(), None);
+        for args in comparable_checks(&fixture) {
+            let want = offline(&fixture, &args);
+            if !supported(&want) {
+                continue;
+            }
+            let got = live(&env, &args, &[]);
+            let what = format!("{} {}", fixture.display(), args.join(" "));
+            assert_eq!(got.status.code(), want.status.code(), "{what}: exit code\nlive stderr: {}", stderr(&got));
+            assert_eq!(json(&got), json(&want), "{what}: live and offline JSON differ");
+            assert!(!stderr(&got).contains("incomplete"), "{what}: {}", stderr(&got));
+            compared += 1;
+        }
+        assert_read_only(&server);
+        assert!(server.requests().iter().any(|r| r.wants_metadata()), "no metadata-only list was made");
+    }
+    assert!(compared >= 10, "only {compared} answers compared");
+}
+
+fn site_basics() -> std::path::PathBuf {
+    support::root().join("tests/fixtures/site-basics/snapshot.json")
+}
+
+fn why_stuck_site(env: &Env, extra: &[&str]) -> Output {
+    live(env, &["why-stuck".into(), "site/alpha".into(), "-n".into(), "labs".into()], extra)
+}
+
+fn incomplete(o: &Output) -> Vec<String> {
+    json(o)["incomplete"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_namespaced_answer_reads_its_namespace_cluster_scoped_types_and_owner_kinds_everywhere() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let o = why_stuck_site(&env, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = server.requests();
+    let listed = |p: &str| reqs.iter().any(|r| r.path == p);
+    assert!(listed("/api/v1/namespaces/labs/configmaps"), "configmaps in labs");
+    assert!(!listed("/api/v1/configmaps"), "configmaps listed cluster-wide without -A");
+    assert!(listed("/api/v1/namespaces"), "cluster-scoped types are read");
+    assert!(listed("/apis/coordination.k8s.io/v1/leases"), "leases everywhere (controller liveness)");
+    // pods in labs are owned by ReplicaSets: the owner kind is read in every namespace
+    assert!(listed("/apis/apps/v1/replicasets"));
+    // the object itself first, metadata-only
+    let get = reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/namespaces/labs/sites/alpha").expect("GET of the target");
+    assert!(get.wants_metadata());
+    // metadata-only, except for kinds whose body the analysis reads
+    let cm = reqs.iter().find(|r| r.path == "/api/v1/namespaces/labs/configmaps").unwrap();
+    assert!(cm.wants_metadata() && cm.query.contains("limit=500"), "{cm:?}");
+    let pods = reqs.iter().find(|r| r.path == "/api/v1/namespaces/labs/pods").unwrap();
+    assert!(!pods.wants_metadata(), "{pods:?}");
+    assert!(reqs.iter().any(|r| r.path == "/apis" && r.accept.contains("as=APIGroupDiscoveryList")));
+    assert_read_only(&server);
+
+    server.clear_requests();
+    let o = why_stuck_site(&env, &["-A"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(server.requests().iter().any(|r| r.path == "/api/v1/configmaps"), "-A lists cluster-wide");
+    assert_read_only(&server);
+}
+
+#[test]
+fn the_context_namespace_is_the_default_for_n() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), Some("labs"));
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["object"]["namespace"], "labs");
+    // without a context namespace, "default", where there is no such Site
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("\"alpha\" not found in namespace \"default\""), "{}", stderr(&o));
+}
+
+#[test]
+fn legacy_discovery_and_paging_give_the_same_answer() {
+    let want = offline(&support::root().join("tests/fixtures/site-basics"), &["why-stuck".into(), "site/alpha".into(), "-n".into(), "labs".into()]);
+    let server = ApiServer::start_with(&site_basics(), Options { aggregated: false, max_page: 1, faults: vec![] }, 0);
+    let env = Env::new(&server.url(), None);
+    let o = why_stuck_site(&env, &[]);
+    assert_eq!(json(&o), json(&want));
+    let reqs = server.requests();
+    assert!(reqs.iter().any(|r| r.path == "/apis/apps/v1"), "legacy per-group discovery");
+    assert!(reqs.iter().any(|r| r.query.contains("continue=")), "paged with continue");
+    assert_read_only(&server);
+}
+
+/// A fault gives a flagged partial answer (exit 0 or 2, `incomplete` naming `mentions`), in
+/// time.
+fn assert_partial(fixture: &str, faults: Vec<Fault>, args: &[&str], mentions: &str) -> ApiServer {
+    let snapshot = support::root().join("tests/fixtures").join(fixture).join("snapshot.json");
+    let server = ApiServer::start_with(&snapshot, Options { faults, max_page: 1, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let start = Instant::now();
+    let o = live(&env, &args, &["--request-timeout", "1s"]);
+    assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
+    assert!(matches!(o.status.code(), Some(0 | 2)), "exit {:?}: {}", o.status.code(), stderr(&o));
+    let inc = incomplete(&o);
+    assert!(inc.iter().any(|i| i.contains(mentions)), "incomplete {inc:?} does not mention {mentions}");
+    assert!(stderr(&o).contains("warning: incomplete:"), "{}", stderr(&o));
+    assert_read_only(&server);
+    server
+}
+
+const SITE: &[&str] = &["why-stuck", "site/alpha", "-n", "labs"];
+
+#[test]
+fn forbidden_type_is_named_in_incomplete() {
+    assert_partial("site-basics", vec![Fault::resource("secrets", FaultKind::Status(403))], SITE, "secrets in namespace \"labs\"");
+}
+
+#[test]
+fn server_errors_are_retried_then_named() {
+    let s = assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Status(500))], SITE, "configmaps");
+    let n = s.requests().iter().filter(|r| r.path.ends_with("/configmaps")).count();
+    assert_eq!(n, 3, "a 500 is tried three times");
+}
+
+#[test]
+fn persistent_429_is_named_and_a_passing_one_is_retried() {
+    assert_partial("site-basics", vec![Fault::resource("services", FaultKind::TooMany { retry_after: 0 })], SITE, "services");
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { faults: vec![Fault::resource("services", FaultKind::TooMany { retry_after: 1 }).times(1)], ..Options::default() },
+        0,
+    );
+    let env = Env::new(&server.url(), None);
+    let o = why_stuck_site(&env, &[]);
+    assert!(incomplete(&o).is_empty(), "{:?}", incomplete(&o));
+}
+
+#[test]
+fn unavailable_api_group_is_named_and_the_rest_answers() {
+    for aggregated in [true, false] {
+        let snapshot = support::root().join("tests/fixtures/apiservice-down/snapshot.json");
+        let faults = vec![Fault::group("metrics.k8s.io", FaultKind::Unavailable)];
+        let server = ApiServer::start_with(&snapshot, Options { aggregated, faults, ..Options::default() }, 0);
+        let env = Env::new(&server.url(), None);
+        let o = live(&env, &["why-stuck".into(), "namespace/metrics-test".into()], &["--request-timeout", "2s"]);
+        assert!(matches!(o.status.code(), Some(0 | 2)), "{}", stderr(&o));
+        let inc = incomplete(&o);
+        assert!(inc.iter().any(|i| i.contains("metrics.k8s.io/v1beta1")), "aggregated={aggregated}: {inc:?}");
+        assert_read_only(&server);
+    }
+}
+
+#[test]
+fn expired_continue_relists_once_then_is_named() {
+    // once: the list starts over and the answer is complete
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { max_page: 1, faults: vec![Fault::resource("configmaps", FaultKind::Gone).on_continue().times(1)], ..Options::default() },
+        0,
+    );
+    let env = Env::new(&server.url(), None);
+    let o = why_stuck_site(&env, &[]);
+    assert!(incomplete(&o).is_empty(), "{:?}", incomplete(&o));
+    let cm: Vec<_> = server.requests().into_iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").collect();
+    assert!(cm.iter().filter(|r| !r.query.contains("continue")).count() == 2, "relisted from the start: {cm:?}");
+    // always: named
+    assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Gone).on_continue()], SITE, "configmaps");
+}
+
+#[test]
+fn slow_list_times_out_and_is_named() {
+    assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Slow(Duration::from_secs(5)))], SITE, "no answer within 1s");
+}
+
+#[test]
+fn connection_reset_is_named() {
+    assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Reset)], SITE, "configmaps");
+}
+
+#[test]
+fn missing_type_is_named() {
+    assert_partial("site-basics", vec![Fault::resource("services", FaultKind::Status(404))], SITE, "services");
+}
+
+#[test]
+fn no_metadata_support_falls_back_to_full_lists_but_never_for_secrets() {
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { faults: vec![Fault::resource("configmaps", FaultKind::NoMetadata)], ..Options::default() },
+        0,
+    );
+    let env = Env::new(&server.url(), None);
+    let o = why_stuck_site(&env, &[]);
+    assert!(incomplete(&o).is_empty(), "{:?}", incomplete(&o));
+    assert!(server.requests().iter().any(|r| r.path.ends_with("/configmaps") && !r.wants_metadata()), "full-list fallback");
+    assert_partial("site-basics", vec![Fault::resource("secrets", FaultKind::NoMetadata)], SITE, "secrets");
+}
+
+/// A failure with nothing to answer: exit 1, one `error:` line, in time.
+fn assert_fails(o: &Output, says: &str) {
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].starts_with("error: ") && lines[0].contains(says), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn connection_failures_are_one_clear_line() {
+    let site: Vec<String> = SITE.iter().map(|s| s.to_string()).collect();
+    // unreachable
+    let env = Env::new("http://127.0.0.1:9", None);
+    assert_fails(&live(&env, &site, &[]), "cannot reach the API server at http://127.0.0.1:9");
+    // unknown context
+    assert_fails(&live(&env, &site, &["--context", "nope"]), "context \"nope\" does not exist");
+    // a missing --kubeconfig
+    assert_fails(&live(&env, &site, &["--kubeconfig", "/nonexistent/kubeconfig"]), "/nonexistent/kubeconfig");
+    // no kubeconfig at all
+    let mut c = env.command(support::bin());
+    c.args(SITE);
+    assert_fails(&run(c, DEADLINE), "no kubeconfig found");
+    // discovery itself fails
+    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::path("/api", FaultKind::Status(500))], ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    assert_fails(&live(&env, &site, &[]), "/api");
+    // a server that never answers
+    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::path("/apis", FaultKind::Slow(Duration::from_secs(30)))], ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let start = Instant::now();
+    assert_fails(&live(&env, &site, &["--request-timeout", "1s"]), "did not answer");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn server_flag_and_token_work_without_a_kubeconfig() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let mut c = env.command(support::bin());
+    c.args(SITE).args(["-o", "json", "--now", NOW, "--server", &server.url(), "--token", "t0k"]);
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["object"]["name"], "alpha");
+    assert!(server.requests().iter().all(|r| r.authorization == "Bearer t0k"));
+}
+
+#[test]
+fn exec_credentials_and_impersonation_reach_the_server() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let script = env.dir.path().join("cred.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"from-exec\"}}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        &env.kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: exec\nclusters:\n- name: c\n  cluster:\n    server: {}\ncontexts:\n- name: exec\n  context:\n    cluster: c\n    user: u\n    namespace: labs\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+            server.url(),
+            script.display()
+        ),
+    )
+    .unwrap();
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as", "jane"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = server.requests();
+    assert!(reqs.iter().all(|r| r.authorization == "Bearer from-exec"), "{:?}", reqs.first());
+    assert!(reqs.iter().all(|r| r.impersonate_user == "jane"));
+    // --as-group without --as is refused, as kubectl does
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as-group", "devs"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--as-group requires --as"), "{}", stderr(&o));
+}
+
+#[test]
+fn proxies_in_the_environment_are_not_used_for_loopback() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(SITE).args(["-o", "json", "--now", NOW]).env("HTTPS_PROXY", "http://127.0.0.1:9").env("NO_PROXY", "example.com");
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
+    for fixture in fixtures() {
+        let server = ApiServer::start(&fixture.join("snapshot.json"));
+        let env = Env::new(&server.url(), None);
+        let file = env.dir.path().join("captured.json");
+        let mut c = env.gc();
+        c.args(["snapshot", "-A", "-o"]).arg(&file);
+        let o = run(c, DEADLINE);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        for args in comparable_checks(&fixture) {
+            let got = live(&env, &args, &[]);
+            let mut c = env.command(support::bin());
+            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&file);
+            let replay = run(c, DEADLINE);
+            if !supported(&replay) {
+                continue;
+            }
+            let what = format!("{} {}", fixture.display(), args.join(" "));
+            assert_eq!(replay.status.code(), got.status.code(), "{what}: {}", stderr(&replay));
+            assert_eq!(json(&replay), json(&got), "{what}");
+        }
+        assert_read_only(&server);
+    }
+}
+
+#[test]
+fn namespace_snapshot_records_discovery_capture_time_and_gaps() {
+    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::resource("secrets", FaultKind::Status(403))], ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "labs"]);
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["kind"], "List");
+    assert!(v["capturedAt"].as_str().is_some());
+    assert!(v["incomplete"][0].as_str().unwrap().contains("secrets"));
+    let items = v["items"].as_array().unwrap();
+    assert!(items.iter().any(|i| i["kind"] == "APIResourceList" && i["groupVersion"] == "own.labhub.io/v1"));
+    assert!(items.iter().any(|i| i["kind"] == "Site"));
+    assert!(!items.iter().any(|i| i["metadata"]["namespace"] == "site-system" && i["kind"] == "ConfigMap"));
+    assert_read_only(&server);
+}
+
+#[test]
+fn discovery_is_cached_like_kubectl_and_a_stale_cache_is_refreshed() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let cache = env.dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let o = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let host = server.url().replace("http://", "").replace(':', "_");
+    let file = cache.join("discovery").join(&host).join("kubectl-gc.json");
+    assert!(file.exists(), "no cache at {}", file.display());
+
+    // a second run asks no discovery question
+    server.clear_requests();
+    let again = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(json(&again), json(&o));
+    assert!(!server.requests().iter().any(|r| r.path == "/api" || r.path == "/apis"), "{:?}", server.requests());
+
+    // a cache that does not know the Site type is refreshed, not trusted
+    let core_only = r#"{"fetchedAt": FETCHED, "aggregated": true, "items": [{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"v1","resources":[
+        {"name":"configmaps","singularName":"configmap","namespaced":true,"kind":"ConfigMap","verbs":["get","list"]}]}]}"#;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    std::fs::write(&file, core_only.replace("FETCHED", &now.to_string())).unwrap();
+    server.clear_requests();
+    let refreshed = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(json(&refreshed), json(&o), "{}", stderr(&refreshed));
+    assert!(server.requests().iter().any(|r| r.path == "/apis"));
+
+    // KUBECACHEDIR, else HOME/.kube/cache
+    let o = why_stuck_site(&env, &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(env.home.join(".kube/cache/discovery").join(&host).join("kubectl-gc.json").exists());
+    let mut c = env.gc();
+    c.args(SITE).args(["-o", "json", "--now", NOW]).env("KUBECACHEDIR", env.dir.path().join("kcd"));
+    assert_eq!(run(c, DEADLINE).status.code(), Some(0));
+    assert!(env.dir.path().join("kcd/discovery").join(&host).join("kubectl-gc.json").exists());
+    assert_read_only(&server);
+}

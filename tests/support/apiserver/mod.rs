@@ -1,0 +1,517 @@
+//! An in-process Kubernetes API server for tests (axum on 127.0.0.1, its own thread and
+//! runtime), serving a snapshot file with the API's wire behaviour: `/version`, legacy and
+//! aggregated discovery (with the Content-Type kubectl requires), per-group resource lists,
+//! list and get on namespaced and cluster-wide paths with `limit`/`continue`, metadata-only
+//! answers when the Accept header asks for them, label and field selectors, and injected
+//! faults per resource or group. Every request is recorded for assertions.
+//!
+//! Also the example binary `cargo run --example apiserver -- --snapshot FILE --port N`.
+
+#![allow(dead_code)]
+
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Map, Value};
+
+use store::{Res, Store};
+
+pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+/// One request as the server saw it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub accept: String,
+    pub authorization: String,
+    pub impersonate_user: String,
+}
+
+impl Recorded {
+    pub fn wants_metadata(&self) -> bool {
+        self.accept.contains("as=PartialObjectMetadata")
+    }
+}
+
+/// What goes wrong.
+#[derive(Clone, Debug)]
+pub enum FaultKind {
+    /// An error Status with this code (403, 404, 500, …).
+    Status(u16),
+    /// 410 Gone (`Expired`), as when a continue token is too old.
+    Gone,
+    /// 429 with `Retry-After: secs`.
+    TooMany { retry_after: u64 },
+    /// A plain-text 503, as an unavailable aggregated API answers; in aggregated discovery
+    /// the group's versions are `Stale`.
+    Unavailable,
+    /// 406 to metadata-only requests (a server that cannot produce PartialObjectMetadata).
+    NoMetadata,
+    /// Answer normally after this delay.
+    Slow(Duration),
+    /// Drop the connection mid-answer.
+    Reset,
+}
+
+/// A fault on the requests it matches.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// A resource's plural (any group), matched on list and get.
+    pub resource: Option<String>,
+    /// An API group: matched on its discovery path and on its resources.
+    pub group: Option<String>,
+    /// An exact path (e.g. `/api`, `/apis`), matched before anything else.
+    pub path: Option<String>,
+    /// Only requests that carry a continue token.
+    pub on_continue: bool,
+    pub kind: FaultKind,
+    /// How many times it fires (`None`: always).
+    pub remaining: Option<usize>,
+}
+
+impl Fault {
+    pub fn resource(plural: &str, kind: FaultKind) -> Fault {
+        Fault { resource: Some(plural.into()), group: None, path: None, on_continue: false, kind, remaining: None }
+    }
+
+    pub fn group(group: &str, kind: FaultKind) -> Fault {
+        Fault { resource: None, group: Some(group.into()), path: None, on_continue: false, kind, remaining: None }
+    }
+
+    pub fn path(path: &str, kind: FaultKind) -> Fault {
+        Fault { resource: None, group: None, path: Some(path.into()), on_continue: false, kind, remaining: None }
+    }
+
+    pub fn on_continue(mut self) -> Fault {
+        self.on_continue = true;
+        self
+    }
+
+    pub fn times(mut self, n: usize) -> Fault {
+        self.remaining = Some(n);
+        self
+    }
+}
+
+/// Server behaviour.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Serve aggregated discovery when asked (else only the legacy documents).
+    pub aggregated: bool,
+    /// Most items in one page, whatever limit the client asks (0: no cap), so that small
+    /// fixtures exercise `continue`.
+    pub max_page: usize,
+    pub faults: Vec<Fault>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { aggregated: true, max_page: 0, faults: Vec::new() }
+    }
+}
+
+struct Shared {
+    store: Store,
+    aggregated: bool,
+    max_page: usize,
+    faults: Mutex<Vec<Fault>>,
+    log: Mutex<Vec<Recorded>>,
+}
+
+/// A running server; stops when dropped.
+pub struct ApiServer {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl ApiServer {
+    pub fn start(snapshot: &Path) -> ApiServer {
+        ApiServer::start_with(snapshot, Options::default(), 0)
+    }
+
+    pub fn start_with(snapshot: &Path, options: Options, port: u16) -> ApiServer {
+        let shared = Arc::new(Shared {
+            store: Store::load(snapshot),
+            aggregated: options.aggregated,
+            max_page: options.max_page,
+            faults: Mutex::new(options.faults),
+            log: Mutex::new(Vec::new()),
+        });
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let state = shared.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("binding 127.0.0.1");
+                addr_tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().fallback(handle).with_state(state);
+                let server = axum::serve(listener, app);
+                tokio::select! {
+                    _ = server => {}
+                    _ = stop_rx => {}
+                }
+            });
+        });
+        let addr = addr_rx.recv_timeout(Duration::from_secs(10)).expect("test API server did not start");
+        ApiServer { addr, shared, stop: Some(stop_tx) }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.log.lock().unwrap().clear();
+    }
+
+    pub fn set_faults(&self, faults: Vec<Fault>) {
+        *self.shared.faults.lock().unwrap() = faults;
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
+    let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let (authorization, impersonate_user) = {
+        let header_of = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+        (header_of("authorization"), header_of("impersonate-user"))
+    };
+    s.log.lock().unwrap().push(Recorded {
+        method: req.method().to_string(),
+        path: path.clone(),
+        query: query.clone(),
+        accept: accept.clone(),
+        authorization,
+        impersonate_user,
+    });
+    let method = req.method().clone();
+    drop(req);
+    if method != Method::GET {
+        return status(405, "MethodNotAllowed", &format!("{method} is not allowed on this read-only test server"), None);
+    }
+    let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+    let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(r) = fault(&s, Target::Path(&path), false, &accept).await {
+        return r;
+    }
+    let wants_aggregated = accept.contains("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") && s.aggregated;
+
+    // (group, version, rest of the path)
+    let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
+        ["version"] => return json_response(version_info(), "application/json"),
+        ["api"] if wants_aggregated => return json_response(aggregated(&s, true), AGGREGATED_CONTENT_TYPE),
+        ["api"] => return json_response(json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}), "application/json"),
+        ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), AGGREGATED_CONTENT_TYPE),
+        ["apis"] => return json_response(group_list(&s), "application/json"),
+        ["api", v, rest @ ..] => (Some(""), Some(*v), rest),
+        ["apis", g, v, rest @ ..] => (Some(*g), Some(*v), rest),
+        ["apis", g] => return group_doc(&s, g),
+        _ => return status(404, "NotFound", "the server could not find the requested resource", None),
+    };
+    let (group, version) = (group.unwrap_or(""), version.unwrap_or(""));
+    if !s.store.groups.get(group).is_some_and(|vs| vs.iter().any(|v| v == version)) {
+        return status(404, "NotFound", "the server could not find the requested resource", None);
+    }
+    // (namespace, plural, name)
+    let (namespace, plural, name) = match rest {
+        [] => (None, None, None),
+        ["namespaces", ns, p] => (Some(*ns), Some(*p), None),
+        ["namespaces", ns, p, n] => (Some(*ns), Some(*p), Some(*n)),
+        [p] => (None, Some(*p), None),
+        [p, n] => (None, Some(*p), Some(*n)),
+        _ => return status(404, "NotFound", "the server could not find the requested resource", None),
+    };
+    if let Some(r) = fault(&s, Target::Api { group, plural }, param("continue").is_some(), &accept).await {
+        return r;
+    }
+    let Some(plural) = plural else {
+        let resources: Vec<Value> = s.store.resources_in(group, version).map(Res::discovery_json).collect();
+        let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+        return json_response(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}), "application/json");
+    };
+    let Some(res) = s.store.resource(group, version, plural) else {
+        return status(404, "NotFound", "the server could not find the requested resource", None);
+    };
+    if namespace.is_some() && !res.namespaced {
+        return status(404, "NotFound", "the server could not find the requested resource", None);
+    }
+    match name {
+        Some(name) => get(&s, res, namespace, name, &accept),
+        None => list(&s, res, namespace, &q, &accept),
+    }
+}
+
+enum Target<'a> {
+    Path(&'a str),
+    Api { group: &'a str, plural: Option<&'a str> },
+}
+
+async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str) -> Option<Response> {
+    let (group, plural) = match target {
+        Target::Api { group, plural } => (Some(group), plural),
+        Target::Path(_) => (None, None),
+    };
+    let kind = {
+        let mut faults = s.faults.lock().unwrap();
+        let hit = faults.iter_mut().find(|f| {
+            let by_path = matches!(target, Target::Path(p) if f.path.as_deref() == Some(p));
+            let by_group = group.is_some() && f.group.as_deref() == group;
+            let by_resource = plural.is_some() && f.resource.as_deref() == plural;
+            (by_path || by_group || by_resource)
+                && (!f.on_continue || has_continue)
+                && f.remaining != Some(0)
+                && (!matches!(f.kind, FaultKind::NoMetadata) || accept.contains("as=PartialObjectMetadata"))
+        })?;
+        if let Some(n) = &mut hit.remaining {
+            *n -= 1;
+        }
+        hit.kind.clone()
+    };
+    Some(match kind {
+        FaultKind::Status(403) => status(403, "Forbidden", &format!("{} is forbidden: User \"test\" cannot list resource", plural.or(group).unwrap_or("this resource")), None),
+        FaultKind::Status(404) => status(404, "NotFound", "the server could not find the requested resource", None),
+        FaultKind::Status(code) => status(code, "InternalError", "an error on the server (\"injected\") has prevented the request from succeeding", None),
+        FaultKind::Gone => status(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+            Some(json!({"continue": "inconsistent"})),
+        ),
+        FaultKind::TooMany { retry_after } => {
+            let mut r = status(429, "TooManyRequests", "too many requests, please try again later", None);
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_str(&retry_after.to_string()).unwrap());
+            r
+        }
+        FaultKind::Unavailable => {
+            let mut r = Response::new(Body::from("service unavailable\n"));
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+            r
+        }
+        FaultKind::NoMetadata => status(406, "NotAcceptable", "only the following media types are accepted: application/json", None),
+        FaultKind::Slow(d) => {
+            tokio::time::sleep(d).await;
+            return None;
+        }
+        FaultKind::Reset => {
+            let stream = futures::stream::once(async {
+                Err::<axum::body::Bytes, std::io::Error>(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "injected reset"))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
+        }
+    })
+}
+
+fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str) -> Response {
+    let found = s.store.objects_of(res, namespace).into_iter().find(|o| o["metadata"]["name"].as_str() == Some(name));
+    let Some(o) = found else {
+        return status(404, "NotFound", &format!("{}{} \"{name}\" not found", res.plural, group_suffix(res)), None);
+    };
+    if accept.contains("as=PartialObjectMetadata") && !accept.contains("as=PartialObjectMetadataList") {
+        let body = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]});
+        return json_response(body, METADATA_CONTENT_TYPE);
+    }
+    let mut o = o.clone();
+    o["apiVersion"] = res.api_version().into();
+    json_response(o, "application/json")
+}
+
+fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], accept: &str) -> Response {
+    let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    if param("watch").is_some_and(|w| w == "true" || w == "1") {
+        return status(405, "MethodNotAllowed", "watch is not served by this test server", None);
+    }
+    let labels = param("labelSelector").unwrap_or("");
+    let fields = param("fieldSelector").unwrap_or("");
+    let all: Vec<&Value> = s
+        .store
+        .objects_of(res, namespace)
+        .into_iter()
+        .filter(|o| label_match(labels, &o["metadata"]["labels"]) && field_match(fields, o))
+        .collect();
+    let start: usize = match param("continue") {
+        Some(c) => match c.strip_prefix("offset-").and_then(|n| n.parse().ok()) {
+            Some(n) => n,
+            None => return status(400, "BadRequest", "invalid continue token", None),
+        },
+        None => 0,
+    };
+    let mut limit = param("limit").and_then(|l| l.parse::<usize>().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
+    if s.max_page > 0 {
+        limit = limit.min(s.max_page);
+    }
+    let page: Vec<&Value> = all.iter().skip(start).take(limit).copied().collect();
+    let next = start.saturating_add(page.len());
+    let mut meta = Map::new();
+    meta.insert("resourceVersion".into(), "4242".into());
+    if next < all.len() {
+        meta.insert("continue".into(), format!("offset-{next}").into());
+        meta.insert("remainingItemCount".into(), (all.len() - next).into());
+    }
+    if accept.contains("as=PartialObjectMetadataList") {
+        let items: Vec<Value> = page
+            .iter()
+            .map(|o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}))
+            .collect();
+        let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
+        return json_response(body, METADATA_LIST_CONTENT_TYPE);
+    }
+    let items: Vec<Value> = page
+        .iter()
+        .map(|o| {
+            let mut o = (*o).clone();
+            if res.builtin {
+                // built-in list items carry no apiVersion/kind on the wire
+                if let Some(m) = o.as_object_mut() {
+                    m.remove("apiVersion");
+                    m.remove("kind");
+                }
+            } else {
+                o["apiVersion"] = res.api_version().into();
+            }
+            o
+        })
+        .collect();
+    let body = json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": meta, "items": items});
+    json_response(body, "application/json")
+}
+
+/// `a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated (set-based forms are not needed).
+fn label_match(selector: &str, labels: &Value) -> bool {
+    selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
+        let get = |k: &str| labels.get(k.trim()).and_then(|v| v.as_str());
+        if let Some((k, v)) = term.split_once("!=") {
+            get(k) != Some(v.trim())
+        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            get(k) == Some(v.trim())
+        } else if let Some(k) = term.strip_prefix('!') {
+            get(k).is_none()
+        } else {
+            get(term).is_some()
+        }
+    })
+}
+
+/// `metadata.name` and `metadata.namespace`, with `=`, `==` and `!=`.
+fn field_match(selector: &str, o: &Value) -> bool {
+    selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
+        let (k, v, eq) = match term.split_once("!=") {
+            Some((k, v)) => (k, v, false),
+            None => match term.split_once("==").or_else(|| term.split_once('=')) {
+                Some((k, v)) => (k, v, true),
+                None => return false,
+            },
+        };
+        let actual = match k.trim() {
+            "metadata.name" => o["metadata"]["name"].as_str(),
+            "metadata.namespace" => o["metadata"]["namespace"].as_str(),
+            _ => return false,
+        };
+        (actual == Some(v.trim())) == eq
+    })
+}
+
+fn group_suffix(r: &Res) -> String {
+    if r.group.is_empty() { String::new() } else { format!(".{}", r.group) }
+}
+
+fn version_info() -> Value {
+    json!({"major": "1", "minor": "37", "gitVersion": "v1.37.0-kubectl-gc-test", "gitCommit": "0", "gitTreeState": "clean",
+           "buildDate": "2026-11-29T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64"})
+}
+
+fn is_unavailable(s: &Shared, group: &str) -> bool {
+    s.faults.lock().unwrap().iter().any(|f| f.group.as_deref() == Some(group) && matches!(f.kind, FaultKind::Unavailable))
+}
+
+fn aggregated(s: &Shared, core: bool) -> Value {
+    let items: Vec<Value> = s
+        .store
+        .groups
+        .iter()
+        .filter(|(g, _)| g.is_empty() == core)
+        .map(|(g, versions)| {
+            let stale = is_unavailable(s, g);
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = s.store.resources_in(g, v).map(Res::aggregated_json).collect();
+                    json!({"version": v, "resources": resources, "freshness": if stale { "Stale" } else { "Current" }})
+                })
+                .collect();
+            let mut meta = json!({"creationTimestamp": null});
+            if !g.is_empty() {
+                meta["name"] = g.clone().into();
+            }
+            json!({"metadata": meta, "versions": versions})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+}
+
+fn group_json(g: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v})).collect();
+    json!({"name": g, "versions": vs, "preferredVersion": vs.first().cloned().unwrap_or(Value::Null)})
+}
+
+fn group_list(s: &Shared) -> Value {
+    let groups: Vec<Value> = s.store.groups.iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_json(g, vs)).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+fn group_doc(s: &Shared, g: &str) -> Response {
+    match s.store.groups.get(g) {
+        Some(vs) if !g.is_empty() => {
+            let mut v = group_json(g, vs);
+            v["kind"] = "APIGroup".into();
+            v["apiVersion"] = "v1".into();
+            json_response(v, "application/json")
+        }
+        _ => status(404, "NotFound", "the server could not find the requested resource", None),
+    }
+}
+
+fn json_response(v: Value, content_type: &'static str) -> Response {
+    let mut r = Response::new(Body::from(serde_json::to_vec(&v).unwrap()));
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+fn status(code: u16, reason: &str, message: &str, metadata: Option<Value>) -> Response {
+    let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": metadata.unwrap_or(json!({})), "status": "Failure",
+                      "message": message, "reason": reason, "code": code});
+    let mut r = json_response(body, "application/json").into_response();
+    *r.status_mut() = StatusCode::from_u16(code).unwrap();
+    r
+}

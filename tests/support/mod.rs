@@ -1,0 +1,142 @@
+//! Test support: the in-process API server, hermetic commands, kubeconfig files.
+
+#![allow(dead_code)]
+
+pub mod apiserver;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub const NOW: &str = "2026-11-29T12:00:00Z";
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_kubectl-gc")
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every fixture directory (with a snapshot.json), sorted.
+pub fn fixtures() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join("tests/fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("snapshot.json").exists())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The args of each check in a fixture's expected.json.
+pub fn checks(fixture: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(fixture.join("expected.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect())
+        .collect()
+}
+
+/// A private HOME with a kubeconfig pointing at a server, for one test.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl Env {
+    /// A kubeconfig whose current context `test` points at `server` (namespace: `namespace`
+    /// when given).
+    pub fn new(server: &str, namespace: Option<&str>) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".kube")).unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        write_kubeconfig(&kubeconfig, server, namespace);
+        Env { dir, home, kubeconfig }
+    }
+
+    /// The plugin, run hermetically against this environment.
+    pub fn gc(&self) -> Command {
+        let mut c = self.command(bin());
+        c.env("KUBECONFIG", &self.kubeconfig);
+        c
+    }
+
+    /// Any program, with only PATH from the outside world: no proxies, no inherited
+    /// KUBECONFIG, NO_COLOR set, this test's HOME.
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("NO_COLOR", "1");
+        c
+    }
+}
+
+pub fn write_kubeconfig(path: &Path, server: &str, namespace: Option<&str>) {
+    let ns = namespace.map(|n| format!("\n    namespace: {n}")).unwrap_or_default();
+    std::fs::write(
+        path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: test\n  cluster:\n    server: {server}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test{ns}\nusers:\n- name: test\n  user:\n    token: test-token\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// Runs a command with a deadline: a hang fails the test instead of blocking the suite.
+pub fn run(mut c: Command, deadline: std::time::Duration) -> Output {
+    use std::io::Read;
+    c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().expect("spawning");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stdout.read_to_end(&mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stderr.read_to_end(&mut b);
+        b
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            panic!("{c:?} did not finish within {deadline:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
+}
+
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Fails unless the server saw only GETs and never a full (non-metadata) read of Secrets.
+pub fn assert_read_only(server: &apiserver::ApiServer) {
+    for r in server.requests() {
+        assert_eq!(r.method, "GET", "a non-GET request reached the server: {r:?}");
+        let secrets = r.path.ends_with("/secrets") || r.path.contains("/secrets/");
+        assert!(!secrets || r.wants_metadata(), "Secrets were read in full: {r:?}");
+    }
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
