@@ -48,7 +48,8 @@ pub fn run(args: Args) -> Result<Exit> {
                     let v: serde_json::Value = serde_json::from_slice(&buf)?;
                     output::yaml(&v, &mut out)?;
                 }
-                TreeFormat::Dot | TreeFormat::Mermaid => bail!("-o dot and -o mermaid are not available yet"),
+                TreeFormat::Dot => render::dot::write_tree(&g, &t, &mut out)?,
+                TreeFormat::Mermaid => render::mermaid::write_tree(&g, &t, &mut out)?,
             }
             out.flush()?;
             Ok(Exit::Ok)

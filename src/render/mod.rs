@@ -1,5 +1,8 @@
 //! Output: pure functions from answers to bytes on any `io::Write`.
 
+pub mod dot;
 pub mod json;
+pub mod mermaid;
+pub mod picture;
 pub mod style;
 pub mod text;

@@ -1,0 +1,200 @@
+//! `tree -o dot`: the tree as a Graphviz digraph (`kubectl gc tree … -o dot | dot -Tsvg`).
+//!
+//! Arrows always point from owner to dependent ("owns"), whichever way the tree was walked.
+//! Objects are grouped in one cluster per namespace; cluster-scoped objects stand outside.
+//! Terminating, stuck (a finalizer whose controller is down or missing) and absent (virtual)
+//! objects, blocking (`blockOwnerDeletion`) and invalid references are styled apart, and a
+//! legend explains the styles. Every label is a quoted DOT string, escaped.
+
+use std::io::{self, Write};
+
+use crate::graph::Graph;
+use crate::tree::{Direction, Tree};
+
+use super::picture::{self, Edge, Node, Picture};
+
+const FONT: &str = "Helvetica";
+const INK: &str = "#374151";
+const TERMINATING_FILL: &str = "#fef3c7";
+const TERMINATING_INK: &str = "#b45309";
+const STUCK_FILL: &str = "#fee2e2";
+const STUCK_INK: &str = "#b91c1c";
+const ABSENT_FILL: &str = "#f3f4f6";
+const ABSENT_INK: &str = "#6b7280";
+const BLOCKING_INK: &str = "#1d4ed8";
+
+pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
+    write_picture(&picture::build(g, tree), w)
+}
+
+pub fn write_picture(p: &Picture, w: &mut impl Write) -> io::Result<()> {
+    let walk = match p.direction {
+        Direction::Dependents => "dependents",
+        Direction::Owners => "owners",
+    };
+    let root = p.root().map(|n| n.title.as_str()).unwrap_or("");
+    writeln!(w, "// kubectl gc tree: {} of {}; render with: dot -Tsvg -o tree.svg", walk, comment(root))?;
+    writeln!(w, "digraph \"kubectl-gc\" {{")?;
+    writeln!(w, "  graph [rankdir=LR, fontname=\"{FONT}\", fontsize=11, nodesep=0.3, ranksep=0.6];")?;
+    writeln!(
+        w,
+        "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", color=\"{INK}\", fontname=\"{FONT}\", fontsize=10];"
+    )?;
+    writeln!(w, "  edge [color=\"{INK}\", fontname=\"{FONT}\", fontsize=9];")?;
+    // one cluster per namespace, then the cluster-scoped objects
+    for (i, ns) in p.namespaces().into_iter().enumerate() {
+        writeln!(w, "  subgraph cluster_ns{i} {{")?;
+        writeln!(
+            w,
+            "    label={}; labeljust=l; style=\"rounded,dashed\"; color=\"#9ca3af\"; fontcolor=\"#4b5563\";",
+            quote(&format!("namespace {ns}"))
+        )?;
+        for n in p.nodes.iter().filter(|n| n.namespace.as_deref() == Some(ns)) {
+            write_node(n, "    ", w)?;
+        }
+        writeln!(w, "  }}")?;
+    }
+    for n in p.nodes.iter().filter(|n| n.namespace.is_none()) {
+        write_node(n, "  ", w)?;
+    }
+    for e in &p.edges {
+        write_edge(e, w)?;
+    }
+    write_legend(w)?;
+    writeln!(w, "}}")
+}
+
+fn write_node(n: &Node, indent: &str, w: &mut impl Write) -> io::Result<()> {
+    let mut label = n.title.clone();
+    for d in &n.details {
+        label.push('\n');
+        label.push_str(d);
+    }
+    write!(w, "{indent}n{} [label={}", n.id.0, quote(&label))?;
+    write!(w, ", class={}", quote(&classes(n).join(" ")))?;
+    write_node_style(n, w)?;
+    writeln!(w, "];")
+}
+
+/// The state classes of a node (SVG `class`, and what the style below follows).
+pub fn classes(n: &Node) -> Vec<&'static str> {
+    let mut c = vec!["object"];
+    if n.root {
+        c.push("root");
+    }
+    if n.absent {
+        c.push("absent");
+    }
+    if n.terminating {
+        c.push("terminating");
+    }
+    if n.stuck {
+        c.push("stuck");
+    }
+    c
+}
+
+fn write_node_style(n: &Node, w: &mut impl Write) -> io::Result<()> {
+    let penwidth = if n.root { 3 } else if n.stuck { 2 } else { 1 };
+    if n.absent {
+        write!(w, ", style=\"rounded,filled,dashed\", fillcolor=\"{ABSENT_FILL}\", color=\"{ABSENT_INK}\", fontcolor=\"{ABSENT_INK}\"")?;
+    } else if n.stuck {
+        write!(w, ", fillcolor=\"{STUCK_FILL}\", color=\"{STUCK_INK}\"")?;
+    } else if n.terminating {
+        write!(w, ", fillcolor=\"{TERMINATING_FILL}\", color=\"{TERMINATING_INK}\"")?;
+    }
+    if penwidth > 1 {
+        write!(w, ", penwidth={penwidth}")?;
+    }
+    Ok(())
+}
+
+fn write_edge(e: &Edge, w: &mut impl Write) -> io::Result<()> {
+    write!(w, "  n{} -> n{}", e.owner.0, e.dependent.0)?;
+    let mut attrs: Vec<String> = Vec::new();
+    let mut class = vec!["owns"];
+    if e.controller {
+        class.push("controller");
+    } else {
+        attrs.push("arrowhead=onormal".to_string());
+    }
+    if e.blocking {
+        class.push("blocking");
+        attrs.push("penwidth=2.5".to_string());
+    }
+    if e.invalid.is_some() {
+        class.push("invalid");
+        attrs.push(format!("style=dashed, color=\"{STUCK_INK}\", fontcolor=\"{STUCK_INK}\""));
+    } else if e.blocking {
+        attrs.push(format!("color=\"{BLOCKING_INK}\""));
+    }
+    if let Some(label) = e.label() {
+        attrs.push(format!("label={}", quote(&label)));
+    }
+    attrs.insert(0, format!("class={}", quote(&class.join(" "))));
+    writeln!(w, " [{}];", attrs.join(", "))
+}
+
+fn write_legend(w: &mut impl Write) -> io::Result<()> {
+    // one row: each state once, each kind of edge once, chained left to right
+    writeln!(w, "  subgraph cluster_legend {{")?;
+    writeln!(w, "    label=\"Legend\"; labeljust=l; style=\"rounded\"; color=\"#d1d5db\"; fontcolor=\"#4b5563\"; fontsize=10;")?;
+    writeln!(w, "    node [fontsize=9, width=0, height=0, margin=\"0.08,0.04\"];")?;
+    writeln!(w, "    edge [fontsize=8];")?;
+    writeln!(w, "    legend_root [label=\"object asked about\", penwidth=3];")?;
+    writeln!(w, "    legend_terminating [label=\"terminating\", fillcolor=\"{TERMINATING_FILL}\", color=\"{TERMINATING_INK}\"];")?;
+    writeln!(
+        w,
+        "    legend_stuck [label=\"stuck: finalizer's\\ncontroller down or missing\", fillcolor=\"{STUCK_FILL}\", color=\"{STUCK_INK}\", penwidth=2];"
+    )?;
+    writeln!(
+        w,
+        "    legend_absent [label=\"absent: referenced,\\nnot found\", style=\"rounded,filled,dashed\", fillcolor=\"{ABSENT_FILL}\", color=\"{ABSENT_INK}\", fontcolor=\"{ABSENT_INK}\"];"
+    )?;
+    writeln!(w, "    legend_object [label=\"object\"];")?;
+    writeln!(w, "    legend_root -> legend_terminating [label=\"owns\\n(controller)\"];")?;
+    writeln!(w, "    legend_terminating -> legend_stuck [label=\"blockOwnerDeletion\", color=\"{BLOCKING_INK}\", penwidth=2.5];")?;
+    writeln!(
+        w,
+        "    legend_stuck -> legend_absent [label=\"invalid or\\ndangling ref\", style=dashed, color=\"{STUCK_INK}\", fontcolor=\"{STUCK_INK}\"];"
+    )?;
+    writeln!(w, "    legend_absent -> legend_object [label=\"owns (not\\ncontroller)\", arrowhead=onormal];")?;
+    writeln!(w, "  }}")
+}
+
+/// A DOT quoted string (`"…"`): backslashes and quotes escaped, so a name can neither end
+/// the string nor form an escape such as `\N` or `\l`; newlines become DOT's `\n`.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => {}
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Text for a `//` comment line: no line breaks.
+fn comment(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_cannot_end_the_string_or_form_escapes() {
+        assert_eq!(quote("plain"), "\"plain\"");
+        assert_eq!(quote("a\"b"), "\"a\\\"b\"");
+        assert_eq!(quote("x\\N\\ly"), "\"x\\\\N\\\\ly\"");
+        assert_eq!(quote("two\nlines"), "\"two\\nlines\"");
+        assert_eq!(quote("ünï <b>{x|y}</b>"), "\"ünï <b>{x|y}</b>\"");
+    }
+}
