@@ -56,6 +56,20 @@ pub fn run(args: Args) -> Result<Exit> {
         }
         Command::Plan(_) => bail!("plan is not available yet"),
         Command::Snapshot(_) => bail!("snapshot needs a live cluster, which this build cannot read yet"),
+        Command::Completion(a) => {
+            let mut out = output::stdout();
+            super::complete::generate_script(a.shell, &mut out);
+            out.flush()?;
+            Ok(Exit::Ok)
+        }
+        Command::Complete(a) => {
+            // main answers `__complete` before clap parses it, so flags among the words stay
+            // words; this arm serves a parse that got here anyway.
+            let mut out = output::stdout();
+            super::complete::write(&super::complete::complete(&a.words), &mut out)?;
+            out.flush()?;
+            Ok(Exit::Ok)
+        }
     }
 }
 
