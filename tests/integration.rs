@@ -1,1 +1,5 @@
+//! The one integration test binary.
 
+mod completion;
+mod krew;
+mod pictures;
