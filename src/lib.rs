@@ -11,6 +11,8 @@ pub mod snapshot;
 pub mod source;
 pub mod collector;
 pub mod age;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod controllers;
 pub mod diagnose;
 pub mod tree;

@@ -113,3 +113,178 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{graph, node, obj, ObjExt};
+    use serde_json::json;
+
+    fn state_of(g: &Graph, kind: &str, name: &str) -> Vec<OwnerState> {
+        let x = node(g, kind, name);
+        g.owners(x).iter().map(|r| classify_reference(g, x, r)).collect()
+    }
+
+    #[test]
+    fn existing_owner_with_the_same_uid_is_solid() {
+        let g = graph(vec![
+            obj("v1", "ReplicationController", Some("a"), "rc", "rc1"),
+            obj("v1", "Pod", Some("a"), "p", "p1").owned_by("v1", "ReplicationController", "rc", "rc1", Some(true)),
+        ]);
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Solid]);
+    }
+
+    #[test]
+    fn owner_deleting_with_foreground_is_waiting_but_with_orphan_is_solid() {
+        // §3.3 step 6, §6.16
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("a"), "fg", "o1").deleting("2026-01-01T00:00:00Z").finalizers(&["foregroundDeletion"]),
+            obj("v1", "ConfigMap", Some("a"), "or", "o2").deleting("2026-01-01T00:00:00Z").finalizers(&["orphan"]),
+            obj("v1", "Pod", Some("a"), "p", "p1")
+                .owned_by("v1", "ConfigMap", "fg", "o1", None)
+                .owned_by("v1", "ConfigMap", "or", "o2", None),
+        ]);
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Waiting, OwnerState::Solid]);
+    }
+
+    #[test]
+    fn absent_owner_is_dangling_and_gets_a_virtual_node() {
+        // I2 TestCreateWithNonExistentOwner
+        let g = graph(vec![obj("v1", "Pod", Some("a"), "p", "p1").owned_by("v1", "ReplicationController", "test.rc.1", "doesn't matter", None)]);
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Dangling(Dangling::Absent)]);
+        let v = g.by_uid(&crate::snapshot::Uid("doesn't matter".into())).unwrap();
+        assert_eq!(g.node(v).presence, Presence::Virtual);
+        assert_eq!(g.node(v).identity.namespace.as_deref(), Some("a"), "virtual node takes the dependent's namespace");
+    }
+
+    #[test]
+    fn recreated_owner_is_a_uid_mismatch() {
+        // §6.8
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("a"), "owner", "new"),
+            obj("v1", "Pod", Some("a"), "p", "p1").owned_by("v1", "ConfigMap", "owner", "old", Some(true)),
+        ]);
+        let live = node(&g, "ConfigMap", "owner");
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Dangling(Dangling::UidMismatch { live })]);
+    }
+
+    #[test]
+    fn namespaced_owner_in_another_namespace_is_dangling() {
+        // §6.7: looked up in the dependent's namespace
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("b"), "parent", "par"),
+            obj("v1", "Secret", Some("a"), "child", "c1").owned_by("v1", "ConfigMap", "parent", "par", None),
+            obj("v1", "Secret", Some("b"), "ok", "c2").owned_by("v1", "ConfigMap", "parent", "par", None),
+        ]);
+        let actual = node(&g, "ConfigMap", "parent");
+        assert_eq!(state_of(&g, "Secret", "child"), [OwnerState::Dangling(Dangling::InvalidNamespace { actual })]);
+        assert_eq!(state_of(&g, "Secret", "ok"), [OwnerState::Solid], "legitimate dependents are untouched");
+    }
+
+    #[test]
+    fn cluster_scoped_owner_of_namespaced_dependent_is_valid() {
+        // §6.5
+        let g = graph(vec![
+            obj("v1", "PersistentVolume", None, "pv-valid", "pv1"),
+            obj("v1", "ConfigMap", Some("a"), "cm-valid", "c1").owned_by("v1", "PersistentVolume", "pv-valid", "pv1", None),
+            obj("v1", "ConfigMap", Some("a"), "cm-missing", "c2").owned_by("v1", "PersistentVolume", "missing-name", "missing-uid", None),
+        ]);
+        assert_eq!(state_of(&g, "ConfigMap", "cm-valid"), [OwnerState::Solid]);
+        assert_eq!(state_of(&g, "ConfigMap", "cm-missing"), [OwnerState::Dangling(Dangling::Absent)]);
+    }
+
+    #[test]
+    fn cluster_scoped_dependent_of_namespaced_owner_is_never_collected() {
+        // §6.6
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("a"), "owner", "o1"),
+            obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r", "r1").owned_by("v1", "ConfigMap", "owner", "o1", None),
+        ]);
+        let s = state_of(&g, "ClusterRole", "r");
+        assert_eq!(s, [OwnerState::NamespacedOwnerOfClusterScoped]);
+        assert!(s[0].is_error());
+    }
+
+    #[test]
+    fn unknown_kinds_and_unserved_versions_are_unresolvable() {
+        // §6.9, I13's invalid refs, I14 cm-invalid
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("a"), "typo", "c1").owned_by("test/v1", "invalid0", "x", "u0", None),
+            obj("v1", "ConfigMap", Some("a"), "old", "c2").owned_by("extensions/v1beta1", "Deployment", "x", "u1", None),
+            obj("v1", "ConfigMap", Some("a"), "unserved", "c3").owned_by("apps/v1beta2", "Deployment", "x", "u2", None),
+        ]);
+        assert!(matches!(state_of(&g, "ConfigMap", "typo")[0], OwnerState::Unresolvable(Unresolvable::UnknownKind)));
+        assert!(matches!(state_of(&g, "ConfigMap", "old")[0], OwnerState::Unresolvable(_)));
+        assert!(matches!(state_of(&g, "ConfigMap", "unserved")[0], OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })));
+    }
+
+    #[test]
+    fn another_served_version_resolves_and_is_solid() {
+        // §6.10
+        let g = graph(vec![
+            obj("autoscaling/v2", "HorizontalPodAutoscaler", Some("a"), "h", "h1"),
+            obj("v1", "ConfigMap", Some("a"), "c", "c1").owned_by("autoscaling/v1", "HorizontalPodAutoscaler", "h", "h1", None),
+        ]);
+        assert_eq!(state_of(&g, "ConfigMap", "c"), [OwnerState::Solid]);
+    }
+
+    #[test]
+    fn right_uid_with_wrong_kind_or_name_is_dangling() {
+        // §6.11
+        let g = graph(vec![
+            obj("apps/v1", "Deployment", Some("a"), "d", "d1"),
+            obj("v1", "ConfigMap", Some("a"), "c", "c1").owned_by("v1", "Secret", "d", "d1", None),
+            obj("v1", "ConfigMap", Some("a"), "c2", "c2").owned_by("apps/v1", "Deployment", "other", "d1", None),
+        ]);
+        let actual = node(&g, "Deployment", "d");
+        assert_eq!(state_of(&g, "ConfigMap", "c"), [OwnerState::Dangling(Dangling::WrongCoordinates { actual })]);
+        assert_eq!(state_of(&g, "ConfigMap", "c2"), [OwnerState::Dangling(Dangling::WrongCoordinates { actual })]);
+    }
+
+    #[test]
+    fn custom_resources_resolve_through_their_crd() {
+        let crd = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "sites.own.labhub.io", "crd").with(
+            "spec",
+            json!({"group":"own.labhub.io","scope":"Namespaced","names":{"kind":"Site","plural":"sites"},"versions":[{"name":"v1","served":true}]}),
+        );
+        let g = graph(vec![
+            crd,
+            obj("own.labhub.io/v1", "Site", Some("a"), "s", "s1"),
+            obj("v1", "ConfigMap", Some("a"), "c", "c1").owned_by("own.labhub.io/v1", "Site", "s", "s1", None),
+            obj("v1", "ConfigMap", Some("a"), "d", "c2").owned_by("own.labhub.io/v2", "Site", "s", "s1", None),
+        ]);
+        assert_eq!(state_of(&g, "ConfigMap", "c"), [OwnerState::Solid]);
+        assert!(matches!(state_of(&g, "ConfigMap", "d")[0], OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })));
+    }
+
+    #[test]
+    fn events_never_enter_the_graph() {
+        // §1.4 DefaultIgnoredResources
+        let g = graph(vec![
+            obj("v1", "ConfigMap", Some("a"), "owner", "o1"),
+            obj("v1", "Event", Some("a"), "e", "e1").owned_by("v1", "ConfigMap", "owner", "o1", Some(true)),
+            obj("events.k8s.io/v1", "Event", Some("a"), "e2", "e2").owned_by("v1", "ConfigMap", "owner", "o1", Some(true)),
+        ]);
+        let o = node(&g, "ConfigMap", "owner");
+        assert!(g.node(o).dependents.is_empty());
+        assert_eq!(g.blocking_dependents(o).count(), 0);
+        assert_eq!(g.snapshot.objects.len(), 3, "events stay in the snapshot for evidence");
+    }
+
+    #[test]
+    fn cycles_and_self_owners_are_found() {
+        // E8: pod1 -> pod3, pod2 -> pod1, pod3 -> pod2; and a self-owner
+        let g = graph(vec![
+            obj("v1", "Pod", Some("a"), "pod1", "1").owned_by("v1", "Pod", "pod3", "3", Some(true)),
+            obj("v1", "Pod", Some("a"), "pod2", "2").owned_by("v1", "Pod", "pod1", "1", Some(true)),
+            obj("v1", "Pod", Some("a"), "pod3", "3").owned_by("v1", "Pod", "pod2", "2", Some(true)),
+            obj("v1", "Pod", Some("a"), "self", "4").owned_by("v1", "Pod", "self", "4", None),
+            obj("v1", "Pod", Some("a"), "free", "5").owned_by("v1", "Pod", "pod1", "1", None),
+        ]);
+        let cycles = crate::graph::owner_cycles(&g);
+        assert_eq!(cycles.len(), 2);
+        assert!(cycles.iter().any(|c| c.len() == 3));
+        assert!(cycles.iter().any(|c| c == &vec![node(&g, "Pod", "self")]));
+        assert!(!cycles.iter().flatten().any(|&n| n == node(&g, "Pod", "free")));
+    }
+}

@@ -1,19 +1,38 @@
 //! The finalizers in and around core Kubernetes and the components that remove them
-//! (gc-semantics §8), and the liveness of those components.
+//! (gc-semantics §8), and the liveness of those components: their leader-election Lease in
+//! kube-system, else their static Pods, else assumed alive (managed control planes are not visible).
+
+use std::collections::HashMap;
 
 use k8s_openapi::jiff::Timestamp;
 
 use super::ControllerState;
-use crate::graph::Graph;
+use super::lease::lease_status;
+use super::visibility::{Source, Visibility};
+use super::workload::State;
+use crate::graph::{Graph, NodeId};
 
 /// The control-plane component that runs a built-in finalizer's controller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
     KubeControllerManager,
     KubeApiserver,
     CloudControllerManager,
     CsiSidecar,
     KubeScheduler,
+}
+
+impl Component {
+    /// The name of its leader-election Lease in kube-system and of its static Pods.
+    fn name(self) -> &'static str {
+        match self {
+            Component::KubeControllerManager => "kube-controller-manager",
+            Component::KubeApiserver => "kube-apiserver",
+            Component::CloudControllerManager => "cloud-controller-manager",
+            Component::CsiSidecar => "csi",
+            Component::KubeScheduler => "kube-scheduler",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,14 +48,26 @@ pub fn builtin_owner(finalizer: &str) -> Option<BuiltinOwner> {
         "orphan" | "foregroundDeletion" => ("kube-controller-manager (garbage collector)", KubeControllerManager),
         "kubernetes" => ("kube-controller-manager (namespace controller)", KubeControllerManager),
         "customresourcecleanup.apiextensions.k8s.io" => ("kube-apiserver (CRD finalizer controller)", KubeApiserver),
-        "kubernetes.io/pvc-protection" => ("kube-controller-manager (pvc-protection controller)", KubeControllerManager),
+        "kubernetes.io/pvc-protection" => {
+            ("kube-controller-manager (pvc-protection controller)", KubeControllerManager)
+        }
         "kubernetes.io/pv-protection" => ("kube-controller-manager (pv-protection controller)", KubeControllerManager),
-        "kubernetes.io/pv-controller" => ("kube-controller-manager (persistent volume controller)", KubeControllerManager),
+        "kubernetes.io/pv-controller" => {
+            ("kube-controller-manager (persistent volume controller)", KubeControllerManager)
+        }
         "batch.kubernetes.io/job-tracking" => ("kube-controller-manager (job controller)", KubeControllerManager),
-        "resource.kubernetes.io/delete-protection" => ("kube-controller-manager (resourceclaim controller)", KubeControllerManager),
-        "networking.k8s.io/service-cidr-finalizer" => ("kube-controller-manager (servicecidrs controller)", KubeControllerManager),
-        "kubernetes.io/vac-protection" => ("kube-controller-manager (vac-protection controller)", KubeControllerManager),
-        "service.kubernetes.io/load-balancer-cleanup" => ("cloud-controller-manager (service controller)", CloudControllerManager),
+        "resource.kubernetes.io/delete-protection" => {
+            ("kube-controller-manager (resourceclaim controller)", KubeControllerManager)
+        }
+        "networking.k8s.io/service-cidr-finalizer" => {
+            ("kube-controller-manager (servicecidrs controller)", KubeControllerManager)
+        }
+        "kubernetes.io/vac-protection" => {
+            ("kube-controller-manager (vac-protection controller)", KubeControllerManager)
+        }
+        "service.kubernetes.io/load-balancer-cleanup" => {
+            ("cloud-controller-manager (service controller)", CloudControllerManager)
+        }
         "external-provisioner.volume.kubernetes.io/finalizer" => ("CSI external-provisioner sidecar", CsiSidecar),
         f if f.starts_with("external-attacher/") => ("CSI external-attacher sidecar", CsiSidecar),
         f if f.starts_with("external-snapshotter/") || f.starts_with("snapshot.storage.kubernetes.io/") => {
@@ -48,55 +79,94 @@ pub fn builtin_owner(finalizer: &str) -> Option<BuiltinOwner> {
     Some(BuiltinOwner { removed_by, component })
 }
 
-/// Liveness of a control-plane component, from its leader-election lease where the snapshot
-/// has one; otherwise assumed alive (managed control planes are not visible).
-pub fn component_liveness(g: &Graph, c: Component, now: Timestamp) -> (ControllerState, Vec<String>) {
-    let lease_name = match c {
-        Component::KubeControllerManager => "kube-controller-manager",
-        Component::CloudControllerManager => "cloud-controller-manager",
-        Component::KubeScheduler => "kube-scheduler",
-        Component::KubeApiserver => {
-            return (ControllerState::Alive, vec!["runs inside kube-apiserver, which served this data".into()]);
+/// Static control-plane Pods in kube-system (`component: kube-controller-manager` label, or a
+/// `kube-controller-manager-<node>` name), by component name.
+#[derive(Default)]
+pub struct ControlPlanePods {
+    by_component: HashMap<&'static str, Vec<NodeId>>,
+}
+
+impl ControlPlanePods {
+    pub fn new(g: &Graph) -> ControlPlanePods {
+        let mut by_component: HashMap<&'static str, Vec<NodeId>> = HashMap::new();
+        for (id, o) in g.observed() {
+            if o.kind != "Pod" || o.group() != "" || o.namespace_str() != "kube-system" {
+                continue;
+            }
+            for c in [Component::KubeControllerManager, Component::CloudControllerManager, Component::KubeScheduler] {
+                let n = c.name();
+                if o.labels.get("component").is_some_and(|v| v == n) || o.name.starts_with(&format!("{n}-")) {
+                    by_component.entry(n).or_default().push(id);
+                }
+            }
         }
-        Component::CsiSidecar => {
-            return (ControllerState::Alive, vec!["assumed alive (CSI driver pods not checked)".into()]);
-        }
-    };
-    match g.find("coordination.k8s.io", "Lease", Some("kube-system"), lease_name).and_then(|id| g.object(id)) {
-        Some(lease) => lease_state(lease, now),
-        None if c == Component::CloudControllerManager => (
-            ControllerState::Unknown,
-            vec!["no kube-system/cloud-controller-manager lease: the cloud controller may be absent or not visible".into()],
-        ),
-        None => (ControllerState::Alive, vec!["assumed alive (control plane not visible)".into()]),
+        ControlPlanePods { by_component }
     }
 }
 
-/// Alive when the lease was renewed within its duration, else Down since the renewal.
-pub fn lease_state(lease: &crate::snapshot::Object, now: Timestamp) -> (ControllerState, Vec<String>) {
-    let holder = lease.str_field("/spec/holderIdentity").unwrap_or("nobody");
-    let duration = lease.field("/spec/leaseDurationSeconds").and_then(|v| v.as_i64()).unwrap_or(15);
-    let renew: Option<Timestamp> = lease.str_field("/spec/renewTime").and_then(|s| s.parse().ok());
-    let ns = lease.namespace_str();
-    match renew {
-        Some(t) => {
-            let age = now.as_second() - t.as_second();
-            if age <= duration {
-                (
-                    ControllerState::Alive,
-                    vec![format!("lease {ns}/{} held by {holder}, renewed {age}s ago (duration {duration}s)", lease.name)],
-                )
-            } else {
-                (
-                    ControllerState::Down,
-                    vec![format!(
-                        "lease {ns}/{} held by {holder} was last renewed at {t} ({} ago, duration {duration}s)",
-                        lease.name,
-                        crate::age::human(age)
-                    )],
-                )
-            }
+fn assumed_alive(why: &str) -> State {
+    State { state: ControllerState::Alive, evidence: vec![format!("assumed alive ({why})")], since: None }
+}
+
+/// Liveness of a control-plane component: its kube-system Lease, else its static Pods, else
+/// assumed alive because the control plane is not visible.
+pub fn component_liveness(g: &Graph, pods: &ControlPlanePods, vis: &Visibility, c: Component, now: Timestamp) -> State {
+    match c {
+        Component::KubeApiserver => {
+            return State {
+                state: ControllerState::Alive,
+                evidence: vec!["runs inside kube-apiserver, which served this data".into()],
+                since: None,
+            };
         }
-        None => (ControllerState::Unknown, vec![format!("lease {ns}/{} has no renewTime", lease.name)]),
+        Component::CsiSidecar => return assumed_alive("CSI driver pods not checked"),
+        _ => {}
     }
+    let name = c.name();
+    if let Some(lease) = g.find("coordination.k8s.io", "Lease", Some("kube-system"), name).and_then(|id| g.object(id)) {
+        let s = lease_status(lease, now);
+        return State { state: s.state, evidence: vec![s.evidence], since: s.since };
+    }
+    let static_pods: Vec<_> = pods.by_component.get(name).into_iter().flatten().filter_map(|&p| g.object(p)).collect();
+    if !static_pods.is_empty() {
+        let ready: Vec<&str> = static_pods
+            .iter()
+            .filter(|p| !p.is_deleting() && p.condition("Ready").is_some_and(|r| r.is_true()))
+            .map(|p| p.name.as_str())
+            .collect();
+        return if ready.is_empty() {
+            let names: Vec<&str> = static_pods.iter().map(|p| p.name.as_str()).collect();
+            State {
+                state: ControllerState::Down,
+                evidence: vec![format!(
+                    "no kube-system/{name} lease; Pod kube-system/{} is not Ready",
+                    names.join(", ")
+                )],
+                since: static_pods
+                    .iter()
+                    .filter_map(|p| p.condition("Ready").and_then(|r| r.last_transition_time))
+                    .min(),
+            }
+        } else {
+            State {
+                state: ControllerState::Alive,
+                evidence: vec![format!("no kube-system/{name} lease; Pod kube-system/{} is Ready", ready.join(", "))],
+                since: None,
+            }
+        };
+    }
+    if let Some(e) = vis.unreadable(Source::Leases) {
+        return assumed_alive(&format!("control plane not visible: leases could not be read, \"{e}\""));
+    }
+    let kcm_visible = g.find("coordination.k8s.io", "Lease", Some("kube-system"), "kube-controller-manager").is_some();
+    if c == Component::CloudControllerManager && kcm_visible {
+        return State {
+            state: ControllerState::Unknown,
+            evidence: vec![
+                "no kube-system/cloud-controller-manager lease, though kube-controller-manager's is visible: the cloud controller may be absent or run out of sight".into(),
+            ],
+            since: None,
+        };
+    }
+    assumed_alive("control plane not visible")
 }

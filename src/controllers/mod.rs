@@ -3,14 +3,45 @@
 //! [`Liveness::finalizer`] answers for one finalizer on one object: the component or workload
 //! that removes it, whether that controller is Alive, Down, Missing or Unknown, and the
 //! evidence. The planner and `why-stuck` share it, so both assume the same thing.
+//!
+//! Attribution, strongest evidence first (each step becomes an evidence line):
+//! 1. the built-in finalizers and their control-plane components (`builtin`);
+//! 2. `metadata.managedFields`: the field manager that added the finalizer (`managed_fields`);
+//! 3. the finalizer's domain → the CRD groups it names → the RBAC subjects allowed to update
+//!    them → their ServiceAccounts → the Pods running as them → their workload (`domain`, `rbac`,
+//!    `workload`);
+//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`).
+//!
+//! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,
+//! no ready replica, crash-looping, or a stale lease, with the time it was last renewed); Missing
+//! (no workload or lease found: the controller was uninstalled); Unknown (the sources a search
+//! needs were unreadable or absent). Never dead from age alone.
+//!
+//! All indexes are built once in [`Liveness::new`]; [`Liveness::finalizer`] only looks up.
 
+mod attribute;
 mod builtin;
+mod domain;
+mod lease;
+mod managed_fields;
+mod rbac;
+mod visibility;
+mod workload;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use k8s_openapi::jiff::Timestamp;
 
 use crate::graph::{Graph, NodeId};
 
-pub use builtin::{builtin_owner, BuiltinOwner};
+pub use builtin::{BuiltinOwner, Component, builtin_owner};
+pub use domain::finalizer_domain;
+pub use lease::lease_state;
+pub use workload::Controller;
 
 /// Whether the controller that removes a finalizer is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -18,7 +49,8 @@ pub enum ControllerState {
     /// Ready pods, a lease renewed within its duration, or a control-plane component
     /// assumed alive because the control plane is not visible.
     Alive,
-    /// The controller exists but is not running (no ready replica, scaled to zero, stale lease).
+    /// The controller exists but is not running (no ready replica, scaled to zero, crash loop,
+    /// stale lease).
     Down,
     /// Nothing that could remove the finalizer was found: the controller was uninstalled.
     Missing,
@@ -44,18 +76,47 @@ pub struct FinalizerOwner {
     /// collector)`, `Deployment site-system/site-operator`), if known.
     pub removed_by: Option<String>,
     pub controller: ControllerState,
+    /// What was found, in the order it was looked for: attribution first, then liveness.
     pub evidence: Vec<String>,
+    /// The workload identified as the controller, when one was found.
+    pub workload: Option<Controller>,
+    /// When a Down controller was last seen working (its lease's last renewal, or the time its
+    /// pods stopped being ready), where known.
+    pub since: Option<Timestamp>,
 }
 
 /// Controller attribution over one graph, at one instant.
 pub struct Liveness<'g> {
     graph: &'g Graph,
     now: Timestamp,
+    visibility: visibility::Visibility,
+    crds: domain::Crds,
+    rbac: rbac::Rbac,
+    workloads: workload::Workloads,
+    leases: lease::Leases,
+    control_plane: builtin::ControlPlanePods,
+    /// Answers by finalizer and the managedFields entries that set it: nothing else about the
+    /// object changes the answer, so the 37 objects of a namespace that share one finalizer
+    /// cost one search.
+    memo: Mutex<HashMap<(String, String), FinalizerOwner>>,
 }
 
 impl<'g> Liveness<'g> {
+    /// Indexes the graph once: CRDs, RBAC grants, workloads and their pods, leases.
     pub fn new(graph: &'g Graph, now: Timestamp) -> Liveness<'g> {
-        Liveness { graph, now }
+        let workloads = workload::Workloads::new(graph);
+        let leases = lease::Leases::new(graph, &workloads);
+        Liveness {
+            graph,
+            now,
+            visibility: visibility::Visibility::new(&graph.snapshot),
+            crds: domain::Crds::new(graph),
+            rbac: rbac::Rbac::new(graph),
+            workloads,
+            leases,
+            control_plane: builtin::ControlPlanePods::new(graph),
+            memo: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn now(&self) -> Timestamp {
@@ -64,16 +125,32 @@ impl<'g> Liveness<'g> {
 
     /// Who removes `finalizer` from `object`, and whether it is alive.
     pub fn finalizer(&self, object: NodeId, finalizer: &str) -> FinalizerOwner {
-        let g = self.graph;
         if let Some(b) = builtin_owner(finalizer) {
-            let (controller, evidence) = builtin::component_liveness(g, b.component, self.now);
-            return FinalizerOwner { removed_by: Some(b.removed_by.to_string()), controller, evidence };
+            let s =
+                builtin::component_liveness(self.graph, &self.control_plane, &self.visibility, b.component, self.now);
+            let mut evidence = vec![format!("{finalizer} is a built-in finalizer removed by {}", b.removed_by)];
+            evidence.extend(s.evidence);
+            return FinalizerOwner {
+                removed_by: Some(b.removed_by.to_string()),
+                controller: s.state,
+                evidence,
+                workload: None,
+                since: s.since,
+            };
         }
-        let _ = object;
-        FinalizerOwner {
-            removed_by: None,
-            controller: ControllerState::Unknown,
-            evidence: vec![format!("no built-in controller removes {finalizer}; its controller could not be identified")],
+        let managers: String = self
+            .graph
+            .object(object)
+            .into_iter()
+            .flat_map(|o| managed_fields::managers_of(o, finalizer))
+            .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
+            .collect();
+        let key = (finalizer.to_string(), managers);
+        if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return hit.clone();
         }
+        let answer = attribute::attribute(self, object, finalizer);
+        self.memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, answer.clone());
+        answer
     }
 }

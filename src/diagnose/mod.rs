@@ -46,6 +46,8 @@ pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Objects that are stuck on their own account (not merely waiting on another).
     pub root_causes: Vec<NodeId>,
+    /// What the GC does with the target given its owner references.
+    pub gc_verdict: GcVerdict,
     pub incomplete: Vec<String>,
 }
 
@@ -104,6 +106,7 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
         finalizers: e.finalizers,
         findings: e.findings,
         root_causes,
+        gc_verdict: owner_findings(g, target).1,
         incomplete: g.snapshot.incomplete.clone(),
     }
 }
@@ -179,7 +182,7 @@ impl Explainer<'_, '_> {
         if x == self.target {
             self.finalizers.push(FinalizerReport { name: f.to_string(), owner: owner.clone() });
         }
-        let who = owner.removed_by.clone().unwrap_or_else(|| "an unidentified controller".into());
+        let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
             self.controller_not_alive(x, f, &owner, &who);
             return;
@@ -205,7 +208,7 @@ impl Explainer<'_, '_> {
                             if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
                         ),
                         vec![
-                            format!("Resolve what holds {} (below).", describe(g, d)),
+                            format!("Resolve what holds {} (see the root cause).", describe(g, d)),
                             format!("Or stop waiting for dependents: {}", remedy::redelete_background(g, x)),
                         ],
                     );
@@ -238,26 +241,23 @@ impl Explainer<'_, '_> {
         };
         let state = match owner.controller {
             ControllerState::Down => "exists but is not running",
-            ControllerState::Missing => "was not found anywhere (uninstalled?)",
+            ControllerState::Missing => "was not found (uninstalled?)",
             _ => "could not be judged",
         };
-        let mut remedies = Vec::new();
-        match owner.controller {
-            ControllerState::Down => remedies.push(format!("Restore {who}: bring its pods back (scale it up, fix its crash) so it removes {f} itself.")),
-            ControllerState::Missing => remedies.push(format!("Reinstall the controller that owns {f} so it can clean up and remove it.")),
-            _ => remedies.push(format!("Find the controller that owns {f} and check it is running.")),
-        }
+        let mut remedies = remedy::restore_controller(owner, f);
         if let Some(p) = remedy::remove_finalizer(g, x, f) {
             remedies.push(format!(
-                "Last resort, only once whatever {f} guards has been cleaned up by hand (external resources it manages are otherwise stranded): {p}"
+                "Last resort, only once whatever {f} guards has been cleaned up by hand (what its controller manages outside the cluster is otherwise stranded): {p}"
             ));
         }
+        // the decisive evidence is the liveness verdict, which comes last
+        let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
         self.finding(
             code,
             severity,
             x,
             Vec::new(),
-            format!("{} keeps {f}; it is removed by {who}, which {state} ({})", describe(g, x), owner.evidence.join("; ")),
+            format!("{} keeps {f}; it is removed by {who}, which {state}{why}", describe(g, x)),
             remedies,
         );
         if stuck {
@@ -358,7 +358,7 @@ impl Explainer<'_, '_> {
                 self.finalizers.push(FinalizerReport { name: f.clone(), owner: owner.clone() });
             }
             if f != "kubernetes" && owner.controller != ControllerState::Alive {
-                let who = owner.removed_by.clone().unwrap_or_else(|| "an unidentified controller".into());
+                let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
                 self.controller_not_alive(x, f, &owner, &who);
             }
         }

@@ -1,5 +1,6 @@
 //! Next steps, printed as exact commands for a human to run; the plugin never runs them.
 
+use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
@@ -37,6 +38,32 @@ pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<String>
     ))
 }
 
+/// How to bring back the controller that owns a finalizer, most specific first.
+pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<String> {
+    let who = owner.removed_by.as_deref().unwrap_or("the controller");
+    let mut out = Vec::new();
+    match (owner.controller, &owner.workload) {
+        (ControllerState::Down, Some(w)) => {
+            let ns = w.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default();
+            let res = w.kind.to_lowercase();
+            if owner.evidence.iter().any(|e| e.contains("scaled to zero")) {
+                out.push(format!("Scale {who} back up so it removes {f} itself: kubectl scale {res}/{}{ns} --replicas=1", w.name));
+            } else {
+                out.push(format!(
+                    "Bring {who} back so it removes {f} itself; see why its pods are not ready: kubectl describe {res}/{}{ns}",
+                    w.name
+                ));
+            }
+        }
+        (ControllerState::Down, None) => out.push(format!("Bring {who} back so it removes {f} itself.")),
+        (ControllerState::Missing, _) => out.push(format!(
+            "Reinstall the controller that owns {f} (the operator of its API group), so it can clean up and remove it."
+        )),
+        _ => out.push(format!("Find the controller that owns {f} and check that it is running.")),
+    }
+    out
+}
+
 /// Re-DELETE with Background: the API server drops `foregroundDeletion`/`orphan`
 /// (gc-semantics §2.5); other finalizers still hold the object.
 pub fn redelete_background(g: &Graph, x: NodeId) -> String {
@@ -59,8 +86,7 @@ pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdic
     );
     match verdict {
         GcVerdict::Collected => vec![
-            "If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have):".into(),
-            patch,
+            format!("If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have): {patch}"),
             "If it should belong to the current owner, let that owner's controller re-adopt it, or point the reference at the owner's current uid.".into(),
         ],
         _ => vec![format!("Remove or correct the invalid reference: {patch}")],

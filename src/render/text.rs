@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{describe, Diagnosis, FindingCode, Severity};
+use crate::diagnose::{describe, Diagnosis, FindingCode, GcVerdict, Severity};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
@@ -16,7 +16,15 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
     match (d.deletion_timestamp, d.stuck) {
-        (None, _) => writeln!(w, "{} {target} is not being deleted.", st.strong("NOT DELETING"))?,
+        (None, _) => {
+            let gc = match d.gc_verdict {
+                GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
+                GcVerdict::NeverActedOn => "; the garbage collector will never act on it (an owner reference it cannot resolve)",
+                GcVerdict::Kept => "; it has a solid owner",
+                GcVerdict::NoOwners => "",
+            };
+            writeln!(w, "{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))?
+        }
         (Some(_), true) => writeln!(
             w,
             "{} {target} has been terminating for {} and will not finish without someone acting.",
@@ -30,11 +38,24 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
             age::human(d.deleting_for_seconds.unwrap_or(0))
         )?,
     }
-    // 2. root causes
-    if d.stuck && !d.root_causes.is_empty() {
+    // 2. root causes, finalizers grouped by the controller that must remove them
+    let is_root = |f: &&crate::diagnose::Finding| d.root_causes.contains(&f.object) && f.severity == Severity::Error;
+    if d.stuck {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
-        for f in d.findings.iter().filter(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error) {
-            writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?;
+        let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+        for f in d.findings.iter().filter(is_root) {
+            match (f.code, f.message.split_once("; it is removed by ")) {
+                (FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing, Some((head, tail))) => {
+                    by_controller.entry((f.code.as_str().to_string(), tail.to_string())).or_default().push(head.to_string());
+                }
+                _ => writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?,
+            }
+        }
+        for ((code, controller), objects) in &by_controller {
+            writeln!(w, "  {} {}", st.bad(code), sanitize(controller))?;
+            for o in objects {
+                writeln!(w, "      {}", sanitize(o))?;
+            }
         }
     }
     // 3. finalizers of the target
@@ -61,9 +82,9 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     // 4. the evidence: findings, namespace content grouped
     let (content, rest): (Vec<_>, Vec<_>) =
         d.findings.iter().partition(|f| f.code == FindingCode::NamespaceContentRemaining);
-    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted).collect();
+    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && is_root(f))).collect();
     if !shown.is_empty() {
-        writeln!(w, "\n{}", st.strong("Findings"))?;
+        writeln!(w, "\n{}", st.strong(if d.stuck { "What waits on it" } else { "Findings" }))?;
         for f in &shown {
             let code = match f.severity {
                 Severity::Error => st.bad(f.code.as_str()),
@@ -117,24 +138,40 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
     Ok(())
 }
 
+/// Deeper levels are not drawn, only numbered: a 10,000-deep chain stays readable and linear.
+const MAX_DRAWN_DEPTH: usize = 32;
+
+/// For each entry, whether no later sibling follows it (one backward pass).
+fn last_siblings(tree: &Tree) -> Vec<bool> {
+    let mut out = vec![true; tree.entries.len()];
+    let mut seen: Vec<bool> = Vec::new();
+    for (i, e) in tree.entries.iter().enumerate().rev() {
+        seen.truncate(e.depth + 1);
+        seen.resize(e.depth + 1, false);
+        out[i] = !seen[e.depth];
+        seen[e.depth] = true;
+    }
+    out
+}
+
 pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
     let root_ns = tree.entries.first().and_then(|e| g.node(e.node).identity.namespace.clone());
-    // the prefix for each depth: whether the ancestor at that depth has later siblings
+    let is_last = last_siblings(tree);
+    // whether the ancestor at each depth was the last of its siblings
     let mut last_at_depth: Vec<bool> = Vec::new();
     for (i, e) in tree.entries.iter().enumerate() {
-        let is_last = !tree.entries[i + 1..]
-            .iter()
-            .take_while(|n| n.depth >= e.depth)
-            .any(|n| n.depth == e.depth);
         last_at_depth.truncate(e.depth);
         let mut prefix = String::new();
-        for d in 1..e.depth {
+        for d in 1..e.depth.min(MAX_DRAWN_DEPTH) {
             prefix.push_str(if last_at_depth.get(d).copied().unwrap_or(true) { "    " } else { "│   " });
         }
-        if e.depth > 0 {
-            prefix.push_str(if is_last { "└── " } else { "├── " });
+        if e.depth >= MAX_DRAWN_DEPTH {
+            prefix.push_str(&format!("… [depth {}] ", e.depth));
         }
-        last_at_depth.push(is_last);
+        if e.depth > 0 {
+            prefix.push_str(if is_last[i] { "└── " } else { "├── " });
+        }
+        last_at_depth.push(is_last[i]);
         let id = &g.node(e.node).identity;
         let mut name = format!("{}/{}", id.kind, id.name);
         if id.namespace != root_ns

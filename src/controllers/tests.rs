@@ -1,0 +1,463 @@
+//! Scenarios for attribution and liveness: one per attribution path and per verdict, each
+//! asserting the state and that the evidence names what was found.
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::{ControllerState, FinalizerOwner, Liveness};
+use crate::graph::Graph;
+use crate::snapshot::Snapshot;
+use crate::snapshot::raw::{Flattened, RawDoc};
+
+/// A graph over JSON object snippets.
+pub(crate) fn graph_of(docs: &[&str]) -> Graph {
+    graph_with(docs, &[])
+}
+
+/// A graph over JSON object snippets, with `incomplete` entries.
+pub(crate) fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
+    let mut f = Flattened::default();
+    for d in docs {
+        f.push(serde_json::from_str::<RawDoc>(d).unwrap_or_else(|e| panic!("bad test JSON ({e}): {d}")));
+    }
+    f.incomplete.extend(incomplete.iter().map(|s| s.to_string()));
+    Graph::build(Snapshot::from_flattened(f))
+}
+
+fn fixture(name: &str) -> Graph {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).join("snapshot.json");
+    Graph::build(crate::source::file::load(&[path]).expect("fixture loads"))
+}
+
+fn now() -> Timestamp {
+    "2026-11-29T12:00:00Z".parse().unwrap()
+}
+
+/// The answer for `finalizer` on the object `group/kind ns/name`.
+fn answer(g: &Graph, group: &str, kind: &str, ns: Option<&str>, name: &str, finalizer: &str) -> FinalizerOwner {
+    let id = g.find(group, kind, ns, name).unwrap_or_else(|| panic!("{kind} {name} not in the test snapshot"));
+    Liveness::new(g, now()).finalizer(id, finalizer)
+}
+
+#[track_caller]
+fn assert_evidence(a: &FinalizerOwner, needles: &[&str]) {
+    for n in needles {
+        assert!(a.evidence.iter().any(|e| e.contains(n)), "no evidence line mentions {n:?}:\n{:#?}", a.evidence);
+    }
+}
+
+// Pieces of small snapshots.
+const SITE: &str = r#"{"apiVersion":"own.labhub.io/v1","kind":"Site","metadata":{"name":"alpha","namespace":"labs","uid":"site",
+    "finalizers":["own.labhub.io/cleanup"],"deletionTimestamp":"2026-11-29T10:00:00Z"}}"#;
+const CRD: &str = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"sites.own.labhub.io","uid":"crd"},
+    "spec":{"group":"own.labhub.io","names":{"kind":"Site","plural":"sites"}}}"#;
+const KCM_LEASE: &str = r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-controller-manager","namespace":"kube-system","uid":"kcm"},
+    "spec":{"holderIdentity":"cp-1_x","leaseDurationSeconds":15,"renewTime":"2026-11-29T11:59:55Z"}}"#;
+const ROLE: &str = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"site-ctl","namespace":"ops","uid":"role"},
+    "rules":[{"apiGroups":["own.labhub.io"],"resources":["sites","sites/finalizers"],"verbs":["update","patch"]}]}"#;
+const ROLE_BINDING: &str = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"site-ctl","namespace":"ops","uid":"rb"},
+    "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"site-ctl"},
+    "subjects":[{"kind":"ServiceAccount","name":"site-ctl","namespace":"ops"}]}"#;
+const ADMIN: &str = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"cluster-admin","uid":"admin"},
+    "rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}"#;
+const ADMIN_BINDING: &str = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"ci-admin","uid":"crb-admin"},
+    "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
+    "subjects":[{"kind":"ServiceAccount","name":"ci","namespace":"ci"}]}"#;
+const CI_DEPLOYMENT: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"ci-runner","namespace":"ci","uid":"ci"},
+    "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"ci"}}},"status":{"readyReplicas":1}}"#;
+
+/// `ops/site-ctl`: a Deployment → ReplicaSet → Pod running as ServiceAccount ops/site-ctl, with
+/// the given pod status.
+fn site_ctl(pod_status: &str) -> Vec<String> {
+    vec![
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"site-ctl","namespace":"ops","uid":"dep"},
+            "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"site-ctl","containers":[{"name":"manager"}]}}},
+            "status":{"replicas":1}}"#
+            .to_string(),
+        r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"site-ctl-6c9f","namespace":"ops","uid":"rs",
+            "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"site-ctl","uid":"dep","controller":true}]}}"#
+            .to_string(),
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"site-ctl-6c9f-q7","namespace":"ops","uid":"pod",
+            "ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"site-ctl-6c9f","uid":"rs","controller":true}}]}},
+            "spec":{{"serviceAccountName":"site-ctl","containers":[{{"name":"manager"}}]}},"status":{pod_status}}}"#
+        ),
+    ]
+}
+
+const READY: &str = r#"{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}"#;
+
+fn docs<'a>(fixed: &[&'a str], extra: &'a [String]) -> Vec<&'a str> {
+    fixed.iter().copied().chain(extra.iter().map(String::as_str)).collect()
+}
+
+// --- built-in owners and the control plane ---------------------------------------------------
+
+#[test]
+fn foreground_deletion_is_the_garbage_collectors_alive_by_its_lease() {
+    let g = fixture("site-operator-gone");
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "foregroundDeletion");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("kube-controller-manager (garbage collector)"));
+    assert_evidence(
+        &a,
+        &[
+            "built-in finalizer",
+            "lease kube-system/kube-controller-manager held by control-plane-1_5c1e, renewed 6s ago",
+        ],
+    );
+}
+
+#[test]
+fn builtins_are_assumed_alive_when_the_control_plane_is_not_visible() {
+    let g = graph_of(&[
+        r#"{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"data","namespace":"labs","uid":"pvc",
+        "finalizers":["kubernetes.io/pvc-protection"]}}"#,
+    ]);
+    let a = answer(&g, "", "PersistentVolumeClaim", Some("labs"), "data", "kubernetes.io/pvc-protection");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("kube-controller-manager (pvc-protection controller)"));
+    assert_evidence(&a, &["assumed alive (control plane not visible)"]);
+}
+
+#[test]
+fn a_stale_controller_manager_lease_means_the_garbage_collector_is_down() {
+    let stale = KCM_LEASE.replace("11:59:55Z", "11:00:00Z");
+    let g = graph_of(&[SITE, &stale]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "orphan");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.since, Some("2026-11-29T11:00:00Z".parse().unwrap()));
+    assert_evidence(&a, &["kube-system/kube-controller-manager", "last renewed at 2026-11-29T11:00:00Z (60m ago"]);
+}
+
+#[test]
+fn without_a_lease_static_control_plane_pods_tell_liveness() {
+    let g = graph_of(&[
+        SITE,
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"kube-controller-manager-cp1","namespace":"kube-system","uid":"kcm-pod",
+            "labels":{"component":"kube-controller-manager"}},"status":{"conditions":[{"type":"Ready","status":"False"}]}}"#,
+    ]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "foregroundDeletion");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_evidence(&a, &["Pod kube-system/kube-controller-manager-cp1 is not Ready"]);
+}
+
+#[test]
+fn load_balancer_cleanup_is_unknown_when_only_the_cloud_controller_is_unseen() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"labs","uid":"svc",
+            "finalizers":["service.kubernetes.io/load-balancer-cleanup"]}}"#,
+    ]);
+    let a = answer(&g, "", "Service", Some("labs"), "lb", "service.kubernetes.io/load-balancer-cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["no kube-system/cloud-controller-manager lease"]);
+}
+
+// --- attribution paths -----------------------------------------------------------------------
+
+#[test]
+fn managed_fields_name_the_controller_that_added_the_finalizer() {
+    let g = graph_of(&[
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm",
+            "finalizers":["acme.example.com/cleanup"],
+            "managedFields":[
+              {"manager":"kubectl-client-side-apply","operation":"Update","fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"other.example.com/x\"":{}}}}},
+              {"manager":"acme-operator","operation":"Update","time":"2026-11-20T10:00:00Z",
+               "fieldsV1":{"f:metadata":{"f:finalizers":{".":{},"v:\"acme.example.com/cleanup\"":{}}}}}]}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"acme-operator","namespace":"acme","uid":"d"},
+            "spec":{"replicas":1},"status":{"readyReplicas":1}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment acme/acme-operator"));
+    assert_evidence(
+        &a,
+        &[
+            "managedFields: field manager \"acme-operator\" (Update at 2026-11-20T10:00:00Z) added it; that name matches Deployment acme/acme-operator",
+            "1/1 ready replicas",
+        ],
+    );
+    assert!(!a.evidence.iter().any(|e| e.contains("kubectl")), "{:#?}", a.evidence);
+}
+
+#[test]
+fn a_client_field_manager_is_not_taken_for_the_controller() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm",
+            "finalizers":["acme.example.com/cleanup"],
+            "managedFields":[{"manager":"kubectl-edit","operation":"Update",
+               "fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"acme.example.com/cleanup\"":{}}}}}]}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"kubectl-edit","namespace":"x","uid":"d"},"spec":{"replicas":1}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
+    assert_eq!(a.controller, ControllerState::Missing);
+    assert_eq!(a.workload, None);
+    assert_evidence(&a, &["field manager \"kubectl-edit\" (Update) added it; a client applies finalizers"]);
+}
+
+#[test]
+fn the_domain_leads_through_crd_rbac_and_service_account_to_the_workload() {
+    let ctl = site_ctl(READY);
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING, ADMIN, ADMIN_BINDING, CI_DEPLOYMENT], &ctl));
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment ops/site-ctl"));
+    assert_eq!(a.workload.as_ref().map(|w| w.name.as_str()), Some("site-ctl"));
+    assert_evidence(
+        &a,
+        &[
+            "domain own.labhub.io matches CRD sites.own.labhub.io (group own.labhub.io)",
+            "Role ops/site-ctl may update sites, sites/finalizers (own.labhub.io); RoleBinding ops/site-ctl binds it to ServiceAccount ops/site-ctl",
+            "ServiceAccount ops/site-ctl runs Pod site-ctl-6c9f-q7 of Deployment ops/site-ctl",
+            "Deployment ops/site-ctl: 1/1 ready (Pod site-ctl-6c9f-q7 Ready)",
+        ],
+    );
+    // cluster-admin's wildcard grants name nobody
+    assert!(!a.evidence.iter().any(|e| e.contains("ci-runner") || e.contains("cluster-admin")), "{:#?}", a.evidence);
+}
+
+#[test]
+fn a_core_object_carrying_an_operator_finalizer_points_at_the_operator() {
+    let g = fixture("site-operator-gone");
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "alpha-config", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment site-system/site-operator"));
+    assert_evidence(&a, &["ClusterRole site-operator may update sites, sites/finalizers (own.labhub.io)"]);
+}
+
+#[test]
+fn the_service_account_with_finalizer_rights_wins_over_an_editor() {
+    let editor = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"site-editor","uid":"ed"},
+        "rules":[{"apiGroups":["own.labhub.io"],"resources":["sites"],"verbs":["update","patch"]}]}"#;
+    let editor_binding = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"ci-sites","uid":"edb"},
+        "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"site-editor"},
+        "subjects":[{"kind":"User","name":"system:serviceaccount:ci:ci"}]}"#;
+    let ctl = site_ctl(r#"{"phase":"Running","conditions":[{"type":"Ready","status":"False"}]}"#);
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING, editor, editor_binding, CI_DEPLOYMENT], &ctl));
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment ops/site-ctl"));
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_evidence(&a, &["chose Deployment ops/site-ctl; also allowed: Deployment ci/ci-runner"]);
+}
+
+#[test]
+fn a_kubebuilder_lease_and_its_holder_name_the_workload() {
+    let g = graph_of(&[
+        r#"{"apiVersion":"acme.example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"labs","uid":"w",
+            "finalizers":["acme.example.com/finalizer"]}}"#,
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"9a8b7c6d.example.com","namespace":"acme-system","uid":"l"},
+            "spec":{"holderIdentity":"acme-ctl-5f6d7-abcde_0b1c","leaseDurationSeconds":15,"renewTime":"2026-11-29T11:59:58Z"}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"acme-ctl","namespace":"acme-system","uid":"d"},"spec":{"replicas":1}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"acme-ctl-5f6d7","namespace":"acme-system","uid":"rs",
+            "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"acme-ctl","uid":"d","controller":true}]}}"#,
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"acme-ctl-5f6d7-abcde","namespace":"acme-system","uid":"p",
+            "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"acme-ctl-5f6d7","uid":"rs","controller":true}]}}"#,
+    ]);
+    let a = answer(&g, "acme.example.com", "Widget", Some("labs"), "w", "acme.example.com/finalizer");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment acme-system/acme-ctl"));
+    assert_evidence(
+        &a,
+        &[
+            "leader-election lease acme-system/9a8b7c6d.example.com matches acme.example.com; holder acme-ctl-5f6d7-abcde_0b1c: Pod acme-ctl-5f6d7-abcde of Deployment acme-system/acme-ctl",
+            "renewed 2s ago",
+        ],
+    );
+}
+
+// --- liveness verdicts -----------------------------------------------------------------------
+
+#[test]
+fn site_basics_operator_is_alive_with_a_ready_pod_and_a_fresh_lease() {
+    let g = fixture("site-basics");
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment site-system/site-operator"));
+    assert_eq!(a.since, None);
+    assert_evidence(
+        &a,
+        &[
+            "ServiceAccount site-system/site-operator runs Pod site-operator-7d4b9c-x0 of Deployment site-system/site-operator",
+            "Deployment site-system/site-operator: 1/1 ready (Pod site-operator-7d4b9c-x0 Ready)",
+            "lease site-system/f1c2e3d4.own.labhub.io held by site-operator-7d4b9c-x0_3f2a, renewed 0s ago",
+        ],
+    );
+}
+
+#[test]
+fn scaled_to_zero_operator_is_down_since_its_lease_went_stale() {
+    let g = fixture("site-operator-gone");
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment site-system/site-operator"));
+    assert_eq!(a.since, Some("2026-11-29T08:40:00Z".parse().unwrap()));
+    assert_evidence(
+        &a,
+        &[
+            "ServiceAccount site-system/site-operator is the pod template's account of Deployment site-system/site-operator",
+            "holder site-operator-7d4b9c-old_9e1d: no Pod site-operator-7d4b9c-old remains; its name points at ReplicaSet site-operator-7d4b9c of Deployment site-system/site-operator",
+            "Deployment site-system/site-operator is scaled to zero (spec.replicas: 0)",
+            "was last renewed at 2026-11-29T08:40:00Z (3h20m ago",
+        ],
+    );
+}
+
+#[test]
+fn a_stale_lease_whose_holder_is_gone_means_down_since_the_last_renewal() {
+    let g = graph_of(&[
+        SITE,
+        CRD,
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"f1c2e3d4.own.labhub.io","namespace":"site-system","uid":"l"},
+            "spec":{"holderIdentity":"site-operator-7d4b9c-zz_1","leaseDurationSeconds":15,"renewTime":"2026-11-29T09:00:00Z"}}"#,
+    ]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.removed_by.as_deref(), Some("leader of lease site-system/f1c2e3d4.own.labhub.io"));
+    assert_eq!(a.since, Some("2026-11-29T09:00:00Z".parse().unwrap()));
+    assert_evidence(
+        &a,
+        &[
+            "its holder site-operator-7d4b9c-zz_1 is no Pod or workload in the snapshot",
+            "last renewed at 2026-11-29T09:00:00Z (3h0m ago",
+        ],
+    );
+}
+
+#[test]
+fn a_crash_looping_operator_is_down() {
+    let ctl = site_ctl(
+        r#"{"phase":"Running","conditions":[{"type":"Ready","status":"False","lastTransitionTime":"2026-11-29T11:10:00Z"}],
+            "containerStatuses":[{"name":"manager","ready":false,"restartCount":37,
+              "state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}"#,
+    );
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING], &ctl));
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment ops/site-ctl"));
+    assert_eq!(a.since, Some("2026-11-29T11:10:00Z".parse().unwrap()));
+    assert_evidence(&a, &["Pod site-ctl-6c9f-q7 container manager is crash-looping (CrashLoopBackOff, 37 restarts)"]);
+}
+
+#[test]
+fn a_fresh_lease_keeps_the_controller_alive_even_without_ready_pods_in_view() {
+    let ctl = site_ctl(r#"{"phase":"Pending"}"#);
+    let lease = r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"abc.own.labhub.io","namespace":"ops","uid":"l"},
+        "spec":{"holderIdentity":"site-ctl-6c9f-zz_1","leaseDurationSeconds":30,"renewTime":"2026-11-29T11:59:50Z"}}"#;
+    let g = graph_of(&docs(&[SITE, CRD, ROLE, ROLE_BINDING, lease], &ctl));
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Alive);
+    assert_evidence(
+        &a,
+        &["Pod site-ctl-6c9f-q7 is Pending", "lease ops/abc.own.labhub.io held by site-ctl-6c9f-zz_1, renewed 10s ago"],
+    );
+}
+
+#[test]
+fn an_uninstalled_operator_is_missing() {
+    let g = fixture("namespace-terminating");
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Missing);
+    assert_eq!(a.workload, None);
+    assert_evidence(
+        &a,
+        &[
+            "domain own.labhub.io matches CRD sites.own.labhub.io",
+            "no Role or ClusterRole (wildcard admin roles aside) grants update or patch on own.labhub.io",
+            "no leader-election lease is named after own.labhub.io",
+            "the controller appears to be uninstalled",
+        ],
+    );
+}
+
+#[test]
+fn leftover_rbac_without_a_workload_is_still_missing() {
+    let g = graph_of(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING, CI_DEPLOYMENT]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Missing);
+    assert_eq!(a.removed_by.as_deref(), Some("ServiceAccount ops/site-ctl"));
+    assert_evidence(&a, &["no Pod or workload runs as ServiceAccount ops/site-ctl", "(only its RBAC remains)"]);
+}
+
+#[test]
+fn unreadable_pods_and_rbac_make_an_absence_unknown() {
+    let g = graph_with(
+        &[SITE, CRD, KCM_LEASE, CI_DEPLOYMENT],
+        &["pods: forbidden", "clusterrolebindings.rbac.authorization.k8s.io: forbidden"],
+    );
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(
+        &a,
+        &[
+            "could not read Pods (\"pods: forbidden\"), RBAC objects (\"clusterrolebindings.rbac.authorization.k8s.io: forbidden\")",
+        ],
+    );
+}
+
+#[test]
+fn a_snapshot_with_nothing_to_search_is_unknown() {
+    let g = graph_of(&[SITE, CRD]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["holds no Pods, workloads, RBAC objects or Leases"]);
+}
+
+#[test]
+fn a_bare_finalizer_without_a_manager_is_unknown() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm","finalizers":["wait-for-it"]}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "wait-for-it");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["wait-for-it names no domain"]);
+}
+
+#[test]
+fn a_unique_container_named_like_the_field_manager_identifies_the_controller() {
+    // kubebuilder's default manager name is `manager`, its container's name
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm",
+            "finalizers":["acme.example.com/cleanup"],
+            "managedFields":[{"manager":"manager","operation":"Update",
+               "fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"acme.example.com/cleanup\"":{}}}}}]}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"acme-controller-manager","namespace":"acme-system","uid":"d"},
+            "spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"manager"},{"name":"kube-rbac-proxy"}]}}},
+            "status":{"readyReplicas":0,"conditions":[{"type":"Available","status":"False","lastTransitionTime":"2026-11-29T07:00:00Z"}]}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment acme-system/acme-controller-manager"));
+    assert_eq!(a.controller, ControllerState::Down);
+    assert_eq!(a.since, Some("2026-11-29T07:00:00Z".parse().unwrap()));
+    assert_evidence(
+        &a,
+        &[
+            "field manager \"manager\" (Update) added it; that name matches Deployment acme-system/acme-controller-manager",
+            "has no ready replica (0/1), and no Pod of it is in the snapshot",
+        ],
+    );
+}
+
+#[test]
+fn an_unlisted_kubernetes_finalizer_is_unknown_not_missing() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm","finalizers":["kubernetes.io/new-protection"]}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "kubernetes.io/new-protection");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["Kubernetes-reserved domain"]);
+}
+
+#[test]
+fn objects_sharing_a_finalizer_get_the_same_answer() {
+    let g = fixture("site-operator-gone");
+    let l = Liveness::new(&g, now());
+    let ids: Vec<_> =
+        ["alpha-config", "alpha-audit"].iter().map(|n| g.find("", "ConfigMap", Some("labs"), n).unwrap()).collect();
+    let a = l.finalizer(ids[0], "own.labhub.io/cleanup");
+    assert_eq!(a, l.finalizer(ids[1], "own.labhub.io/cleanup"));
+    assert_eq!(a.controller, ControllerState::Down);
+}

@@ -1,0 +1,303 @@
+//! Workloads (Deployment, StatefulSet, DaemonSet, bare ReplicaSet, Job, bare Pod), the Pods they
+//! run, the ServiceAccounts those run as, and whether a workload is up: ready Pods, replicas,
+//! scale to zero, crash loops.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::ControllerState;
+use crate::graph::{Graph, NodeId};
+use crate::snapshot::Object;
+
+/// A ServiceAccount: namespace and name.
+pub type SaKey = (String, String);
+
+/// The workload that runs a controller, as `removed_by` names it: `Deployment site-system/site-operator`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Controller {
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl Controller {
+    pub fn of(o: &Object) -> Controller {
+        Controller { kind: o.kind.clone(), namespace: o.namespace.clone(), name: o.name.clone() }
+    }
+}
+
+impl fmt::Display for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(ns) => write!(f, "{} {ns}/{}", self.kind, self.name),
+            None => write!(f, "{} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// `Kind ns/name` of any object, for evidence.
+pub fn describe(o: &Object) -> String {
+    Controller::of(o).to_string()
+}
+
+fn is_workload(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")
+            | ("", "ReplicationController")
+            | ("batch", "Job")
+    )
+}
+
+/// Kinds that carry a pod template and can be matched by template ServiceAccount or container name.
+fn has_template(group: &str, kind: &str) -> bool {
+    matches!((group, kind), ("apps", "Deployment" | "StatefulSet" | "DaemonSet"))
+}
+
+/// The ServiceAccount a pod spec runs as (`default` when unset).
+fn service_account(spec: Option<&serde_json::Value>) -> String {
+    spec.and_then(|s| s.get("serviceAccountName").or_else(|| s.get("serviceAccount")))
+        .and_then(|v| v.as_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string()
+}
+
+fn container_names(spec: Option<&serde_json::Value>) -> impl Iterator<Item = &str> {
+    spec.and_then(|s| s.get("containers"))
+        .and_then(|c| c.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.get("name").and_then(|n| n.as_str()))
+}
+
+/// Indexes over workloads and pods, built once.
+#[derive(Default)]
+pub struct Workloads {
+    workload_of_pod: HashMap<NodeId, NodeId>,
+    pods_of: HashMap<NodeId, Vec<NodeId>>,
+    pods_by_sa: HashMap<SaKey, Vec<NodeId>>,
+    by_template_sa: HashMap<SaKey, Vec<NodeId>>,
+    by_name: HashMap<String, Vec<NodeId>>,
+    by_container: HashMap<String, Vec<NodeId>>,
+}
+
+impl Workloads {
+    pub fn new(g: &Graph) -> Workloads {
+        let mut w = Workloads::default();
+        for (id, o) in g.observed() {
+            let (group, kind) = (o.group(), o.kind.as_str());
+            if (group, kind) == ("", "Pod") {
+                let spec = o.field("/spec");
+                let ns = o.namespace_str().to_string();
+                w.pods_by_sa.entry((ns, service_account(spec))).or_default().push(id);
+                let wl = workload_of(g, id, o);
+                w.workload_of_pod.insert(id, wl);
+                w.pods_of.entry(wl).or_default().push(id);
+                if wl == id {
+                    w.by_name.entry(o.name.clone()).or_default().push(id);
+                    for c in container_names(spec) {
+                        w.by_container.entry(c.to_string()).or_default().push(id);
+                    }
+                }
+            } else if has_template(group, kind) {
+                let spec = o.field("/spec/template/spec");
+                let ns = o.namespace_str().to_string();
+                w.by_template_sa.entry((ns, service_account(spec))).or_default().push(id);
+                w.by_name.entry(o.name.clone()).or_default().push(id);
+                for c in container_names(spec) {
+                    w.by_container.entry(c.to_string()).or_default().push(id);
+                }
+            }
+        }
+        for v in w.by_container.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        w
+    }
+
+    /// The workload a pod belongs to (the pod itself when it has no workload owner).
+    pub fn workload_of_pod(&self, pod: NodeId) -> Option<NodeId> {
+        self.workload_of_pod.get(&pod).copied()
+    }
+
+    pub fn pods_of(&self, workload: NodeId) -> &[NodeId] {
+        self.pods_of.get(&workload).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn pods_running_as(&self, sa: &SaKey) -> &[NodeId] {
+        self.pods_by_sa.get(sa).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Deployments, StatefulSets and DaemonSets whose pod template runs as `sa`.
+    pub fn templated_as(&self, sa: &SaKey) -> &[NodeId] {
+        self.by_template_sa.get(sa).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Workloads (or bare pods) named `name`, or with a container named `name`.
+    pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
+        let mut v: Vec<NodeId> =
+            self.by_name.get(name).into_iter().chain(self.by_container.get(name)).flatten().copied().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub fn is_named(&self, g: &Graph, wl: NodeId, name: &str) -> bool {
+        g.object(wl).is_some_and(|o| o.name == name)
+    }
+}
+
+/// Follows controller owner references from a pod up to its workload: Pod → ReplicaSet →
+/// Deployment, Pod → StatefulSet/DaemonSet/Job. A pod with no observed workload owner is its own.
+fn workload_of(g: &Graph, pod: NodeId, o: &Object) -> NodeId {
+    let mut cur = (pod, o);
+    for _ in 0..3 {
+        let Some(r) = cur.1.owner_references.iter().find(|r| r.is_controller()) else { break };
+        let Some(owner) = g.by_uid(&r.uid) else { break };
+        let Some(oo) = g.object(owner) else { break };
+        if !is_workload(oo.group(), &oo.kind) {
+            break;
+        }
+        cur = (owner, oo);
+        if oo.kind != "ReplicaSet" {
+            break;
+        }
+    }
+    cur.0
+}
+
+/// A controller's state with its evidence, and since when it is down where known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct State {
+    pub state: ControllerState,
+    pub evidence: Vec<String>,
+    pub since: Option<Timestamp>,
+}
+
+fn int(o: &Object, ptr: &str) -> Option<i64> {
+    o.field(ptr).and_then(|v| v.as_i64())
+}
+
+fn pod_ready(p: &Object) -> bool {
+    !p.is_deleting() && p.condition("Ready").is_some_and(|c| c.is_true())
+}
+
+/// A crash-looping container of a pod: (container, restarts), when its waiting reason is
+/// CrashLoopBackOff, or it has restarted at least 5 times and is not ready.
+fn crash_loop(p: &Object) -> Option<(String, i64)> {
+    let statuses = p.field("/status/containerStatuses")?.as_array()?;
+    statuses.iter().find_map(|c| {
+        let name = c.get("name").and_then(|v| v.as_str()).unwrap_or("?").to_string();
+        let restarts = c.get("restartCount").and_then(|v| v.as_i64()).unwrap_or(0);
+        let waiting = c.pointer("/state/waiting/reason").and_then(|v| v.as_str());
+        let ready = c.get("ready").and_then(|v| v.as_bool()).unwrap_or(false);
+        (waiting == Some("CrashLoopBackOff") || (restarts >= 5 && !ready)).then_some((name, restarts))
+    })
+}
+
+/// Why a pod is not ready, in a few words: its phase and any waiting reason.
+fn pod_trouble(p: &Object) -> String {
+    let phase = p.str_field("/status/phase").unwrap_or("unknown phase");
+    let waiting = p
+        .field("/status/containerStatuses")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .find_map(|c| c.pointer("/state/waiting/reason").and_then(|v| v.as_str()));
+    match (p.is_deleting(), waiting) {
+        (true, _) => format!("Pod {} is terminating", p.name),
+        (false, Some(w)) => format!("Pod {} is {phase}, waiting: {w}", p.name),
+        (false, None) => format!("Pod {} is {phase} and not Ready", p.name),
+    }
+}
+
+/// Whether a workload is running: Alive with a ready pod (or ready replicas in its status), else
+/// Down — scaled to zero, crash-looping, or with no ready replica — saying since when where known.
+pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
+    let Some(o) = g.object(wl) else {
+        return State {
+            state: ControllerState::Missing,
+            evidence: vec!["the workload is not in the snapshot".into()],
+            since: None,
+        };
+    };
+    let name = describe(o);
+    let pods: Vec<&Object> = w.pods_of(wl).iter().filter_map(|&p| g.object(p)).collect();
+    let (desired, status_ready) = match (o.group(), o.kind.as_str()) {
+        ("", "Pod") => (1, i64::from(pod_ready(o))),
+        ("apps", "DaemonSet") => {
+            (int(o, "/status/desiredNumberScheduled").unwrap_or(1), int(o, "/status/numberReady").unwrap_or(0))
+        }
+        ("batch", "Job") => (int(o, "/spec/parallelism").unwrap_or(1), int(o, "/status/ready").unwrap_or(0)),
+        _ => (int(o, "/spec/replicas").unwrap_or(1), int(o, "/status/readyReplicas").unwrap_or(0)),
+    };
+    let ready: Vec<&str> = pods.iter().filter(|p| pod_ready(p)).map(|p| p.name.as_str()).collect();
+    let mut evidence = Vec::new();
+    if o.is_deleting() {
+        evidence.push(format!("{name} is itself being deleted"));
+    }
+    if !ready.is_empty() || status_ready > 0 {
+        let shown = if ready.is_empty() {
+            format!("{status_ready}/{desired} ready replicas in its status")
+        } else {
+            format!("{}/{desired} ready (Pod {} Ready)", ready.len().max(status_ready as usize), ready.join(", "))
+        };
+        evidence.push(format!("{name}: {shown}"));
+        return State { state: ControllerState::Alive, evidence, since: None };
+    }
+    let since = o.condition("Available").filter(|c| !c.is_true()).and_then(|c| c.last_transition_time).or_else(|| {
+        pods.iter()
+            .filter_map(|p| p.condition("Ready").filter(|c| !c.is_true()).and_then(|c| c.last_transition_time))
+            .min()
+    });
+    if desired == 0 {
+        let field = if o.kind == "DaemonSet" { "status.desiredNumberScheduled" } else { "spec.replicas" };
+        evidence.push(format!("{name} is scaled to zero ({field}: 0)"));
+    } else if let Some((p, (c, n))) = pods.iter().find_map(|p| crash_loop(p).map(|x| (p, x))) {
+        evidence.push(format!(
+            "{name} has no ready replica (0/{desired}): Pod {} container {c} is crash-looping (CrashLoopBackOff, {n} restarts)",
+            p.name
+        ));
+    } else {
+        let mut line = format!("{name} has no ready replica (0/{desired})");
+        if pods.is_empty() {
+            line.push_str(", and no Pod of it is in the snapshot");
+        } else {
+            let trouble: Vec<String> = pods.iter().take(3).map(|p| pod_trouble(p)).collect();
+            line.push_str(&format!(": {}", trouble.join("; ")));
+        }
+        evidence.push(line);
+    }
+    State { state: ControllerState::Down, evidence, since }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::tests::graph_of;
+
+    #[test]
+    fn pods_resolve_through_replicasets_to_their_deployment() {
+        let g = graph_of(&[
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"op","namespace":"s","uid":"d"},
+                "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"op-sa","containers":[{"name":"manager"}]}}}}"#,
+            r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"op-1","namespace":"s","uid":"r",
+                "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"op","uid":"d","controller":true}]}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"op-1-a","namespace":"s","uid":"p",
+                "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"op-1","uid":"r","controller":true}]},
+                "spec":{"serviceAccountName":"op-sa"}}"#,
+        ]);
+        let w = Workloads::new(&g);
+        let pod = g.find("", "Pod", Some("s"), "op-1-a").unwrap();
+        let dep = g.find("apps", "Deployment", Some("s"), "op").unwrap();
+        assert_eq!(w.workload_of_pod(pod), Some(dep));
+        let sa = ("s".to_string(), "op-sa".to_string());
+        assert_eq!(w.pods_running_as(&sa), [pod]);
+        assert_eq!(w.templated_as(&sa), [dep]);
+        assert_eq!(w.named_or_running("manager"), [dep]);
+    }
+}

@@ -1,0 +1,71 @@
+//! Test builders: snapshots from compact object descriptions, so each test reads as its
+//! scenario (the GC tests' makeID / makeNode).
+
+use serde_json::{json, Value};
+
+use crate::graph::{Graph, NodeId};
+use crate::snapshot::raw::{Flattened, RawDoc};
+use crate::snapshot::Snapshot;
+
+/// An object: `obj("v1", "ConfigMap", Some("ns"), "name", "uid")`, refined with the methods below.
+pub fn obj(api_version: &str, kind: &str, namespace: Option<&str>, name: &str, uid: &str) -> Value {
+    let mut meta = json!({"name": name, "uid": uid, "resourceVersion": "1"});
+    if let Some(ns) = namespace {
+        meta["namespace"] = json!(ns);
+    }
+    json!({"apiVersion": api_version, "kind": kind, "metadata": meta})
+}
+
+pub trait ObjExt {
+    fn owned_by(self, api_version: &str, kind: &str, name: &str, uid: &str, block: Option<bool>) -> Value;
+    fn deleting(self, at: &str) -> Value;
+    fn finalizers(self, f: &[&str]) -> Value;
+    fn with(self, key: &str, v: Value) -> Value;
+}
+
+impl ObjExt for Value {
+    fn owned_by(mut self, api_version: &str, kind: &str, name: &str, uid: &str, block: Option<bool>) -> Value {
+        let mut r = json!({"apiVersion": api_version, "kind": kind, "name": name, "uid": uid});
+        if let Some(b) = block {
+            r["blockOwnerDeletion"] = json!(b);
+        }
+        let refs = self["metadata"]["ownerReferences"].as_array().cloned().unwrap_or_default();
+        let mut refs = refs;
+        refs.push(r);
+        self["metadata"]["ownerReferences"] = json!(refs);
+        self
+    }
+    fn deleting(mut self, at: &str) -> Value {
+        self["metadata"]["deletionTimestamp"] = json!(at);
+        self["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+        self
+    }
+    fn finalizers(mut self, f: &[&str]) -> Value {
+        self["metadata"]["finalizers"] = json!(f);
+        self
+    }
+    fn with(mut self, key: &str, v: Value) -> Value {
+        self[key] = v;
+        self
+    }
+}
+
+pub fn snapshot(objects: Vec<Value>) -> Snapshot {
+    let mut f = Flattened::default();
+    for o in objects {
+        f.push(serde_json::from_value::<RawDoc>(o).expect("test object"));
+    }
+    Snapshot::from_flattened(f)
+}
+
+pub fn graph(objects: Vec<Value>) -> Graph {
+    Graph::build(snapshot(objects))
+}
+
+/// The node of an observed object by kind and name.
+pub fn node(g: &Graph, kind: &str, name: &str) -> NodeId {
+    g.observed()
+        .find(|(_, o)| o.kind == kind && o.name == name)
+        .map(|(id, _)| id)
+        .unwrap_or_else(|| panic!("no {kind} {name}"))
+}

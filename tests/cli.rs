@@ -1,0 +1,193 @@
+//! Command-line behaviour: object arguments, errors (exit 1, one clear line), output formats.
+
+use crate::util::{code, fixtures_dir, run, stderr, stdout_json};
+
+fn snap(name: &str) -> String {
+    fixtures_dir().join(name).join("snapshot.json").display().to_string()
+}
+
+const NOW: &str = "2026-11-29T12:00:00Z";
+
+#[test]
+fn type_and_name_forms_name_the_same_object() {
+    let s = snap("site-basics");
+    let forms: [&[&str]; 6] = [
+        &["tree", "deploy/web"],
+        &["tree", "deploy", "web"],
+        &["tree", "deployments.apps/web"],
+        &["tree", "deployments.v1.apps", "web"],
+        &["tree", "Deployment/web"],
+        &["tree", "deployment/web"],
+    ];
+    for f in forms {
+        let mut a = f.to_vec();
+        a.extend(["-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]);
+        let out = run(&a);
+        assert_eq!(code(&out), 0, "{f:?}: {}", stderr(&out));
+        assert_eq!(stdout_json(&out)["object"]["name"], "web", "{f:?}");
+    }
+    // custom resources resolve through the snapshot's CRDs
+    for t in ["site/alpha", "sites/alpha", "sites.own.labhub.io/alpha", "Site/alpha"] {
+        let out = run(&["tree", t, "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]);
+        assert_eq!(code(&out), 0, "{t}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn missing_object_is_exit_1_naming_type_and_namespace() {
+    let out = run(&["why-stuck", "site/nope", "-n", "labs", "--snapshot", &snap("site-basics")]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("sites.own.labhub.io \"nope\" not found in namespace \"labs\""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn unknown_type_is_exit_1() {
+    let out = run(&["tree", "frobnicators/x", "--snapshot", &snap("site-basics")]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("doesn't have a resource type \"frobnicators\""), "{}", stderr(&out));
+}
+
+#[test]
+fn namespaced_object_defaults_to_namespace_default() {
+    let out = run(&["tree", "configmap/alpha-config", "--snapshot", &snap("site-basics")]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("in namespace \"default\""), "{}", stderr(&out));
+}
+
+#[test]
+fn cluster_scoped_types_ignore_namespace() {
+    let out = run(&["tree", "ns/labs", "-n", "elsewhere", "--snapshot", &snap("site-basics"), "-o", "json", "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout_json(&out)["object"].get("namespace").is_none());
+}
+
+#[test]
+fn unreadable_snapshot_names_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\n \"kind\": \"List\",\n \"items\": [ ,]\n}\n").unwrap();
+    let out = run(&["tree", "ns/x", "--snapshot", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
+}
+
+#[test]
+fn missing_snapshot_path_is_exit_1() {
+    let out = run(&["tree", "ns/x", "--snapshot", "/nonexistent/snap.json"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("/nonexistent/snap.json"), "{}", stderr(&out));
+}
+
+#[test]
+fn usage_errors_exit_1_not_2() {
+    // 2 means "stuck"; clap's own usage-error code must not leak through
+    let out = run(&["why-stuck"]);
+    assert_eq!(code(&out), 1);
+    let out = run(&["tree", "ns/x", "-o", "nonsense"]);
+    assert_eq!(code(&out), 1);
+}
+
+#[test]
+fn help_and_version_exit_0_and_say_kubectl_gc() {
+    let out = run(&["--help"]);
+    assert_eq!(code(&out), 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kubectl gc"), "{text}");
+    assert!(text.contains("why-stuck") && text.contains("plan"), "{text}");
+    for sub in ["why-stuck", "tree", "plan", "snapshot"] {
+        let out = run(&[sub, "--help"]);
+        assert_eq!(code(&out), 0);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Examples:"), "{sub} help has no examples");
+    }
+    let out = run(&["--version"]);
+    assert_eq!(code(&out), 0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn yaml_output_carries_the_same_answer() {
+    let s = snap("site-operator-gone");
+    let out = run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "yaml"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("stuck: true"), "{text}");
+    assert!(text.contains("code: BlockingDependent"), "{text}");
+}
+
+#[test]
+fn text_output_has_no_colour_with_no_color_and_colour_when_forced() {
+    let s = snap("site-operator-gone");
+    let plain = run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW]);
+    assert!(!plain.stdout.contains(&0x1b));
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert!(text.contains("BlockingDependent"), "{text}");
+    let coloured = run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "--color=always"]);
+    assert!(coloured.stdout.contains(&0x1b));
+}
+
+#[test]
+fn skipped_objects_and_duplicate_uids_are_warned_about_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.yaml");
+    std::fs::write(
+        &f,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: labs, uid: u1}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: nouid, namespace: labs}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: nouid2, namespace: labs}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: labs, uid: u1}\n",
+    )
+    .unwrap();
+    let out = run(&["tree", "ns/labs", "--snapshot", f.to_str().unwrap(), "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("skipped 2 object(s)").count(), 1, "{err}");
+    assert!(err.contains("duplicate uid"), "{err}");
+}
+
+#[test]
+fn directories_and_several_snapshots_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("labs");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(dir.path().join("ns.json"), r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"labs","uid":"n1"}}"#).unwrap();
+    std::fs::write(
+        sub.join("cms.yaml"),
+        "apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: child, namespace: labs, uid: c1, ownerReferences: [{apiVersion: v1, kind: Namespace, name: labs, uid: n1}]}\n",
+    )
+    .unwrap();
+    std::fs::write(sub.join("notes.txt"), "not a snapshot").unwrap();
+    let out = run(&["tree", "ns/labs", "--snapshot", dir.path().to_str().unwrap(), "-o", "json", "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout_json(&out)["dependents"][0]["object"]["name"], "child");
+}
+
+#[test]
+fn deep_owner_chain_does_not_overflow() {
+    // 10,000 ConfigMaps, each owned by the previous one
+    let mut items = Vec::new();
+    for i in 0..10_000 {
+        let mut meta = serde_json::json!({"name": format!("c{i}"), "namespace": "deep", "uid": format!("u{i}")});
+        if i > 0 {
+            meta["ownerReferences"] = serde_json::json!([{"apiVersion":"v1","kind":"ConfigMap","name":format!("c{}", i-1),"uid":format!("u{}", i-1),"blockOwnerDeletion":true}]);
+        }
+        items.push(serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":meta}));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("deep.json");
+    std::fs::write(&f, serde_json::json!({"kind":"List","items":items}).to_string()).unwrap();
+    let f = f.to_str().unwrap();
+    let out = run(&["tree", "cm/c0", "-n", "deep", "--snapshot", f, "-o", "json", "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // serde_json stops at 128 levels, so count instead: every object once, every node closed
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("\"kind\":\"ConfigMap\"").count(), 10_000);
+    assert_eq!(text.matches("\"dependents\":[").count(), 10_000);
+    assert_eq!(text.trim_end().matches("]}").count(), 10_000);
+    assert_eq!(text.matches("\"dependents\":[]}").count(), 1, "only the deepest node is a leaf");
+    let out = run(&["tree", "cm/c9999", "-n", "deep", "--snapshot", f, "--owners", "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 10_000);
+    let out = run(&["why-stuck", "cm/c5000", "-n", "deep", "--snapshot", f, "-o", "json", "--now", NOW]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

@@ -1,0 +1,219 @@
+//! Every check of every fixture's expected.json, run through the built binary: the same
+//! comparisons as shared/tools/check-fixtures, in Rust, so the suite needs nothing outside
+//! the repository.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::util::{code, fixtures_dir, run, stdout_json};
+
+/// `Kind/namespace/name`, as the fixtures name objects.
+fn key(r: &Value) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    format!("{}/{}/{}", s("kind"), s("namespace"), s("name"))
+}
+
+fn strs(v: &Value) -> Vec<String> {
+    v.as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
+    let mut args: Vec<String> = strs(&chk["args"]);
+    let snapshot = fixture.join("snapshot.json");
+    args.extend(["--snapshot".into(), snapshot.display().to_string(), "--now".into(), now.into(), "-o".into(), "json".into()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&argv);
+    let mut errs = Vec::new();
+    if let Some(exit) = chk.get("exit").and_then(Value::as_i64) {
+        if i64::from(code(&out)) != exit {
+            errs.push(format!("exit {}, expected {exit} (stderr: {})", code(&out), crate::util::stderr(&out)));
+        }
+    }
+    let out = stdout_json(&out);
+    if let Some(stuck) = chk.get("stuck") {
+        if out.get("stuck") != Some(stuck) {
+            errs.push(format!("stuck={:?}, expected {stuck}", out.get("stuck")));
+        }
+    }
+    if let Some(want) = chk.get("deletingForSeconds").and_then(Value::as_i64) {
+        let got = out.get("deletingForSeconds").and_then(Value::as_i64);
+        if got.is_none_or(|g| (g - want).abs() > 60) {
+            errs.push(format!("deletingForSeconds={got:?}, expected {want}"));
+        }
+    }
+    let findings = out.get("findings").and_then(Value::as_array).cloned().unwrap_or_default();
+    let has = |f: &Value| {
+        let want: Vec<String> = match &f["object"] {
+            Value::Array(_) => strs(&f["object"]),
+            other => vec![other.as_str().unwrap_or("").to_string()],
+        };
+        let rel_want: BTreeSet<String> = strs(&f["related"]).into_iter().collect();
+        findings.iter().any(|g| {
+            g["code"] == f["code"]
+                && want.contains(&key(&g["object"]))
+                && rel_want.is_subset(&g["related"].as_array().map(|a| a.iter().map(key).collect()).unwrap_or_default())
+        })
+    };
+    for f in chk.get("findings").and_then(Value::as_array).into_iter().flatten() {
+        if !has(f) {
+            let got: BTreeSet<(String, String)> =
+                findings.iter().map(|g| (g["code"].as_str().unwrap_or("").to_string(), key(&g["object"]))).collect();
+            errs.push(format!("missing finding {f}; got {got:?}"));
+        }
+    }
+    for f in chk.get("absentFindings").and_then(Value::as_array).into_iter().flatten() {
+        if has(f) {
+            errs.push(format!("unexpected finding {f}"));
+        }
+    }
+    if let Some(want) = chk.get("dependents") {
+        let mut got: Vec<String> = out["dependents"].as_array().into_iter().flatten().map(|d| key(&d["object"])).collect();
+        got.sort();
+        let mut want = strs(want);
+        want.sort();
+        if got != want {
+            errs.push(format!("dependents {got:?}, expected {want:?}"));
+        }
+    }
+    let res = &out["result"];
+    let removed: BTreeSet<String> = res["removed"].as_array().into_iter().flatten().map(key).collect();
+    if let Some(want) = chk.get("removed") {
+        let want: BTreeSet<String> = strs(want).into_iter().collect();
+        if removed != want {
+            errs.push(format!("removed {removed:?}, expected {want:?}"));
+        }
+    }
+    for k in chk.get("removedIncludes").map(strs).unwrap_or_default() {
+        if !removed.contains(&k) {
+            errs.push(format!("{k} not in removed {removed:?}"));
+        }
+    }
+    for k in chk.get("removedExcludes").map(strs).unwrap_or_default() {
+        if removed.contains(&k) {
+            errs.push(format!("{k} should not be removed"));
+        }
+    }
+    if let Some(want) = chk.get("blocked") {
+        let got: BTreeSet<String> = res["blocked"].as_array().into_iter().flatten().map(|b| key(&b["object"])).collect();
+        let want: BTreeSet<String> = strs(want).into_iter().collect();
+        if got != want {
+            errs.push(format!("blocked {got:?}, expected {want:?}"));
+        }
+    }
+    if let Some(want) = chk.get("ownerRefsRemoved") {
+        let got: BTreeSet<(String, Vec<String>)> = res["ownerRefsRemoved"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| {
+                let mut o: Vec<String> = x["owners"].as_array().into_iter().flatten().map(key).collect();
+                o.sort();
+                (key(&x["object"]), o)
+            })
+            .collect();
+        let want: BTreeSet<(String, Vec<String>)> = want
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| {
+                let mut o = strs(&x["owners"]);
+                o.sort();
+                (x["object"].as_str().unwrap_or("").to_string(), o)
+            })
+            .collect();
+        if got != want {
+            errs.push(format!("ownerRefsRemoved {got:?}, expected {want:?}"));
+        }
+    }
+    if let Some(pairs) = chk.get("order").and_then(Value::as_array) {
+        let mut order: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, s) in out["steps"].as_array().into_iter().flatten().enumerate() {
+            if s["action"] == "Remove" {
+                order.entry(key(&s["object"])).or_insert(i);
+            }
+        }
+        for p in pairs {
+            let p = strs(p);
+            match (order.get(&p[0]), order.get(&p[1])) {
+                (Some(a), Some(b)) if a > b => errs.push(format!("{} removed after {}", p[0], p[1])),
+                (Some(_), Some(_)) => {}
+                _ => errs.push(format!("no Remove step for {} or {}", p[0], p[1])),
+            }
+        }
+    }
+    errs
+}
+
+/// Runs every check of one fixture whose subcommand is in `only`.
+fn check_fixture(name: &str, only: &[&str]) {
+    let dir = fixtures_dir().join(name);
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let now = expected["now"].as_str().unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for chk in expected["checks"].as_array().unwrap() {
+        let sub = chk["args"][0].as_str().unwrap();
+        if !only.contains(&sub) {
+            continue;
+        }
+        ran += 1;
+        let errs = check_one(&dir, now, chk);
+        if !errs.is_empty() {
+            failures.push(format!("{name}: {}\n    {}", strs(&chk["args"]).join(" "), errs.join("\n    ")));
+        }
+    }
+    assert!(ran > 0, "{name} has no {only:?} checks");
+    assert!(failures.is_empty(), "{} check(s) failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+const DIAGNOSIS: &[&str] = &["tree", "why-stuck"];
+
+#[test]
+fn site_basics_tree_and_why_stuck() {
+    check_fixture("site-basics", DIAGNOSIS);
+}
+
+#[test]
+fn site_uid_mismatch_tree_and_why_stuck() {
+    check_fixture("site-uid-mismatch", DIAGNOSIS);
+}
+
+#[test]
+fn cross_namespace_why_stuck() {
+    check_fixture("cross-namespace", DIAGNOSIS);
+}
+
+#[test]
+fn apiservice_down_why_stuck() {
+    check_fixture("apiservice-down", DIAGNOSIS);
+}
+
+#[test]
+fn site_operator_gone_why_stuck() {
+    check_fixture("site-operator-gone", DIAGNOSIS);
+}
+
+#[test]
+fn namespace_terminating_why_stuck() {
+    check_fixture("namespace-terminating", DIAGNOSIS);
+}
+
+#[test]
+fn same_snapshot_and_now_give_the_same_bytes() {
+    let snap = fixtures_dir().join("site-operator-gone/snapshot.json");
+    let snap = snap.to_str().unwrap();
+    for args in [
+        vec!["why-stuck", "site/alpha", "-n", "labs"],
+        vec!["tree", "site/alpha", "-n", "labs"],
+        vec!["why-stuck", "site/alpha", "-n", "labs", "-o", "json"],
+    ] {
+        let mut a = args.clone();
+        a.extend(["--snapshot", snap, "--now", "2026-11-29T12:00:00Z"]);
+        let first = run(&a);
+        let second = run(&a);
+        assert!(!first.stdout.is_empty());
+        assert_eq!(first.stdout, second.stdout, "{args:?}");
+    }
+}
