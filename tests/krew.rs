@@ -8,6 +8,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::util::gc;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -114,10 +116,8 @@ fn validate(m: &Value, file_stem: &str) -> Vec<String> {
         if os != "windows" && bin != "kubectl-gc" && bin != "./kubectl-gc" {
             errs.push(format!("{at}.bin {bin:?} is not kubectl-gc"));
         }
-        if let Some(files) = p.get("files") {
-            if files.as_array().is_none_or(|f| f.is_empty()) {
-                errs.push(format!("{at}.files, when given, must not be empty"));
-            }
+        if p.get("files").is_some_and(|files| files.as_array().is_none_or(|f| f.is_empty())) {
+            errs.push(format!("{at}.files, when given, must not be empty"));
         }
         if seen.contains(&(os.clone(), arch.clone())) {
             errs.push(format!("{at}: more than one platform for {os}/{arch}"));
@@ -342,12 +342,6 @@ fn release_script_packs_the_layout_the_manifest_expects() {
 }
 
 // --- conventions of a kubectl plugin ------------------------------------------------------
-
-fn gc() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-gc"));
-    c.env_remove("KUBECONFIG").env("NO_COLOR", "1").env_remove("CLICOLOR_FORCE").env_remove("FORCE_COLOR");
-    c
-}
 
 fn fixture(name: &str) -> String {
     root().join("tests/fixtures").join(name).join("snapshot.json").display().to_string()

@@ -188,6 +188,45 @@ fn comment(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::NodeId;
+
+    fn node(id: u32, f: impl FnOnce(&mut Node)) -> Node {
+        let mut n = Node {
+            id: NodeId(id),
+            title: format!("ConfigMap/c{id}"),
+            namespace: Some("ns".into()),
+            details: vec![],
+            root: false,
+            absent: false,
+            terminating: false,
+            stuck: false,
+        };
+        f(&mut n);
+        n
+    }
+
+    #[test]
+    fn each_state_has_its_own_style() {
+        let p = Picture {
+            direction: Direction::Dependents,
+            nodes: vec![
+                node(0, |n| n.root = true),
+                node(1, |n| n.terminating = true),
+                node(2, |n| (n.terminating, n.stuck) = (true, true)),
+                node(3, |n| (n.absent, n.namespace) = (true, None)),
+            ],
+            edges: vec![],
+        };
+        let mut out = Vec::new();
+        write_picture(&p, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let line = |id: &str| text.lines().find(|l| l.trim_start().starts_with(&format!("{id} ["))).unwrap().to_string();
+        assert!(line("n0").contains("class=\"object root\"") && line("n0").contains("penwidth=3"));
+        assert!(line("n1").contains(&format!("fillcolor=\"{TERMINATING_FILL}\"")));
+        assert!(line("n2").contains(&format!("fillcolor=\"{STUCK_FILL}\"")) && line("n2").contains("penwidth=2"));
+        assert!(line("n3").contains("dashed") && line("n3").contains(&format!("fillcolor=\"{ABSENT_FILL}\"")));
+        assert!(!text.contains("n1 -> "), "no edges made up");
+    }
 
     #[test]
     fn quoting_cannot_end_the_string_or_form_escapes() {
