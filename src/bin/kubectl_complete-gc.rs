@@ -3,7 +3,7 @@
 //! `kubectl-gc __complete`, which answers in cobra's format: the `kubectl-gc` beside this
 //! executable (symlinks resolved, as under krew), else the one on PATH.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 const PLUGIN: &str = if cfg!(windows) { "kubectl-gc.exe" } else { "kubectl-gc" };
@@ -12,21 +12,7 @@ fn main() -> ExitCode {
     let plugin = beside_me().unwrap_or_else(|| PathBuf::from(PLUGIN));
     let mut cmd = Command::new(&plugin);
     cmd.arg("__complete").args(std::env::args_os().skip(1));
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        let err = cmd.exec();
-        eprintln!("error: running {}: {err}", plugin.display());
-        ExitCode::FAILURE
-    }
-    #[cfg(not(unix))]
-    match cmd.status() {
-        Ok(status) => ExitCode::from(status.code().map_or(1, |c| c.clamp(0, 255) as u8)),
-        Err(err) => {
-            eprintln!("error: running {}: {err}", plugin.display());
-            ExitCode::FAILURE
-        }
-    }
+    run(cmd, &plugin)
 }
 
 fn beside_me() -> Option<PathBuf> {
@@ -34,4 +20,24 @@ fn beside_me() -> Option<PathBuf> {
     let me = me.canonicalize().unwrap_or(me);
     let plugin = me.parent()?.join(PLUGIN);
     plugin.is_file().then_some(plugin)
+}
+
+/// Replaces this process, so kubectl reads kubectl-gc's answer and exit status directly.
+#[cfg(unix)]
+fn run(mut cmd: Command, plugin: &Path) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let err = cmd.exec();
+    eprintln!("error: running {}: {err}", plugin.display());
+    ExitCode::FAILURE
+}
+
+#[cfg(not(unix))]
+fn run(mut cmd: Command, plugin: &Path) -> ExitCode {
+    match cmd.status() {
+        Ok(status) => ExitCode::from(status.code().map_or(1, |c| c.clamp(0, 255) as u8)),
+        Err(err) => {
+            eprintln!("error: running {}: {err}", plugin.display());
+            ExitCode::FAILURE
+        }
+    }
 }

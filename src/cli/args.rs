@@ -21,7 +21,12 @@ Examples:
   kubectl gc plan deploy/web -n shop --cascade=foreground
 
   # The same questions on a saved snapshot (kubectl get -A -o json, or kubectl gc snapshot)
-  kubectl gc why-stuck ns/labs --snapshot cluster.json --now 2026-11-29T12:00:00Z";
+  kubectl gc why-stuck ns/labs --snapshot cluster.json --now 2026-11-29T12:00:00Z
+
+  # A picture for the incident notes
+  kubectl gc tree site/alpha -n labs -o dot | dot -Tsvg > alpha.svg
+
+  # Shell completion: see kubectl gc completion --help";
 
 /// Why won't this Kubernetes object go away, and what will the garbage collector do if I
 /// delete it? Read-only: never changes the cluster.
@@ -50,7 +55,9 @@ Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
     #[command(after_help = "Examples:
   kubectl gc tree deploy/web -n shop
   kubectl gc tree site alpha -n labs -o json
-  kubectl gc tree pod/web-59d7f45ffb-h2x8k -n shop --owners")]
+  kubectl gc tree pod/web-59d7f45ffb-h2x8k -n shop --owners
+  kubectl gc tree site/alpha -n labs -o dot | dot -Tsvg > alpha.svg   # Graphviz
+  kubectl gc tree site/alpha -n labs -o mermaid    # for a ```mermaid block in Markdown")]
     Tree(TreeArgs),
     /// Dry-run a delete: what the API server, the garbage collector and the namespace
     /// controller would remove, in what order, what is orphaned, and what would block.

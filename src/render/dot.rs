@@ -135,30 +135,29 @@ fn write_edge(e: &Edge, w: &mut impl Write) -> io::Result<()> {
     writeln!(w, " [{}];", attrs.join(", "))
 }
 
+/// The legend: one table (an HTML-like label) with a swatch for each node state and a sample
+/// of each kind of edge, so it takes no rank of the graph and stays compact.
 fn write_legend(w: &mut impl Write) -> io::Result<()> {
-    // one row: each state once, each kind of edge once, chained left to right
+    let cell = |fill: &str, ink: &str, style: &str, text: &str| {
+        format!("<td bgcolor=\"{fill}\" color=\"{ink}\" style=\"rounded{style}\" border=\"1\"><font color=\"{ink}\">{text}</font></td>")
+    };
+    let arrow = |ink: &str, glyph: &str, text: &str| {
+        format!("<td align=\"left\"><font color=\"{ink}\">{glyph}</font> {text}</td>")
+    };
+    let rows = [
+        (cell("#ffffff", INK, "", "object"), arrow(INK, "&#8212;&#8212;&#9654;", "owns (controller)")),
+        (cell(TERMINATING_FILL, TERMINATING_INK, "", "terminating"), arrow(INK, "&#8212;&#8212;&#9655;", "owns (not controller)")),
+        (cell(STUCK_FILL, STUCK_INK, "", "stuck: finalizer's controller down or missing"), arrow(BLOCKING_INK, "<b>&#9473;&#9473;&#9654;</b>", "blockOwnerDeletion")),
+        (cell(ABSENT_FILL, ABSENT_INK, ",dashed", "absent: referenced, not found"), arrow(STUCK_INK, "- - &#9654;", "invalid or dangling reference")),
+    ];
+    let mut table = String::from("<table border=\"0\" cellspacing=\"4\" cellpadding=\"2\">");
+    for (state, edge) in rows {
+        table.push_str(&format!("<tr>{state}{edge}</tr>"));
+    }
+    table.push_str("<tr><td border=\"3\" style=\"rounded\" color=\"#374151\">the object asked about</td><td></td></tr></table>");
     writeln!(w, "  subgraph cluster_legend {{")?;
     writeln!(w, "    label=\"Legend\"; labeljust=l; style=\"rounded\"; color=\"#d1d5db\"; fontcolor=\"#4b5563\"; fontsize=10;")?;
-    writeln!(w, "    node [fontsize=9, width=0, height=0, margin=\"0.08,0.04\"];")?;
-    writeln!(w, "    edge [fontsize=8];")?;
-    writeln!(w, "    legend_root [label=\"object asked about\", penwidth=3];")?;
-    writeln!(w, "    legend_terminating [label=\"terminating\", fillcolor=\"{TERMINATING_FILL}\", color=\"{TERMINATING_INK}\"];")?;
-    writeln!(
-        w,
-        "    legend_stuck [label=\"stuck: finalizer's\\ncontroller down or missing\", fillcolor=\"{STUCK_FILL}\", color=\"{STUCK_INK}\", penwidth=2];"
-    )?;
-    writeln!(
-        w,
-        "    legend_absent [label=\"absent: referenced,\\nnot found\", style=\"rounded,filled,dashed\", fillcolor=\"{ABSENT_FILL}\", color=\"{ABSENT_INK}\", fontcolor=\"{ABSENT_INK}\"];"
-    )?;
-    writeln!(w, "    legend_object [label=\"object\"];")?;
-    writeln!(w, "    legend_root -> legend_terminating [label=\"owns\\n(controller)\"];")?;
-    writeln!(w, "    legend_terminating -> legend_stuck [label=\"blockOwnerDeletion\", color=\"{BLOCKING_INK}\", penwidth=2.5];")?;
-    writeln!(
-        w,
-        "    legend_stuck -> legend_absent [label=\"invalid or\\ndangling ref\", style=dashed, color=\"{STUCK_INK}\", fontcolor=\"{STUCK_INK}\"];"
-    )?;
-    writeln!(w, "    legend_absent -> legend_object [label=\"owns (not\\ncontroller)\", arrowhead=onormal];")?;
+    writeln!(w, "    legend [shape=plaintext, style=\"\", fontsize=9, margin=0, label=<{table}>];")?;
     writeln!(w, "  }}")
 }
 
