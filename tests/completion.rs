@@ -202,6 +202,15 @@ fn completion_scripts_for_kubectl_gc_run_directly() {
         std::fs::write(&path, &script).unwrap();
         let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
         assert!(check.status.success(), "bash -n: {}", String::from_utf8_lossy(&check.stderr));
+        // sourced, it completes `kubectl-gc tr<TAB>`
+        let run = Command::new("bash")
+            .arg("-c")
+            .arg(r#"source "$1"; COMP_WORDS=(kubectl-gc tr); COMP_CWORD=1; _kubectl__gc kubectl-gc tr kubectl-gc; echo "${COMPREPLY[@]}""#)
+            .arg("bash")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "tree", "{}", String::from_utf8_lossy(&run.stderr));
     }
 }
 
