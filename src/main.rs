@@ -10,6 +10,12 @@ use clap::Parser;
 use cli::exit::{is_broken_pipe, Exit};
 
 fn main() -> ExitCode {
+    // kubectl's plugin completion (kubectl_complete-gc): the words are taken verbatim, never
+    // parsed as flags, so they are answered before clap sees them.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "__complete") {
+        return cli::complete::main(&argv[2..]);
+    }
     // clap's own exit() uses 2 for usage errors, and 2 means "stuck" here: parse with try_parse.
     let args = match cli::args::Args::try_parse() {
         Ok(a) => a,

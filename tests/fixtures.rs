@@ -27,14 +27,16 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     let out = run(&argv);
     let mut errs = Vec::new();
     if let Some(exit) = chk.get("exit").and_then(Value::as_i64)
-        && i64::from(code(&out)) != exit {
-            errs.push(format!("exit {}, expected {exit} (stderr: {})", code(&out), crate::util::stderr(&out)));
-        }
+        && i64::from(code(&out)) != exit
+    {
+        errs.push(format!("exit {}, expected {exit} (stderr: {})", code(&out), crate::util::stderr(&out)));
+    }
     let out = stdout_json(&out);
     if let Some(stuck) = chk.get("stuck")
-        && out.get("stuck") != Some(stuck) {
-            errs.push(format!("stuck={:?}, expected {stuck}", out.get("stuck")));
-        }
+        && out.get("stuck") != Some(stuck)
+    {
+        errs.push(format!("stuck={:?}, expected {stuck}", out.get("stuck")));
+    }
     if let Some(want) = chk.get("deletingForSeconds").and_then(Value::as_i64) {
         let got = out.get("deletingForSeconds").and_then(Value::as_i64);
         if got.is_none_or(|g| (g - want).abs() > 60) {

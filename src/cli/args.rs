@@ -21,7 +21,12 @@ Examples:
   kubectl gc plan deploy/web -n shop --cascade=foreground
 
   # The same questions on a saved snapshot (kubectl get -A -o json, or kubectl gc snapshot)
-  kubectl gc why-stuck ns/labs --snapshot cluster.json --now 2026-11-29T12:00:00Z";
+  kubectl gc why-stuck ns/labs --snapshot cluster.json --now 2026-11-29T12:00:00Z
+
+  # A picture for the incident notes
+  kubectl gc tree site/alpha -n labs -o dot | dot -Tsvg > alpha.svg
+
+  # Shell completion: see kubectl gc completion --help";
 
 /// Why won't this Kubernetes object go away, and what will the garbage collector do if I
 /// delete it? Read-only: never changes the cluster.
@@ -50,7 +55,9 @@ Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
     #[command(after_help = "Examples:
   kubectl gc tree deploy/web -n shop
   kubectl gc tree site alpha -n labs -o json
-  kubectl gc tree pod/web-59d7f45ffb-h2x8k -n shop --owners")]
+  kubectl gc tree pod/web-59d7f45ffb-h2x8k -n shop --owners
+  kubectl gc tree site/alpha -n labs -o dot | dot -Tsvg > alpha.svg   # Graphviz
+  kubectl gc tree site/alpha -n labs -o mermaid    # for a ```mermaid block in Markdown")]
     Tree(TreeArgs),
     /// Dry-run a delete: what the API server, the garbage collector and the namespace
     /// controller would remove, in what order, what is orphaned, and what would block.
@@ -68,6 +75,47 @@ Exit status: 0 the plan completes, 1 the command failed, 2 the plan ends with bl
   kubectl gc snapshot -n labs -o labs.json
   kubectl gc why-stuck ns/labs --snapshot labs.json")]
     Snapshot(SnapshotArgs),
+    /// Print a completion script for kubectl-gc run on its own (bash, zsh or fish). For
+    /// `kubectl gc <TAB>`, put kubectl_complete-gc on PATH instead.
+    #[command(after_help = COMPLETION_EXAMPLES)]
+    Completion(CompletionArgs),
+    /// kubectl's plugin completion protocol (cobra's `__complete`): candidates for the last
+    /// word, then `:<directive>`. kubectl_complete-gc runs this.
+    #[command(name = "__complete", hide = true, disable_help_flag = true)]
+    Complete(CompleteArgs),
+}
+
+const COMPLETION_EXAMPLES: &str = "\
+Examples:
+  # kubectl gc <TAB> (kubectl 1.26+) needs kubectl_complete-gc on PATH. The release archive
+  # ships it beside kubectl-gc; krew does not link it, so do it once after a krew install:
+  ln -sf \"$(dirname \"$(readlink -f \"$(command -v kubectl-gc)\")\")/kubectl_complete-gc\" \\
+    \"${KREW_ROOT:-$HOME/.krew}/bin/kubectl_complete-gc\"
+
+  # kubectl-gc <TAB>, when run on its own
+  source <(kubectl gc completion bash)                            # bash: in ~/.bashrc
+  kubectl gc completion zsh > \"${fpath[1]}/_kubectl-gc\"           # zsh
+  kubectl gc completion fish > ~/.config/fish/completions/kubectl-gc.fish";
+
+#[derive(ClapArgs, Debug)]
+pub struct CompletionArgs {
+    /// The shell to write the script for
+    #[arg(value_enum)]
+    pub shell: CompletionShell,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct CompleteArgs {
+    /// The words typed after `kubectl gc`, the last one being completed ("" for a new word)
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    pub words: Vec<String>,
 }
 
 /// `TYPE/NAME` or `TYPE NAME`, as kubectl takes them.
@@ -243,6 +291,20 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Args::command().debug_assert();
+    }
+
+    /// main answers `__complete` before clap (so leading flags stay words); the hidden entry
+    /// still takes what follows a subcommand verbatim.
+    #[test]
+    fn complete_is_hidden_and_takes_words_after_a_subcommand() {
+        let cmd = Args::command();
+        assert!(cmd.find_subcommand("__complete").is_some_and(|c| c.is_hide_set()));
+        for words in [vec!["tree", "--snapshot", "f.json", "-n", "labs", "site", ""], vec!["why", "--help"], vec![""], vec![]] {
+            let argv = ["kubectl-gc", "__complete"].into_iter().chain(words.iter().copied());
+            let a = Args::try_parse_from(argv).unwrap_or_else(|e| panic!("{words:?}: {e}"));
+            let Command::Complete(c) = a.command else { panic!("not __complete") };
+            assert_eq!(c.words, words);
+        }
     }
 
     #[test]

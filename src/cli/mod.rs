@@ -1,6 +1,7 @@
 //! The binary's own modules: arguments, running a subcommand, exit codes, output.
 
 pub mod args;
+pub mod complete;
 pub mod exit;
 pub mod live;
 pub mod output;

@@ -49,7 +49,8 @@ pub fn run(args: Args) -> Result<Exit> {
                     let v: serde_json::Value = serde_json::from_slice(&buf)?;
                     output::yaml(&v, &mut out)?;
                 }
-                TreeFormat::Dot | TreeFormat::Mermaid => bail!("-o dot and -o mermaid are not available yet"),
+                TreeFormat::Dot => render::dot::write_tree(&g, &t, &mut out)?,
+                TreeFormat::Mermaid => render::mermaid::write_tree(&g, &t, &mut out)?,
             }
             out.flush()?;
             Ok(Exit::Ok)
@@ -80,7 +81,7 @@ pub fn run(args: Args) -> Result<Exit> {
             out.flush()?;
             Ok(Exit::from_stuck(p.is_blocked()))
         }
-                Command::Snapshot(a) => {
+        Command::Snapshot(a) => {
             if !global.snapshot.is_empty() {
                 bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
             }
@@ -100,6 +101,20 @@ pub fn run(args: Args) -> Result<Exit> {
                     out.flush()?;
                 }
             }
+            Ok(Exit::Ok)
+        }
+        Command::Completion(a) => {
+            let mut out = output::stdout();
+            super::complete::generate_script(a.shell, &mut out);
+            out.flush()?;
+            Ok(Exit::Ok)
+        }
+        Command::Complete(a) => {
+            // main answers `__complete` before clap parses it, so flags among the words stay
+            // words; this arm serves a parse that got here anyway.
+            let mut out = output::stdout();
+            super::complete::write(&super::complete::complete(&a.words), &mut out)?;
+            out.flush()?;
             Ok(Exit::Ok)
         }
     }

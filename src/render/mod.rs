@@ -1,6 +1,9 @@
 //! Output: pure functions from answers to bytes on any `io::Write`.
 
+pub mod dot;
 pub mod json;
+pub mod mermaid;
+pub mod picture;
 pub mod plan;
 pub mod style;
 pub mod text;

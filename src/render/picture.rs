@@ -1,0 +1,157 @@
+//! What `tree -o dot` and `tree -o mermaid` draw, decided once: each object of the tree once,
+//! each owner → dependent reference once, with the states the pictures style distinctly
+//! (terminating, stuck, absent; blocking and invalid references). The two renderers only
+//! spell this in their own syntax.
+
+use std::collections::HashSet;
+
+use crate::collector::{classify_reference, Dangling, OwnerState};
+use crate::diagnose::FindingCode;
+use crate::graph::{Graph, NodeId};
+use crate::tree::{Direction, Tree};
+
+use super::style::sanitize;
+
+/// One object of the picture.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub id: NodeId,
+    /// `Kind/name`, sanitized (control and bidi characters escaped), not yet quoted.
+    pub title: String,
+    /// The namespace the object lives in (for a virtual owner: its first dependent's).
+    pub namespace: Option<String>,
+    /// Further label lines: deletion state, finalizers, problem codes; sanitized.
+    pub details: Vec<String>,
+    pub root: bool,
+    /// Referenced by a dependent, never observed (a virtual node of the GC's graph).
+    pub absent: bool,
+    /// Has a deletionTimestamp.
+    pub terminating: bool,
+    /// Terminating on a finalizer whose controller is down or missing.
+    pub stuck: bool,
+}
+
+/// One owner reference: `owner` → `dependent`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub owner: NodeId,
+    pub dependent: NodeId,
+    pub controller: bool,
+    /// `blockOwnerDeletion: true`: a foreground deletion of the owner waits for the dependent.
+    pub blocking: bool,
+    /// Why the GC would not honour the reference (dangling, uid mismatch, …), if it would not.
+    pub invalid: Option<&'static str>,
+}
+
+impl Edge {
+    /// The text on the edge: the blocking mark and the reason it is invalid, if any.
+    pub fn label(&self) -> Option<String> {
+        match (self.blocking, self.invalid) {
+            (false, None) => None,
+            (true, None) => Some("blockOwnerDeletion".to_string()),
+            (false, Some(why)) => Some(why.to_string()),
+            (true, Some(why)) => Some(format!("{why}, blockOwnerDeletion")),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Picture {
+    pub direction: Direction,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+impl Picture {
+    /// Namespaces in order of first appearance, each once.
+    pub fn namespaces(&self) -> Vec<&str> {
+        let mut seen = HashSet::new();
+        self.nodes
+            .iter()
+            .filter_map(|n| n.namespace.as_deref())
+            .filter(|ns| seen.insert(*ns))
+            .collect()
+    }
+
+    pub fn root(&self) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.root)
+    }
+}
+
+pub fn build(g: &Graph, tree: &Tree) -> Picture {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut seen_edges = HashSet::new();
+    // the entry at each depth on the way down, to find an entry's parent
+    let mut path: Vec<NodeId> = Vec::new();
+    for (i, e) in tree.entries.iter().enumerate() {
+        path.truncate(e.depth);
+        if let Some(&parent) = path.last() {
+            let (owner, dependent) = match tree.direction {
+                Direction::Dependents => (parent, e.node),
+                Direction::Owners => (e.node, parent),
+            };
+            if seen_edges.insert((owner, dependent)) {
+                let edge = e.edge.unwrap_or(crate::tree::Edge { controller: false, block_owner_deletion: false });
+                edges.push(Edge {
+                    owner,
+                    dependent,
+                    controller: edge.controller,
+                    blocking: edge.block_owner_deletion,
+                    invalid: invalid_reason(g, dependent, owner),
+                });
+            }
+        }
+        path.push(e.node);
+        if seen.insert(e.node) {
+            nodes.push(node(g, e.node, &e.problems, i == 0));
+        }
+    }
+    Picture { direction: tree.direction, nodes, edges }
+}
+
+fn node(g: &Graph, n: NodeId, problems: &[FindingCode], root: bool) -> Node {
+    let id = &g.node(n).identity;
+    let object = g.object(n);
+    let mut details = Vec::new();
+    match object {
+        None => details.push("absent: referenced, not found".to_string()),
+        Some(o) if o.is_deleting() => {
+            details.push("Terminating".to_string());
+            if !o.finalizers.is_empty() {
+                details.push(format!("finalizers: {}", sanitize(&o.finalizers.join(", "))));
+            }
+        }
+        Some(_) => {}
+    }
+    if !problems.is_empty() {
+        let codes: Vec<&str> = problems.iter().map(|p| p.as_str()).collect();
+        details.push(format!("! {}", codes.join(", ")));
+    }
+    Node {
+        id: n,
+        title: sanitize(&format!("{}/{}", id.kind, id.name)),
+        namespace: id.namespace.as_deref().map(sanitize),
+        details,
+        root,
+        absent: object.is_none(),
+        terminating: object.is_some_and(|o| o.is_deleting()),
+        stuck: problems
+            .iter()
+            .any(|p| matches!(p, FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing)),
+    }
+}
+
+/// Why the GC would not honour `dependent`'s reference(s) to `owner`, if it would not.
+fn invalid_reason(g: &Graph, dependent: NodeId, owner: NodeId) -> Option<&'static str> {
+    g.refs_to(dependent, owner).find_map(|r| match classify_reference(g, dependent, r) {
+        OwnerState::Solid | OwnerState::Waiting => None,
+        OwnerState::Dangling(Dangling::Absent) => Some("dangling"),
+        OwnerState::Dangling(Dangling::UidMismatch { .. }) => Some("uid mismatch"),
+        OwnerState::Dangling(Dangling::InvalidNamespace { .. }) => Some("invalid namespace"),
+        OwnerState::Dangling(Dangling::WrongCoordinates { .. }) => Some("wrong kind or name"),
+        OwnerState::Unresolvable(_) => Some("unresolvable kind"),
+        OwnerState::NamespacedOwnerOfClusterScoped => Some("namespaced owner of cluster-scoped"),
+    })
+}
