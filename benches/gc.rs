@@ -113,6 +113,7 @@ fn main() {
             None => println!("  naive: skipped above --naive-up-to"),
         }
 
+        println!("  {}", rss());
         let (load, snapshot) = best(runs, || kubectl_gc::source::file::load(std::slice::from_ref(&file)).expect("load"));
         let (graph_t, g) = best(1, || Graph::build(snapshot.clone()));
         let now: k8s_openapi::jiff::Timestamp = synth::NOW.parse().unwrap();
@@ -128,7 +129,7 @@ fn main() {
         let popts = kubectl_gc::plan::PlanOptions { cascade: kubectl_gc::plan::Cascade::Background, assume_finalizers: None, now };
         let (plan_t, p) = best(runs, || kubectl_gc::plan::plan(&g, &live, ns_node, &popts));
         println!("  load (read + parse + validate)        {}", secs(load));
-        println!("  graph                                 {}", secs(graph_t));
+        println!("  graph                                 {}  {}", secs(graph_t), rss());
         println!("  controller index (Liveness::new)      {}", secs(liveness_t));
         println!("  why-stuck {stuck_plural}/{stuck_name}   {}", secs(why_t));
         println!("  plan ns/{ns} ({} removed, {} blocked)  {}", p.result.removed.len(), p.result.blocked.len(), secs(plan_t));
@@ -151,6 +152,13 @@ fn main() {
     if !args.skip_live {
         println!("\n(live benchmark: see issue 6; run with the test API server once it is merged)");
     }
+}
+
+/// This process's current and peak resident memory, in MB (Linux).
+fn rss() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) / 1024;
+    format!("[rss {} MB, peak {} MB]", field("VmRSS:"), field("VmHWM:"))
 }
 
 fn machine() -> String {

@@ -364,3 +364,158 @@ mod tests {
         assert!(f.objects.is_empty());
     }
 }
+
+/// Streaming deserialization straight into a [`Flattened`]: a `List`'s items are validated
+/// one by one as they are read, never collected, and the spec and status of kinds the
+/// analysis does not read are skipped without being built. What a 1M-object file costs is
+/// then its objects, not a tree of every value in it.
+pub mod stream {
+    use std::fmt;
+
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    use super::{keeps_body, Flattened, RawDoc, group_of};
+
+    #[derive(Deserialize)]
+    #[serde(field_identifier, rename_all = "camelCase")]
+    enum Field {
+        ApiVersion,
+        Kind,
+        Metadata,
+        Items,
+        GroupVersion,
+        Resources,
+        CapturedAt,
+        Incomplete,
+        Spec,
+        Status,
+        Rules,
+        RoleRef,
+        Subjects,
+        AggregationRule,
+        InvolvedObject,
+        Regarding,
+        Reason,
+        Message,
+        Note,
+        #[serde(rename = "type")]
+        Type,
+        Subsets,
+        Endpoints,
+        LastTimestamp,
+        Count,
+        #[serde(other)]
+        Other,
+    }
+
+    /// One top-level value: an object (maybe a List) or an array of them.
+    pub struct TopLevel<'a>(pub &'a mut Flattened);
+
+    impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(DocOrSeq(self.0))
+        }
+    }
+
+    /// One document; a `List`'s items go to the same `Flattened` as they are read.
+    pub struct Doc<'a>(pub &'a mut Flattened);
+
+    impl<'de> DeserializeSeed<'de> for Doc<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(DocOrSeq(self.0))
+        }
+    }
+
+    struct DocOrSeq<'a>(&'a mut Flattened);
+
+    impl<'de> Visitor<'de> for DocOrSeq<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a Kubernetes object, a List, or an array of objects")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element_seed(Doc(&mut *self.0))?.is_some() {}
+            Ok(())
+        }
+
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let flat = self.0;
+            let mut doc = RawDoc::default();
+            let mut had_items = false;
+            while let Some(key) = map.next_key::<Field>()? {
+                // the body of kinds the analysis does not read is skipped unbuilt; kubectl and
+                // the API write apiVersion and kind first, so this is almost always known
+                let wanted = || match (&doc.api_version, &doc.kind) {
+                    (Some(av), Some(k)) => keeps_body(group_of(av), k),
+                    _ => true,
+                };
+                macro_rules! body {
+                    ($field:ident) => {{
+                        if wanted() {
+                            doc.$field = map.next_value::<Option<Value>>()?;
+                        } else {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }};
+                }
+                match key {
+                    Field::ApiVersion => doc.api_version = map.next_value()?,
+                    Field::Kind => doc.kind = map.next_value()?,
+                    Field::Metadata => doc.metadata = map.next_value()?,
+                    Field::Items => {
+                        had_items = true;
+                        map.next_value_seed(Items(&mut *flat))?;
+                    }
+                    Field::GroupVersion => doc.group_version = map.next_value()?,
+                    Field::Resources => doc.resources = map.next_value()?,
+                    Field::CapturedAt => doc.captured_at = map.next_value()?,
+                    Field::Incomplete => doc.incomplete = map.next_value()?,
+                    Field::Spec => body!(spec),
+                    Field::Status => body!(status),
+                    Field::Rules => body!(rules),
+                    Field::RoleRef => body!(role_ref),
+                    Field::Subjects => body!(subjects),
+                    Field::AggregationRule => body!(aggregation_rule),
+                    Field::InvolvedObject => body!(involved_object),
+                    Field::Regarding => body!(regarding),
+                    Field::Reason => body!(reason),
+                    Field::Message => body!(message),
+                    Field::Note => body!(note),
+                    Field::Type => body!(type_),
+                    Field::Subsets => body!(subsets),
+                    Field::Endpoints => body!(endpoints),
+                    Field::LastTimestamp => body!(last_timestamp),
+                    Field::Count => body!(count),
+                    Field::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            if had_items {
+                // a list: its items are in already; keep what the list itself says
+                doc.items = Some(Vec::new());
+            }
+            flat.push(doc);
+            Ok(())
+        }
+    }
+
+    struct Items<'a>(&'a mut Flattened);
+
+    impl<'de> DeserializeSeed<'de> for Items<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(DocOrSeq(self.0))
+        }
+    }
+}

@@ -57,48 +57,20 @@ pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(),
 }
 
 fn parse_json(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
-    for value in serde_json::Deserializer::from_slice(bytes).into_iter::<TopLevel>() {
-        match value {
-            Ok(TopLevel(docs)) => docs.into_iter().for_each(|d| flat.push(d)),
-            Err(e) => {
-                return Err(Error::Parse {
-                    path: path.to_path_buf(),
-                    line: e.line(),
-                    column: e.column(),
-                    message: strip_position(&e.to_string()),
-                });
-            }
+    use serde::de::DeserializeSeed;
+    // a stream of top-level values, each an object, a List, or an array of objects
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let parse_error = |e: serde_json::Error| Error::Parse {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    };
+    loop {
+        match de.end() {
+            Ok(()) => return Ok(()),
+            Err(_) => crate::snapshot::raw::stream::TopLevel(&mut *flat).deserialize(&mut de).map_err(parse_error)?,
         }
-    }
-    Ok(())
-}
-
-/// A top-level JSON value: an object, or (as some tools write) an array of objects. A
-/// hand-written visitor rather than an untagged enum, which would buffer the whole document
-/// before deserializing it.
-struct TopLevel(Vec<RawDoc>);
-
-impl<'de> serde::Deserialize<'de> for TopLevel {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = TopLevel;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a Kubernetes object, a List, or an array of objects")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<TopLevel, A::Error> {
-                let doc = serde::Deserialize::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
-                Ok(TopLevel(vec![doc]))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<TopLevel, A::Error> {
-                let mut docs = Vec::new();
-                while let Some(d) = seq.next_element()? {
-                    docs.push(d);
-                }
-                Ok(TopLevel(docs))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -189,6 +161,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.objects.len(), 2);
+    }
+
+    #[test]
+    fn lists_stream_their_items_and_keep_only_the_bodies_the_analysis_reads() {
+        let s = parse(
+            "x.json",
+            r#"{"kind":"List","items":[
+                 {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","uid":"1"},"data":{"k":"v"},"spec":{"x":1}},
+                 {"kind":"PodList","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","uid":"2"},"status":{"phase":"Running"}}]},
+                 {"kind":"List","items":null}],
+               "capturedAt":"2026-11-29T12:00:00Z","incomplete":["secrets: forbidden"]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.objects.len(), 2);
+        assert!(s.objects[0].body.is_empty(), "a ConfigMap's body is not kept");
+        assert_eq!(s.objects[1].str_field("/status/phase"), Some("Running"));
+        assert_eq!(s.captured_at.unwrap().to_string(), "2026-11-29T12:00:00Z", "read after the items");
+        assert_eq!(s.incomplete, ["secrets: forbidden"]);
     }
 
     #[test]
