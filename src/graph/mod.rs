@@ -4,7 +4,9 @@
 
 mod cycles;
 
-use std::collections::HashMap;
+use std::hash::Hasher;
+
+use rustc_hash::FxHashMap;
 
 use crate::discovery::RestMapper;
 use crate::snapshot::{Object, OwnerRef, Snapshot, Uid};
@@ -56,16 +58,53 @@ pub struct Node {
     pub dependents: Vec<NodeId>,
 }
 
-/// Key of the name index: group, kind, namespace ("" when cluster-scoped), name.
-type NameKey = (String, String, String, String);
+/// Indexes keyed by a hash of the key rather than the key itself: no string is copied per
+/// object, and every hit is checked against the node it names. Two keys sharing a hash (rare
+/// with 64 bits) land in `collisions`.
+#[derive(Default)]
+struct HashIndex {
+    first: FxHashMap<u64, NodeId>,
+    collisions: FxHashMap<u64, Vec<NodeId>>,
+}
+
+impl HashIndex {
+    fn with_capacity(n: usize) -> HashIndex {
+        HashIndex { first: FxHashMap::with_capacity_and_hasher(n, Default::default()), collisions: FxHashMap::default() }
+    }
+
+    fn insert(&mut self, h: u64, id: NodeId) {
+        if let Some(_prev) = self.first.get(&h) {
+            self.collisions.entry(h).or_default().push(id);
+        } else {
+            self.first.insert(h, id);
+        }
+    }
+
+    fn find(&self, h: u64, matches: impl Fn(NodeId) -> bool) -> Option<NodeId> {
+        let first = *self.first.get(&h)?;
+        if matches(first) {
+            return Some(first);
+        }
+        self.collisions.get(&h)?.iter().copied().find(|&id| matches(id))
+    }
+}
+
+fn hash_of(parts: &[&str]) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    for p in parts {
+        h.write(p.as_bytes());
+        h.write_u8(0xff); // a separator no UTF-8 string contains
+    }
+    h.finish()
+}
 
 /// The owner/dependent graph over a snapshot.
 pub struct Graph {
     pub snapshot: Snapshot,
     pub mapper: RestMapper,
     pub nodes: Vec<Node>,
-    uid_to_node: HashMap<Uid, NodeId>,
-    by_name: HashMap<NameKey, NodeId>,
+    uid_to_node: HashIndex,
+    by_name: HashIndex,
 }
 
 /// Kinds the GC ignores (`DefaultIgnoredResources`): they never enter its graph, so their
@@ -88,8 +127,8 @@ impl Graph {
         let mut g = Graph {
             mapper,
             nodes: Vec::with_capacity(n),
-            uid_to_node: HashMap::with_capacity(n),
-            by_name: HashMap::with_capacity(n),
+            uid_to_node: HashIndex::with_capacity(n),
+            by_name: HashIndex::with_capacity(n),
             snapshot: Snapshot::default(),
         };
         for (i, o) in snapshot.objects.iter().enumerate() {
@@ -108,16 +147,16 @@ impl Graph {
                 presence: Presence::Observed(i),
                 dependents: Vec::new(),
             });
-            g.uid_to_node.insert(o.uid.clone(), id);
-            g.by_name.insert(name_key(o.group(), &o.kind, o.namespace.as_deref(), &o.name), id);
+            g.uid_to_node.insert(hash_of(&[o.uid.as_str()]), id);
+            g.by_name.insert(hash_of(&[o.group(), &o.kind, o.namespace_str(), &o.name]), id);
         }
         // addDependentToOwners: every reference links the dependent to the node of its uid,
         // creating a virtual node where the uid was never observed.
         for i in 0..g.nodes.len() {
             let Presence::Observed(oi) = g.nodes[i].presence else { continue };
             for r in &snapshot.objects[oi].owner_references {
-                let owner = match g.uid_to_node.get(&r.uid) {
-                    Some(&id) => id,
+                let owner = match g.by_uid(&r.uid) {
+                    Some(id) => id,
                     None => {
                         let id = NodeId(g.nodes.len() as u32);
                         g.nodes.push(Node {
@@ -131,7 +170,7 @@ impl Graph {
                             presence: Presence::Virtual,
                             dependents: Vec::new(),
                         });
-                        g.uid_to_node.insert(r.uid.clone(), id);
+                        g.uid_to_node.insert(hash_of(&[r.uid.as_str()]), id);
                         id
                     }
                 };
@@ -159,12 +198,16 @@ impl Graph {
     }
 
     pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
-        self.uid_to_node.get(uid).copied()
+        self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| &self.nodes[id.index()].identity.uid == uid)
     }
 
     /// The observed object of a group, kind, namespace and name (what a GET would return).
     pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<NodeId> {
-        self.by_name.get(&name_key(group, kind, namespace, name)).copied()
+        let ns = namespace.unwrap_or("");
+        self.by_name.find(hash_of(&[group, kind, ns, name]), |id| {
+            let i = &self.nodes[id.index()].identity;
+            i.name == name && i.kind == kind && i.group() == group && i.namespace.as_deref().unwrap_or("") == ns
+        })
     }
 
     /// The owner references of a node (none for a virtual node).
@@ -203,6 +246,3 @@ impl Graph {
     }
 }
 
-fn name_key(group: &str, kind: &str, namespace: Option<&str>, name: &str) -> NameKey {
-    (group.to_string(), kind.to_string(), namespace.unwrap_or("").to_string(), name.to_string())
-}
