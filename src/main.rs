@@ -2,6 +2,11 @@
 
 mod cli;
 
+/// A snapshot of a big cluster is millions of small strings: mimalloc allocates and frees
+/// them markedly faster than the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::Write;
 use std::process::ExitCode;
 

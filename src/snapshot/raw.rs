@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::object::{group_of, keeps_body, FinalizerManager, Object, OwnerRef, Uid};
+use super::object::{group_of, keeps_body, Object, OwnerRef, Uid};
 use super::{ApiResource, ResourceList};
 
 /// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
@@ -59,7 +59,7 @@ pub struct RawMeta {
     pub finalizers: Option<Vec<String>>,
     pub owner_references: Option<Vec<RawOwnerRef>>,
     pub labels: Option<BTreeMap<String, String>>,
-    pub managed_fields: Option<Vec<RawManagedFields>>,
+    pub managed_fields: Option<RawManagedFields>,
 }
 
 #[derive(Deserialize, Default)]
@@ -73,13 +73,67 @@ pub struct RawOwnerRef {
     pub block_owner_deletion: Option<bool>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-pub struct RawManagedFields {
-    pub manager: Option<String>,
-    pub operation: Option<String>,
-    pub time: Option<Time>,
-    pub fields_v1: Option<RawFieldsV1>,
+/// `metadata.managedFields`, keeping only the entries that set finalizers: most entries of
+/// most objects set none, and are skipped without copying a string.
+#[derive(Default)]
+pub struct RawManagedFields(pub Vec<super::object::FinalizerManager>);
+
+impl<'de> Deserialize<'de> for RawManagedFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = RawManagedFields;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of managedFields entries")
+            }
+            fn visit_unit<E>(self) -> Result<RawManagedFields, E> {
+                Ok(RawManagedFields::default())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawManagedFields, A::Error> {
+                let mut out = Vec::new();
+                while let Some(e) = seq.next_element::<Entry<'de>>()? {
+                    let fins: Vec<String> = e
+                        .fields_v1
+                        .and_then(|f| f.metadata)
+                        .and_then(|m| m.finalizers)
+                        .map(|f| f.into_keys().filter_map(|k| k.strip_prefix("v:").map(unquote)).collect())
+                        .unwrap_or_default();
+                    if !fins.is_empty() {
+                        out.push(super::object::FinalizerManager {
+                            manager: e.manager.map(|m| m.0.into_owned()).unwrap_or_default(),
+                            operation: e.operation.map(|m| m.0.into_owned()).unwrap_or_default(),
+                            time: e.time.and_then(|t| t.0.parse().ok()),
+                            finalizers: fins,
+                        });
+                    }
+                }
+                Ok(RawManagedFields(out))
+            }
+        }
+        d.deserialize_any(Entries)
+    }
+}
+
+/// A string borrowed from the input where it can be (no escapes), copied only when kept.
+struct Text<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'a>, E> {
+                Ok(Text(std::borrow::Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_str(V(std::marker::PhantomData))
+    }
 }
 
 /// Only `f:metadata.f:finalizers` of a managedFields entry is read.
@@ -95,6 +149,19 @@ pub struct RawFieldsV1 {
 pub struct RawFieldsMeta {
     #[serde(rename = "f:finalizers")]
     pub finalizers: Option<BTreeMap<String, serde::de::IgnoredAny>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry<'a> {
+    #[serde(borrow, default)]
+    manager: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    operation: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    time: Option<Text<'a>>,
+    #[serde(default)]
+    fields_v1: Option<RawFieldsV1>,
 }
 
 #[derive(Deserialize, Default)]
@@ -206,26 +273,7 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             r
         })
         .collect();
-    let finalizer_managers = meta
-        .managed_fields
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|m| {
-            let fins: Vec<String> = m
-                .fields_v1?
-                .metadata?
-                .finalizers?
-                .into_keys()
-                .filter_map(|k| k.strip_prefix("v:").map(unquote))
-                .collect();
-            (!fins.is_empty()).then(|| FinalizerManager {
-                manager: m.manager.unwrap_or_default(),
-                operation: m.operation.unwrap_or_default(),
-                time: m.time.map(|t| t.0),
-                finalizers: fins,
-            })
-        })
-        .collect();
+    let finalizer_managers = meta.managed_fields.map(|m| m.0).unwrap_or_default();
     let mut body = serde_json::Map::new();
     if keeps_body(group_of(&api_version), &kind) {
         let fields = [
