@@ -33,3 +33,21 @@ pub fn yaml<T: serde::Serialize>(value: &T, w: &mut impl Write) -> anyhow::Resul
     w.write_all(text.as_bytes())?;
     Ok(())
 }
+
+/// With `KUBECTL_GC_TIMINGS` set, how long a phase took, on stderr (for profiling).
+pub fn timing(phase: &str, since: std::time::Instant) {
+    if std::env::var_os("KUBECTL_GC_TIMINGS").is_some() {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let mb = |k: &str| {
+            status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0) / 1024
+        };
+        let _ = writeln!(
+            io::stderr().lock(),
+            "timing: {phase} {:.3}s (rss {} MB: anon {} MB, file {} MB)",
+            since.elapsed().as_secs_f64(),
+            mb("VmRSS:"),
+            mb("RssAnon:"),
+            mb("RssFile:")
+        );
+    }
+}

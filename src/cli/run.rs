@@ -22,8 +22,12 @@ pub fn run(args: Args) -> Result<Exit> {
         Command::WhyStuck(a) => {
             let (g, now) = load(global, Some(&a.target), false)?;
             let target = resolve(&g, &a.target, global)?;
+            let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
+            output::timing("controller index", t);
+            let t = std::time::Instant::now();
             let d = diagnose::why_stuck(&g, &live, target);
+            output::timing("why-stuck", t);
             let mut out = output::stdout();
             match a.output {
                 Format::Text => render::text::write_why_stuck(&g, &d, now.as_second(), style(global), &mut out)?,
@@ -139,6 +143,7 @@ fn style(global: &Global) -> Style {
 /// Reads the objects and decides the reference time.
 /// Offline with `--snapshot`, else live: what an answer about `target` needs.
 fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<(Graph, Timestamp)> {
+    let t0 = std::time::Instant::now();
     let snapshot = if global.snapshot.is_empty() {
         super::live::read(global, target, dependents_anywhere)?
     } else {
@@ -149,7 +154,11 @@ fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> 
         Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?,
         None => snapshot.captured_at.unwrap_or_else(Timestamp::now),
     };
-    Ok((Graph::build(snapshot), now))
+    output::timing("load", t0);
+    let t1 = std::time::Instant::now();
+    let g = Graph::build(snapshot);
+    output::timing("graph", t1);
+    Ok((g, now))
 }
 
 fn warn_about(s: &Snapshot) {

@@ -95,7 +95,7 @@ impl ControlPlanePods {
             }
             for c in [Component::KubeControllerManager, Component::CloudControllerManager, Component::KubeScheduler] {
                 let n = c.name();
-                if o.labels.get("component").is_some_and(|v| v == n) || o.name.starts_with(&format!("{n}-")) {
+                if o.label("component") == Some(n) || o.name.starts_with(&format!("{n}-")) {
                     by_component.entry(n).or_default().push(id);
                 }
             }

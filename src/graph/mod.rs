@@ -120,7 +120,9 @@ impl Graph {
         // Node ids follow a canonical order, not the order of the input, so that a live read
         // (lists in whatever order they complete) and a file give the same answers byte for byte.
         snapshot.objects.sort_unstable_by(|a, b| {
-            (a.namespace.as_deref(), a.group(), &a.kind, &a.name, &a.uid).cmp(&(b.namespace.as_deref(), b.group(), &b.kind, &b.name, &b.uid))
+            (a.namespace.as_deref(), &a.kind, &a.name)
+                .cmp(&(b.namespace.as_deref(), &b.kind, &b.name))
+                .then_with(|| (a.group(), &a.uid).cmp(&(b.group(), &b.uid)))
         });
         let mapper = RestMapper::from_snapshot(&snapshot);
         let n = snapshot.objects.len();

@@ -60,29 +60,39 @@ impl Snapshot {
                 f.skipped.owner_refs
             ));
         }
-        let mut seen = std::collections::HashMap::with_capacity(f.objects.len());
-        let mut objects = Vec::with_capacity(f.objects.len());
+        // Duplicate uids, found by sorting indices rather than copying every uid into a set.
+        let mut objects = f.objects;
+        let mut order: Vec<u32> = (0..objects.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| objects[a as usize].uid.cmp(&objects[b as usize].uid).then(a.cmp(&b)));
+        let mut drop = vec![false; objects.len()];
         let mut duplicates = Vec::new();
-        for o in f.objects {
-            match seen.get(&o.uid) {
-                Some((kind, ns, name)) => {
-                    if (kind, ns, name) != (&o.kind, &o.namespace, &o.name) {
-                        duplicates.push(format!(
-                            "{} is shared by {kind} {}{name} and {} {}{}",
-                            o.uid,
-                            ns_prefix(ns),
-                            o.kind,
-                            ns_prefix(&o.namespace),
-                            o.name
-                        ));
-                    }
-                }
-                None => {
-                    seen.insert(o.uid.clone(), (o.kind.clone(), o.namespace.clone(), o.name.clone()));
-                    objects.push(o);
-                }
+        for w in order.windows(2) {
+            let (first, o) = (&objects[w[0] as usize], &objects[w[1] as usize]);
+            if first.uid != o.uid {
+                continue;
             }
+            // the same object read twice (overlapping files) is not worth a warning
+            if (&first.kind, &first.namespace, &first.name) != (&o.kind, &o.namespace, &o.name) {
+                duplicates.push(format!(
+                    "{} is shared by {} {}{} and {} {}{}",
+                    o.uid,
+                    first.kind,
+                    ns_prefix(&first.namespace),
+                    first.name,
+                    o.kind,
+                    ns_prefix(&o.namespace),
+                    o.name
+                ));
+            }
+            drop[w[1] as usize] = true;
         }
+        // keep the first of each uid, in input order
+        let mut i = 0;
+        objects.retain(|_| {
+            i += 1;
+            !drop[i - 1]
+        });
+        objects.shrink_to_fit();
         if !duplicates.is_empty() {
             warnings.push(format!(
                 "{} duplicate uid(s), keeping the first object of each: {}",

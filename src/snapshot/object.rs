@@ -1,7 +1,6 @@
 //! One Kubernetes object as the analysis sees it: its metadata in full, and its spec and
 //! status only for the kinds whose spec or status some answer reads (`keeps_body`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
@@ -75,7 +74,8 @@ pub struct Object {
     pub deletion_grace_period_seconds: Option<i64>,
     pub finalizers: Vec<String>,
     pub owner_references: Vec<OwnerRef>,
-    pub labels: BTreeMap<String, String>,
+    /// Labels, sorted by key; kept only for the kinds in [`keeps_body`].
+    pub labels: Vec<(String, String)>,
     pub finalizer_managers: Vec<FinalizerManager>,
     /// Top-level fields other than apiVersion, kind and metadata (spec, status, rules, …),
     /// kept only where `keeps_body` says the analysis reads them. Secrets never keep theirs.
@@ -93,6 +93,10 @@ impl Object {
 
     pub fn is_deleting(&self) -> bool {
         self.deletion_timestamp.is_some()
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     pub fn has_finalizer(&self, name: &str) -> bool {

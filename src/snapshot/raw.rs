@@ -275,7 +275,8 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         .collect();
     let finalizer_managers = meta.managed_fields.map(|m| m.0).unwrap_or_default();
     let mut body = serde_json::Map::new();
-    if keeps_body(group_of(&api_version), &kind) {
+    let keep_body = keeps_body(group_of(&api_version), &kind);
+    if keep_body {
         let fields = [
             ("spec", doc.spec),
             ("status", doc.status),
@@ -312,7 +313,12 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         deletion_grace_period_seconds: meta.deletion_grace_period_seconds,
         finalizers: meta.finalizers.unwrap_or_default(),
         owner_references,
-        labels: meta.labels.unwrap_or_default(),
+        // labels cost more than the rest of the metadata together; only the kinds whose body the
+        // analysis reads keep them (a static control-plane pod's `component`)
+        labels: match meta.labels {
+            Some(l) if keep_body => l.into_iter().collect(),
+            _ => Vec::new(),
+        },
         finalizer_managers,
         body,
     })

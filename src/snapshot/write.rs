@@ -88,7 +88,7 @@ fn object(o: &Object) -> Value {
         meta.insert("deletionGracePeriodSeconds".into(), s.into());
     }
     if !o.labels.is_empty() {
-        meta.insert("labels".into(), json!(o.labels));
+        meta.insert("labels".into(), json!(o.labels.iter().cloned().collect::<std::collections::BTreeMap<_, _>>()));
     }
     if !o.finalizers.is_empty() {
         meta.insert("finalizers".into(), json!(o.finalizers));

@@ -32,11 +32,42 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
             return Err(Error::Empty { path: path.clone() });
         }
         for file in files {
-            let bytes = std::fs::read(&file).map_err(|source| Error::Read { path: file.clone(), source })?;
+            let bytes = map(&file).map_err(|source| Error::Read { path: file.clone(), source })?;
             parse_into(&file, &bytes, &mut flat)?;
         }
     }
     Ok(Snapshot::from_flattened(flat))
+}
+
+/// The file's bytes, mapped rather than copied: a 1 GB snapshot then costs page cache, not a
+/// gigabyte of freshly zeroed heap. Small files are read.
+fn map(path: &Path) -> std::io::Result<Bytes> {
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len < 1 << 20 {
+        let mut v = Vec::with_capacity(len as usize);
+        std::io::Read::read_to_end(&mut &file, &mut v)?;
+        return Ok(Bytes::Read(v));
+    }
+    // SAFETY: the map is read-only and lives only while this file is parsed. A file truncated
+    // meanwhile by another process could fault (SIGBUS); snapshots are written once and read
+    // later, and a file that changes under us could not be parsed consistently anyway.
+    unsafe { memmap2::Mmap::map(&file) }.map(Bytes::Mapped)
+}
+
+enum Bytes {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
 }
 
 /// Parses one file's bytes; the format is told by the extension, else by the first
