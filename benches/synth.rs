@@ -140,7 +140,39 @@ impl<W: Write> Writer<W> {
                 );
             }
         }
-        if !self.opts.full {
+        if self.opts.full {
+            // what a real cluster returns besides metadata: a pod template's worth of spec
+            let kind = o["kind"].as_str().unwrap_or("").to_string();
+            let containers = json!([{"name": "main", "image": "registry.example.com/team/app:v1.42.7",
+                "args": ["--port=8080", "--log-level=info"],
+                "env": [{"name": "MODE", "value": "production"}, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        {"name": "CACHE_SIZE", "value": "512Mi"}, {"name": "REGION", "value": "eu-west-1"}],
+                "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+                "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10},
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+                "terminationMessagePath": "/dev/termination-log", "imagePullPolicy": "IfNotPresent"}]);
+            match kind.as_str() {
+                "Pod" => {
+                    o["spec"]["containers"] = containers;
+                    o["spec"]["restartPolicy"] = json!("Always");
+                    o["spec"]["dnsPolicy"] = json!("ClusterFirst");
+                    o["spec"]["tolerations"] = json!([{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]);
+                    o["status"]["podIP"] = json!("10.244.3.17");
+                    o["status"]["containerStatuses"] = json!([{"name": "main", "ready": true, "restartCount": 0, "image": "registry.example.com/team/app:v1.42.7",
+                        "imageID": "registry.example.com/team/app@sha256:5d1c3c0cbbbe3bb0b2c8d8a5e6ef1a6c5ce0d5e0a4f6b1c7d2e9a0b4c3d2e1f0",
+                        "containerID": "containerd://2b7c9f0e3d4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c", "started": true,
+                        "state": {"running": {"startedAt": "2026-11-20T10:01:00Z"}}}]);
+                }
+                "Deployment" | "StatefulSet" | "ReplicaSet" => {
+                    o["spec"]["template"] = json!({"metadata": {"labels": {"app": o["metadata"]["name"]}}, "spec": {"containers": containers}});
+                }
+                "ConfigMap" => o["data"] = json!({"app.yaml": "server:\n  port: 8080\n  timeout: 30s\nfeatures:\n  - a\n  - b\n"}),
+                "Secret" => o["data"] = json!({"password": "c2VjcmV0LXBhc3N3b3JkLXZhbHVl", "username": "YWRtaW4="}),
+                "Service" => o["spec"] = json!({"type": "ClusterIP", "clusterIP": "10.96.12.34", "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}], "selector": {"app": o["metadata"]["name"]}}),
+                _ => {}
+            }
+        } else {
             let kind = o["kind"].as_str().unwrap_or("").to_string();
             let keep = matches!(kind.as_str(), "Namespace" | "Node" | "Pod" | "Lease" | "CustomResourceDefinition" | "Deployment" | "ReplicaSet" | "StatefulSet" | "ClusterRole" | "ClusterRoleBinding" | "PersistentVolumeClaim");
             if !keep {

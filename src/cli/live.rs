@@ -41,10 +41,11 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
         let unix = now.as_second();
         let mut discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, false).await?;
         let namespace = global.namespace.clone().unwrap_or_else(|| session.default_namespace.clone());
+        let mut focus = None;
         let scope = match (global.all_namespaces, target.and_then(split_target)) {
-            (true, _) => Scope::Cluster,
+            (true, None) => Scope::Cluster,
             (false, None) => Scope::Namespace(namespace),
-            (false, Some((type_arg, name))) => {
+            (_, Some((type_arg, name))) => {
                 let mapper = |d: &live::Discovery| RestMapper::from_snapshot(&Snapshot { resource_lists: d.lists.clone(), ..Default::default() });
                 let mut resolved = mapper(&discovery).resolve(type_arg).cloned();
                 if resolved.is_err() && discovery.from_cache {
@@ -62,8 +63,9 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
                         None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
                     }
                 }
+                focus = ns.clone().or_else(|| (rt.group.is_empty() && rt.kind == "Namespace").then(|| name.to_string()));
                 match ns {
-                    _ if dependents_anywhere => Scope::Cluster,
+                    _ if dependents_anywhere || global.all_namespaces => Scope::Cluster,
                     Some(ns) => Scope::Namespace(ns),
                     None if rt.group.is_empty() && rt.kind == "Namespace" => Scope::Namespace(name.to_string()),
                     // a cluster-scoped owner's dependents may be in any namespace
@@ -75,7 +77,16 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
         let progress = |p: Progress| {
             let _ = write!(std::io::stderr().lock(), "\rreading {}/{} lists…", p.done, p.total);
         };
-        let options = ReadOptions { scope, concurrency, now, progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)) };
+        // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
+        let bodies_everywhere = target.is_none();
+        let options = ReadOptions {
+            scope,
+            bodies_everywhere,
+            focus,
+            concurrency,
+            now,
+            progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)),
+        };
         let mut snapshot = session.read(&discovery, &options).await;
         if discovery.from_cache && live::cache::is_stale_for(&discovery, &snapshot) {
             // the cluster serves types the cached discovery lacks: rediscover and read again

@@ -261,6 +261,9 @@ fn workload_verdict(
     evidence.extend(statuses.iter().map(|s| s.evidence.clone()));
     let (state, since) = if ws.state == ControllerState::Alive || fresh {
         (ControllerState::Alive, None)
+    } else if ws.state == ControllerState::Unknown && statuses.is_empty() {
+        // neither the workload's replicas nor a lease were seen: no verdict
+        (ControllerState::Unknown, None)
     } else {
         let stale = statuses.iter().filter_map(|s| s.since).max();
         (ControllerState::Down, stale.or(ws.since))

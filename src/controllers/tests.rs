@@ -181,6 +181,22 @@ fn managed_fields_name_the_controller_that_added_the_finalizer() {
 }
 
 #[test]
+fn a_workload_read_metadata_only_is_unknown_not_down() {
+    // a live answer reads workload bodies only where controllers live: without its replicas, a
+    // workload must not be judged Down
+    let g = graph_of(&[
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"labs","uid":"cm",
+            "finalizers":["acme.example.com/cleanup"],
+            "managedFields":[{"manager":"acme-operator","operation":"Update",
+               "fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"acme.example.com/cleanup\"":{}}}}}]}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"acme-operator","namespace":"acme","uid":"d"}}"#,
+    ]);
+    let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
+    assert_evidence(&a, &["Deployment acme/acme-operator's spec and status were not read"]);
+}
+
+#[test]
 fn a_client_field_manager_is_not_taken_for_the_controller() {
     let g = graph_of(&[
         KCM_LEASE,

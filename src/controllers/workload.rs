@@ -226,6 +226,15 @@ pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
         };
     };
     let name = describe(o);
+    if o.body.is_empty() && crate::snapshot::object::keeps_body(o.group(), &o.kind) {
+        // read metadata-only (a live answer reads workload bodies only where controllers live):
+        // its replicas are not known, and a guess would be a false "Down"
+        return State {
+            state: ControllerState::Unknown,
+            evidence: vec![format!("{name}'s spec and status were not read")],
+            since: None,
+        };
+    }
     let pods: Vec<&Object> = w.pods_of(wl).iter().filter_map(|&p| g.object(p)).collect();
     let (desired, status_ready) = match (o.group(), o.kind.as_str()) {
         ("", "Pod") => (1, i64::from(pod_ready(o))),

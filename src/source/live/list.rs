@@ -39,9 +39,10 @@ fn is_secret(t: &ListType) -> bool {
     t.group.is_empty() && t.plural == "secrets"
 }
 
-/// Every object of a type, in one namespace or across all.
-pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>) -> Result<Vec<RawDoc>, Failure> {
-    if wants_body(t) {
+/// Every object of a type, in one namespace or across all; `full` lists the kinds whose body
+/// is analysed in full, otherwise every kind is listed metadata-only.
+pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool) -> Result<Vec<RawDoc>, Failure> {
+    if full && wants_body(t) {
         return paged(r, t, namespace, JSON).await;
     }
     match paged(r, t, namespace, METADATA_LIST_ACCEPT).await {

@@ -12,6 +12,12 @@
 //! then, in every namespace (metadata-only), each namespaced owner kind that the objects read
 //! name in their owner references, so that a cross-namespace or recreated owner is told from
 //! an absent one.
+//!
+//! Bodies: with [`ReadOptions::bodies_everywhere`] off, the namespaced kinds whose spec or
+//! status the analysis reads (pods, workloads, claims, …) are listed metadata-only across
+//! namespaces, and in full only where an answer reads them: the namespace in focus and the
+//! namespaces controllers live in (those of the ServiceAccounts that RBAC bindings name and of
+//! leader-election Leases). Pods and workloads are most of a cluster's bytes.
 
 pub mod cache;
 pub mod discovery;
@@ -49,7 +55,7 @@ pub const EVERYWHERE: &[(&str, &str)] = &[
 /// Kinds read, in a second pass, only in the namespaces where controllers live: those of the
 /// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods are the
 /// biggest type of a cluster; an operator's pods are all liveness needs of them.
-pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[("", "Pod"), ("", "ServiceAccount")];
+pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[("", "Pod"), ("", "ServiceAccount"), ("", "Endpoints")];
 
 /// A connection: the read-only client and the context's namespace.
 pub struct Session {
@@ -81,6 +87,11 @@ pub struct Progress {
 
 pub struct ReadOptions<'a> {
     pub scope: Scope,
+    /// List the bodies the analysis reads in every namespace (`kubectl gc snapshot`, for a
+    /// complete capture), rather than only where an answer reads them.
+    pub bodies_everywhere: bool,
+    /// The namespace of the object asked about, whose bodies are always read.
+    pub focus: Option<String>,
     /// Lists in flight at once.
     pub concurrency: usize,
     /// The capture time recorded in the snapshot.
@@ -124,20 +135,36 @@ impl Session {
     /// Reads the scope into a snapshot; what could not be read is named in `incomplete`.
     pub async fn read(&self, d: &Discovery, o: &ReadOptions<'_>) -> Snapshot {
         let everywhere = |t: &ListType| EVERYWHERE.iter().any(|(g, k)| t.group == *g && t.kind == *k);
-        let tasks: Vec<(ListType, Option<String>)> = d
-            .types
-            .iter()
-            .map(|t| match &o.scope {
-                Scope::Namespace(ns) if t.namespaced && !everywhere(t) => (t.clone(), Some(ns.clone())),
-                _ => (t.clone(), None),
-            })
-            .collect();
+        // small kinds whose bodies every answer may read, wherever they are
+        let small = |t: &ListType| {
+            matches!((t.group.as_str(), t.kind.as_str()), ("coordination.k8s.io", "Lease") | ("rbac.authorization.k8s.io", "RoleBinding"))
+        };
+        let focus = match &o.scope {
+            Scope::Namespace(ns) => Some(ns.clone()),
+            Scope::Cluster => o.focus.clone(),
+        };
+        // (type, namespace, full): a type listed metadata-only across namespaces is listed again
+        // in full where its bodies are read
+        let mut tasks: Vec<Task> = Vec::new();
+        for t in &d.types {
+            let body = list::wants_body(t);
+            match &o.scope {
+                Scope::Namespace(ns) if t.namespaced && !everywhere(t) => tasks.push((t.clone(), Some(ns.clone()), true)),
+                _ if !t.namespaced || !body || o.bodies_everywhere || small(t) => tasks.push((t.clone(), None, true)),
+                _ => {
+                    tasks.push((t.clone(), None, false));
+                    if let Some(ns) = &focus {
+                        tasks.push((t.clone(), Some(ns.clone()), true));
+                    }
+                }
+            }
+        }
         let mut done = 0;
         let mut total = tasks.len();
         let first = self.run(&tasks, o, &mut done, &mut total).await;
 
+        let mut second_tasks: Vec<Task> = Vec::new();
         // owner kinds named by what was read, in every namespace
-        let mut second_tasks = Vec::new();
         if let Scope::Namespace(_) = o.scope {
             let mut wanted = BTreeSet::new();
             for (_, res) in &first {
@@ -151,25 +178,23 @@ impl Session {
             }
             for (g, k) in wanted {
                 if let Some(t) = d.find(&g, &k)
-                    && tasks.iter().any(|(tt, ns)| tt == t && ns.is_some())
+                    && !tasks.iter().any(|(tt, ns, _)| tt == t && ns.is_none())
                 {
-                    second_tasks.push((t.clone(), None));
+                    second_tasks.push((t.clone(), None, false));
                 }
             }
-            // the pods and service accounts of controllers, where controllers live
-            let listed_ns = match &o.scope {
-                Scope::Namespace(ns) => ns.clone(),
-                Scope::Cluster => unreachable!(),
-            };
+        }
+        // the bodies controller liveness reads, where controllers live
+        if !o.bodies_everywhere {
             for ns in controller_namespaces(&first) {
-                if ns == listed_ns {
+                if focus.as_deref() == Some(ns.as_str()) {
                     continue;
                 }
-                for (g, k) in IN_CONTROLLER_NAMESPACES {
-                    if let Some(t) = d.find(g, k)
-                        && !second_tasks.iter().any(|(tt, n): &(ListType, Option<String>)| tt == t && n.is_none())
-                    {
-                        second_tasks.push((t.clone(), Some(ns.clone())));
+                for t in d.types.iter().filter(|t| t.namespaced && list::wants_body(t) && !small(t)) {
+                    let listed_in_full = |(tt, n, full): &Task| tt == t && *full && (n.is_none() || n.as_deref() == Some(ns.as_str()));
+                    let wanted = everywhere(t) || IN_CONTROLLER_NAMESPACES.iter().any(|(g, k)| t.group == *g && t.kind == *k);
+                    if wanted && !tasks.iter().any(listed_in_full) {
+                        second_tasks.push((t.clone(), Some(ns.clone()), true));
                     }
                 }
             }
@@ -180,7 +205,8 @@ impl Session {
         let mut flat = Flattened::default();
         let mut incomplete = d.incomplete.clone();
         let mut seen = HashSet::new();
-        for ((t, ns), res) in first.into_iter().chain(second) {
+        let (full, meta): (Vec<_>, Vec<_>) = first.into_iter().chain(second).partition(|((_, _, full), _)| *full);
+        for ((t, ns, _), res) in full.into_iter().chain(meta) {
             match res {
                 Ok(docs) => {
                     for doc in docs {
@@ -205,15 +231,15 @@ impl Session {
     #[allow(clippy::type_complexity)]
     async fn run(
         &self,
-        tasks: &[(ListType, Option<String>)],
+        tasks: &[Task],
         o: &ReadOptions<'_>,
         done: &mut usize,
         total: &mut usize,
-    ) -> Vec<((ListType, Option<String>), Result<Vec<RawDoc>, Failure>)> {
+    ) -> Vec<(Task, Result<Vec<RawDoc>, Failure>)> {
         let mut s = stream::iter(tasks.iter().cloned())
-            .map(|(t, ns)| async move {
-                let res = list::list(&self.reader, &t, ns.as_deref()).await;
-                ((t, ns), res)
+            .map(|(t, ns, full)| async move {
+                let res = list::list(&self.reader, &t, ns.as_deref(), full).await;
+                ((t, ns, full), res)
             })
             .buffered(o.concurrency.max(1));
         let mut out = Vec::with_capacity(tasks.len());
@@ -228,12 +254,15 @@ impl Session {
     }
 }
 
+/// One list: a type, a namespace (`None`: every namespace), and whether bodies are read.
+type Task = (ListType, Option<String>, bool);
+
 /// Namespaces that hold controllers: those of the ServiceAccounts that (Cluster)RoleBindings
 /// name, and of leader-election Leases (node heartbeats aside).
 #[allow(clippy::type_complexity)]
-fn controller_namespaces(read: &[((ListType, Option<String>), Result<Vec<RawDoc>, Failure>)]) -> BTreeSet<String> {
+fn controller_namespaces(read: &[(Task, Result<Vec<RawDoc>, Failure>)]) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for ((t, _), res) in read {
+    for ((t, _, _), res) in read {
         let Ok(docs) = res else { continue };
         match (t.group.as_str(), t.kind.as_str()) {
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {

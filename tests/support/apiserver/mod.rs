@@ -128,6 +128,8 @@ struct Shared {
     max_page: usize,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
+    /// Response body bytes sent (uncompressed), for the benchmark's transfer figures.
+    bytes_sent: std::sync::atomic::AtomicU64,
 }
 
 /// A running server; stops when dropped.
@@ -149,6 +151,7 @@ impl ApiServer {
             max_page: options.max_page,
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
+            bytes_sent: std::sync::atomic::AtomicU64::new(0),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -181,6 +184,12 @@ impl ApiServer {
 
     pub fn clear_requests(&self) {
         self.shared.log.lock().unwrap().clear();
+        self.shared.bytes_sent.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Response body bytes sent since the start (or the last `clear_requests`).
+    pub fn bytes_sent(&self) -> u64 {
+        self.shared.bytes_sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
@@ -197,6 +206,13 @@ impl Drop for ApiServer {
 }
 
 async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
+    let r = respond(s.clone(), req).await;
+    let n = axum::body::HttpBody::size_hint(r.body()).exact().unwrap_or(0);
+    s.bytes_sent.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    r
+}
+
+async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();

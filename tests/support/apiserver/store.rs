@@ -62,6 +62,7 @@ pub struct Store {
     pub resources: Vec<Res>,
     /// group → versions, preferred first (groups from APIServices may have no resources).
     pub groups: BTreeMap<String, Vec<String>>,
+    by_kind: std::collections::HashMap<(String, String), Vec<usize>>,
 }
 
 impl Store {
@@ -161,7 +162,8 @@ impl Store {
         for vs in groups.values_mut() {
             vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         }
-        Store { objects, resources, groups }
+        let by_kind = index_by_kind(&objects);
+        Store { objects, resources, groups, by_kind }
     }
 
     pub fn resources_in(&self, group: &str, version: &str) -> impl Iterator<Item = &Res> {
@@ -174,21 +176,30 @@ impl Store {
 
     /// The objects of a resource (any stored version), in etcd key order (namespace, name).
     pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<&Value> {
-        let mut out: Vec<&Value> = self
-            .objects
-            .iter()
-            .filter(|o| o["kind"].as_str() == Some(r.kind.as_str()))
-            .filter(|o| group_of(o["apiVersion"].as_str().unwrap_or_default()) == r.group)
+        self.by_kind
+            .get(&(r.group.clone(), r.kind.clone()))
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.objects[i])
             .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns)))
-            .collect();
-        out.sort_by_key(|o| {
-            (
-                o["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
-                o["metadata"]["name"].as_str().unwrap_or_default().to_string(),
-            )
-        });
-        out
+            .collect()
     }
+}
+
+/// Objects of each (group, kind), sorted by namespace and name, as lists return them.
+fn index_by_kind(objects: &[Value]) -> std::collections::HashMap<(String, String), Vec<usize>> {
+    let mut by_kind: std::collections::HashMap<(String, String), Vec<usize>> = std::collections::HashMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        let key = (group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(), o["kind"].as_str().unwrap_or_default().to_string());
+        by_kind.entry(key).or_default().push(i);
+    }
+    fn name(o: &Value) -> (&str, &str) {
+        (o["metadata"]["namespace"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default())
+    }
+    for v in by_kind.values_mut() {
+        v.sort_by(|&a, &b| name(&objects[a]).cmp(&name(&objects[b])));
+    }
+    by_kind
 }
 
 fn group_of(api_version: &str) -> &str {
