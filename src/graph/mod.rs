@@ -116,10 +116,14 @@ pub fn ignored_by_gc(group: &str, kind: &str) -> bool {
 impl Graph {
     /// Builds the graph the GC would hold once its informers have observed every object of
     /// the snapshot.
-    pub fn build(mut snapshot: Snapshot) -> Graph {
+    pub fn build(snapshot: Snapshot) -> Graph {
         // Node ids follow a canonical order, not the order of the input, so that a live read
-        // (lists in whatever order they complete) and a file give the same answers byte for byte.
-        snapshot.objects.sort_unstable_by(|a, b| {
+        // (lists in whatever order they complete) and a file give the same answers byte for
+        // byte. Indices are sorted, not the objects, which are large to move.
+        let objects = &snapshot.objects;
+        let mut order: Vec<u32> = (0..objects.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (&objects[a as usize], &objects[b as usize]);
             (a.namespace.as_deref(), &a.kind, &a.name)
                 .cmp(&(b.namespace.as_deref(), &b.kind, &b.name))
                 .then_with(|| (a.group(), &a.uid).cmp(&(b.group(), &b.uid)))
@@ -133,7 +137,8 @@ impl Graph {
             by_name: HashIndex::with_capacity(n),
             snapshot: Snapshot::default(),
         };
-        for (i, o) in snapshot.objects.iter().enumerate() {
+        for i in order.into_iter().map(|i| i as usize) {
+            let o = &snapshot.objects[i];
             if ignored_by_gc(o.group(), &o.kind) {
                 continue;
             }

@@ -42,16 +42,27 @@ fn is_secret(t: &ListType) -> bool {
 /// Every object of a type, in one namespace or across all; `full` lists the kinds whose body
 /// is analysed in full, otherwise every kind is listed metadata-only.
 pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool) -> Result<Vec<RawDoc>, Failure> {
+    list_selected(r, t, namespace, full, None).await
+}
+
+/// [`list`], narrowed by a field selector (`metadata.name=…`).
+pub async fn list_selected(
+    r: &Reader,
+    t: &ListType,
+    namespace: Option<&str>,
+    full: bool,
+    field_selector: Option<&str>,
+) -> Result<Vec<RawDoc>, Failure> {
     if full && wants_body(t) {
-        return paged(r, t, namespace, JSON).await;
+        return paged(r, t, namespace, JSON, field_selector).await;
     }
-    match paged(r, t, namespace, METADATA_LIST_ACCEPT).await {
-        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => paged(r, t, namespace, JSON).await,
+    match paged(r, t, namespace, METADATA_LIST_ACCEPT, field_selector).await {
+        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => paged(r, t, namespace, JSON, field_selector).await,
         other => other,
     }
 }
 
-async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str) -> Result<Vec<RawDoc>, Failure> {
+async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str, field_selector: Option<&str>) -> Result<Vec<RawDoc>, Failure> {
     let base = t.path(namespace);
     let mut relisted = false;
     'relist: loop {
@@ -60,6 +71,9 @@ async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str) 
         loop {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("limit", &PAGE.to_string());
+            if let Some(f) = field_selector {
+                q.append_pair("fieldSelector", f);
+            }
             if let Some(tok) = &token {
                 q.append_pair("continue", tok);
             }

@@ -43,19 +43,24 @@ pub use kubeconfig::ConnectOptions;
 
 /// Kinds read in every namespace even when the answer is about one: the evidence for
 /// whether a controller is running (leader leases, workloads and their ready replicas).
-pub const EVERYWHERE: &[(&str, &str)] = &[
-    ("coordination.k8s.io", "Lease"),
+pub const EVERYWHERE: &[(&str, &str)] = &[("coordination.k8s.io", "Lease"), ("rbac.authorization.k8s.io", "RoleBinding")];
+
+/// Kinds read, in full, only in the namespaces where controllers live: those of the
+/// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods and
+/// workloads are most of a cluster's bytes; an operator's are all liveness needs of them.
+pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("", "ServiceAccount"),
+    ("", "Endpoints"),
     ("apps", "Deployment"),
     ("apps", "StatefulSet"),
     ("apps", "DaemonSet"),
     ("apps", "ReplicaSet"),
-    ("rbac.authorization.k8s.io", "RoleBinding"),
 ];
 
-/// Kinds read, in a second pass, only in the namespaces where controllers live: those of the
-/// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods are the
-/// biggest type of a cluster; an operator's pods are all liveness needs of them.
-pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[("", "Pod"), ("", "ServiceAccount"), ("", "Endpoints")];
+/// Workload kinds looked up by name, wherever they are, when a field manager that set a
+/// finalizer is named like one (`managedFields` attribution).
+pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] = &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
 
 /// A connection: the read-only client and the context's namespace.
 pub struct Session {
@@ -192,7 +197,7 @@ impl Session {
                 }
                 for t in d.types.iter().filter(|t| t.namespaced && list::wants_body(t) && !small(t)) {
                     let listed_in_full = |(tt, n, full): &Task| tt == t && *full && (n.is_none() || n.as_deref() == Some(ns.as_str()));
-                    let wanted = everywhere(t) || IN_CONTROLLER_NAMESPACES.iter().any(|(g, k)| t.group == *g && t.kind == *k);
+                    let wanted = IN_CONTROLLER_NAMESPACES.iter().any(|(g, k)| t.group == *g && t.kind == *k);
                     if wanted && !tasks.iter().any(listed_in_full) {
                         second_tasks.push((t.clone(), Some(ns.clone()), true));
                     }
@@ -200,7 +205,43 @@ impl Session {
             }
         }
         total += second_tasks.len();
-        let second = self.run(&second_tasks, o, &mut done, &mut total).await;
+        let mut second = self.run(&second_tasks, o, &mut done, &mut total).await;
+
+        // workloads named like the field managers that set finalizers, wherever they run
+        if !o.bodies_everywhere {
+            let mut managers = BTreeSet::new();
+            for (_, res) in &first {
+                for doc in res.iter().flatten() {
+                    for m in doc.metadata.iter().flat_map(|m| m.managed_fields.iter()).flat_map(|m| m.0.iter()) {
+                        if !m.manager.is_empty() && !m.manager.starts_with("kubectl") {
+                            managers.insert(m.manager.clone());
+                        }
+                    }
+                }
+            }
+            let named: Vec<(ListType, String)> = managers
+                .into_iter()
+                .take(32)
+                .flat_map(|m| {
+                    NAMED_LIKE_MANAGERS.iter().filter_map(|(g, k)| d.find(g, k)).map(move |t| (t.clone(), m.clone())).collect::<Vec<_>>()
+                })
+                .collect();
+            total += named.len();
+            let mut s = stream::iter(named)
+                .map(|(t, m)| async move {
+                    let selector = format!("metadata.name={m}");
+                    let res = list::list_selected(&self.reader, &t, None, true, Some(&selector)).await;
+                    ((t, None, true), res)
+                })
+                .buffered(o.concurrency.max(1));
+            while let Some(r) = s.next().await {
+                done += 1;
+                if let Some(p) = o.progress {
+                    p(Progress { done, total });
+                }
+                second.push(r);
+            }
+        }
 
         let mut flat = Flattened::default();
         let mut incomplete = d.incomplete.clone();
