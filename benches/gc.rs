@@ -10,7 +10,6 @@
 #[path = "synth.rs"]
 mod synth;
 
-#[allow(dead_code)]
 #[path = "../tests/support/apiserver/mod.rs"]
 mod apiserver;
 
