@@ -191,3 +191,23 @@ fn deep_owner_chain_does_not_overflow() {
     let out = run(&["why-stuck", "cm/c5000", "-n", "deep", "--snapshot", f, "-o", "json", "--now", NOW]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+#[test]
+fn why_stuck_plan_appends_the_dry_run_once_the_blockers_are_gone() {
+    let s = snap("site-operator-gone");
+    let out = run(&["why-stuck", "site/alpha", "-n", "labs", "--plan", "--snapshot", &s, "--now", NOW, "-o", "json"]);
+    assert_eq!(code(&out), 2, "the verdict is still stuck: {}", stderr(&out));
+    let v = stdout_json(&out);
+    assert_eq!(v["stuck"], true);
+    assert_eq!(v["plan"]["cascade"], "Foreground", "the propagation the deletion already has");
+    let mut removed: Vec<String> = v["plan"]["result"]["removed"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    removed.sort();
+    assert_eq!(removed, ["alpha", "alpha-audit", "alpha-config"]);
+    assert_eq!(v["plan"]["result"]["blocked"].as_array().unwrap().len(), 0);
+    let text = run(&["why-stuck", "site/alpha", "-n", "labs", "--plan", "--snapshot", &s, "--now", NOW]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("Once the blockers are gone"), "{text}");
+    // without --plan there is no plan key
+    let plain = stdout_json(&run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]));
+    assert!(plain.get("plan").is_none());
+}

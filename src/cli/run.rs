@@ -28,11 +28,36 @@ pub fn run(args: Args) -> Result<Exit> {
             let t = std::time::Instant::now();
             let d = diagnose::why_stuck(&g, &live, target);
             output::timing("why-stuck", t);
+            // --plan: what happens once the blockers are gone, under the propagation the
+            // deletion already has (kubectl's default, background, if it has none yet)
+            let then = a.plan.then(|| {
+                let o = g.object(target);
+                let cascade = match o {
+                    Some(o) if o.has_finalizer("orphan") => Cascade::Orphan,
+                    Some(o) if o.has_finalizer("foregroundDeletion") => Cascade::Foreground,
+                    _ => Cascade::Background,
+                };
+                let opts = PlanOptions { cascade, assume_finalizers: Some(AssumeFinalizers::Removed), now };
+                plan::plan(&g, &live, target, &opts)
+            });
             let mut out = output::stdout();
             match a.output {
-                Format::Text => render::text::write_why_stuck(&g, &d, now.as_second(), style(global), &mut out)?,
-                Format::Json => render::json::write(&render::json::why_stuck(&g, &d), &mut out)?,
-                Format::Yaml => output::yaml(&render::json::why_stuck(&g, &d), &mut out)?,
+                Format::Text => {
+                    render::text::write_why_stuck(&g, &d, now.as_second(), style(global), &mut out)?;
+                    if let Some(p) = &then {
+                        writeln!(out, "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n")?;
+                        render::plan::write_text(p, &g, style(global).color, &mut out)?;
+                    }
+                }
+                Format::Json | Format::Yaml => {
+                    let mut wire = render::json::why_stuck(&g, &d);
+                    wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
+                    if a.output == Format::Json {
+                        render::json::write(&wire, &mut out)?;
+                    } else {
+                        output::yaml(&wire, &mut out)?;
+                    }
+                }
             }
             out.flush()?;
             exit_without_freeing(g);

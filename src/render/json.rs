@@ -61,6 +61,9 @@ pub struct WhyStuckJson {
     pub finalizers: Vec<FinalizerJson>,
     pub findings: Vec<FindingJson>,
     pub incomplete: Vec<String>,
+    /// With `why-stuck --plan`: the planner's dry run once the blockers are gone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -112,6 +115,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
             .collect(),
         findings: d.findings.iter().map(|f| finding_json(g, f)).collect(),
         incomplete: d.incomplete.clone(),
+        plan: None,
     }
 }
 
