@@ -18,6 +18,16 @@ pub enum Direction {
     Owners,
 }
 
+impl Direction {
+    /// `dependents` or `owners`: the JSON key of the children, and the word for them.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Dependents => "dependents",
+            Direction::Owners => "owners",
+        }
+    }
+}
+
 /// The owner reference between a node and its parent in the tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {

@@ -103,8 +103,8 @@ fn a_namespaced_answer_reads_its_namespace_cluster_scoped_types_and_owner_kinds_
     assert!(!listed("/api/v1/configmaps"), "configmaps listed cluster-wide without -A");
     assert!(listed("/api/v1/namespaces"), "cluster-scoped types are read");
     assert!(listed("/apis/coordination.k8s.io/v1/leases"), "leases everywhere (controller liveness)");
-    // pods in labs are owned by ReplicaSets: the owner kind is read in every namespace
-    assert!(listed("/apis/apps/v1/replicasets"));
+    // pods in labs are owned by ReplicaSets in labs, found there: no cluster-wide list of them
+    assert!(!listed("/apis/apps/v1/replicasets"), "owners found in the namespace need no cluster-wide list");
     // the object itself first, metadata-only
     let get = reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/namespaces/labs/sites/alpha").expect("GET of the target");
     assert!(get.wants_metadata());
@@ -120,6 +120,57 @@ fn a_namespaced_answer_reads_its_namespace_cluster_scoped_types_and_owner_kinds_
     let o = why_stuck_site(&env, &["-A"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(server.requests().iter().any(|r| r.path == "/api/v1/configmaps"), "-A lists cluster-wide");
+    assert_read_only(&server);
+}
+
+#[test]
+fn an_owner_not_found_in_the_namespace_is_looked_for_in_every_namespace() {
+    // shared-config in tenant-b names the Site in labs: only a cluster-wide list of Sites tells
+    // that owner (in another namespace) from an absent one
+    let server = ApiServer::start(&support::root().join("tests/fixtures/cross-namespace/snapshot.json"));
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck".into(), "configmap/shared-config".into(), "-n".into(), "tenant-b".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = server.requests();
+    let sites = reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/sites").expect("sites listed in every namespace");
+    assert!(sites.wants_metadata(), "{sites:?}");
+    let codes: Vec<String> = json(&o)["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect();
+    assert!(codes.contains(&"OwnerRefInvalidNamespace".to_string()), "{codes:?}");
+    assert_read_only(&server);
+}
+
+#[test]
+fn workloads_named_like_a_finalizers_field_manager_are_looked_up_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("s.json");
+    std::fs::write(
+        &snap,
+        serde_json::json!({"kind": "List", "items": [
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "labs", "uid": "cm",
+              "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+              "managedFields": [{"manager": "acme-operator", "operation": "Update",
+                "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"acme.example.com/cleanup\"": {}}}}}]}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "acme-operator", "namespace": "acme", "uid": "d"},
+              "spec": {"replicas": 1}, "status": {"readyReplicas": 1}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let server = ApiServer::start(&snap);
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "the operator is alive: {}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["finalizers"][0]["controller"], "Alive", "{v}");
+    assert_eq!(v["finalizers"][0]["removedBy"], "Deployment acme/acme-operator");
+    let reqs = server.requests();
+    assert!(
+        reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")),
+        "{:?}",
+        reqs.iter().map(|r| format!("{}?{}", r.path, r.query)).collect::<Vec<_>>()
+    );
+    assert!(!reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && !r.query.contains("fieldSelector")), "no full cluster-wide list of deployments");
     assert_read_only(&server);
 }
 

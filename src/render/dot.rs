@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use crate::graph::Graph;
-use crate::tree::{Direction, Tree};
+use crate::tree::Tree;
 
 use super::picture::{self, Edge, Node, Picture};
 
@@ -28,10 +28,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
 }
 
 pub fn write_picture(p: &Picture, w: &mut impl Write) -> io::Result<()> {
-    let walk = match p.direction {
-        Direction::Dependents => "dependents",
-        Direction::Owners => "owners",
-    };
+    let walk = p.direction.as_str();
     let root = p.root().map(|n| n.title.as_str()).unwrap_or("");
     writeln!(w, "// kubectl gc tree: {} of {}; render with: dot -Tsvg -o tree.svg", walk, comment(root))?;
     writeln!(w, "digraph \"kubectl-gc\" {{")?;
@@ -207,7 +204,7 @@ mod tests {
     #[test]
     fn each_state_has_its_own_style() {
         let p = Picture {
-            direction: Direction::Dependents,
+            direction: crate::tree::Direction::Dependents,
             nodes: vec![
                 node(0, |n| n.root = true),
                 node(1, |n| n.terminating = true),

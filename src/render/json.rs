@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::diagnose::{Diagnosis, Finding, Related};
 use crate::graph::{Graph, NodeId, Presence};
-use crate::tree::{Direction, Tree};
+use crate::tree::Tree;
 
 /// Contract §4.1. `namespace` is omitted for cluster-scoped objects, `uid` for an owner that
 /// does not exist.
@@ -148,10 +148,7 @@ struct EdgeJson {
 /// chains cannot overflow the stack: each node's fields, then its children under
 /// `dependents` (or `owners`).
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
-    let key = match tree.direction {
-        Direction::Dependents => "dependents",
-        Direction::Owners => "owners",
-    };
+    let key = tree.direction.as_str();
     let mut open = 0usize;
     for (i, e) in tree.entries.iter().enumerate() {
         let head = TreeNodeHead {

@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use crate::graph::Graph;
-use crate::tree::{Direction, Tree};
+use crate::tree::Tree;
 
 use super::picture::{self, Node, Picture};
 
@@ -18,10 +18,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
 }
 
 pub fn write_picture(p: &Picture, w: &mut impl Write) -> io::Result<()> {
-    let walk = match p.direction {
-        Direction::Dependents => "dependents",
-        Direction::Owners => "owners",
-    };
+    let walk = p.direction.as_str();
     let root = p.root().map(|n| n.title.as_str()).unwrap_or("");
     writeln!(w, "%% kubectl gc tree: {walk} of {}", escape(root))?;
     writeln!(w, "flowchart LR")?;

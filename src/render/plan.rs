@@ -9,6 +9,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use super::json::ObjectRef;
+
 use crate::graph::Graph;
 use crate::plan::{Action, ObjRef, Plan};
 
@@ -16,24 +18,11 @@ use crate::plan::{Action, ObjRef, Plan};
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanJson {
-    pub target: RefJson,
+    pub target: ObjectRef,
     pub cascade: &'static str,
     pub steps: Vec<StepJson>,
     pub result: ResultJson,
     pub notes: Vec<String>,
-}
-
-/// An object reference (contract §4.1).
-#[derive(Clone, Debug, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RefJson {
-    pub api_version: String,
-    pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
 }
 
 /// One step; the optional keys appear only for the actions that carry them.
@@ -43,13 +32,13 @@ pub struct StepJson {
     pub seq: u32,
     pub actor: String,
     pub action: &'static str,
-    pub object: RefJson,
+    pub object: ObjectRef,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finalizers: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub propagation: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub owners: Option<Vec<RefJson>>,
+    pub owners: Option<Vec<ObjectRef>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finalizer: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,7 +48,7 @@ pub struct StepJson {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ResultJson {
-    pub removed: Vec<RefJson>,
+    pub removed: Vec<ObjectRef>,
     pub owner_refs_removed: Vec<OwnerRefsRemovedJson>,
     pub blocked: Vec<BlockedJson>,
 }
@@ -67,23 +56,23 @@ pub struct ResultJson {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerRefsRemovedJson {
-    pub object: RefJson,
-    pub owners: Vec<RefJson>,
+    pub object: ObjectRef,
+    pub owners: Vec<ObjectRef>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BlockedJson {
-    pub object: RefJson,
+    pub object: ObjectRef,
     pub finalizers: Vec<String>,
     pub reason: String,
 }
 
-fn wire_ref(r: ObjRef) -> RefJson {
-    RefJson { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
+fn wire_ref(r: ObjRef) -> ObjectRef {
+    ObjectRef { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
 }
 
-fn node_ref(g: &Graph, n: crate::graph::NodeId) -> RefJson {
+fn node_ref(g: &Graph, n: crate::graph::NodeId) -> ObjectRef {
     wire_ref(ObjRef::of_node(g, n))
 }
 

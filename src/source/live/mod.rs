@@ -10,8 +10,8 @@
 //! answer about that namespace needs: every cluster-scoped type; every namespaced type in the
 //! namespace; the kinds controller liveness is judged by ([`EVERYWHERE`]) in every namespace;
 //! then, in every namespace (metadata-only), each namespaced owner kind that the objects read
-//! name in their owner references, so that a cross-namespace or recreated owner is told from
-//! an absent one.
+//! name in owner references whose owner was not among them, so that a cross-namespace or
+//! recreated owner is told from an absent one.
 //!
 //! Bodies: with [`ReadOptions::bodies_everywhere`] off, the namespaced kinds whose spec or
 //! status the analysis reads (pods, workloads, claims, …) are listed metadata-only across
@@ -171,10 +171,20 @@ impl Session {
         let mut second_tasks: Vec<Task> = Vec::new();
         // owner kinds named by what was read, in every namespace
         if let Scope::Namespace(_) = o.scope {
+            // only the kinds of owners not found among what was read: an owner in the same
+            // namespace needs no cluster-wide list to be told from an absent one
+            let read_uids: HashSet<&str> = first
+                .iter()
+                .flat_map(|(_, res)| res.iter().flatten())
+                .filter_map(|doc| doc.metadata.as_ref()?.uid.as_deref())
+                .collect();
             let mut wanted = BTreeSet::new();
             for (_, res) in &first {
                 for doc in res.iter().flatten() {
                     for r in doc.metadata.iter().flat_map(|m| m.owner_references.iter().flatten()) {
+                        if r.uid.as_deref().is_some_and(|u| read_uids.contains(u)) {
+                            continue;
+                        }
                         if let (Some(av), Some(kind)) = (&r.api_version, &r.kind) {
                             wanted.insert((group_of(av).to_string(), kind.clone()));
                         }
