@@ -1,7 +1,6 @@
 //! The benchmark's generator on a tiny size: it runs, is deterministic, and plants what the
 //! benchmark asks about (timing lives in benches/, never here).
 
-#[allow(dead_code)]
 #[path = "../benches/synth.rs"]
 mod synth;
 

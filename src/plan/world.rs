@@ -183,27 +183,25 @@ impl<'g> World<'g> {
 
     /// Current graph dependents of `n`.
     pub fn dependents_of(&self, n: NodeId) -> Vec<NodeId> {
-        let uid = &self.g.node(n).identity.uid;
-        self.g
-            .node(n)
-            .dependents
-            .iter()
-            .copied()
-            .filter(|&d| Self::contribution(self.present(d), self.owners_of(d), uid).0)
-            .collect()
+        self.dependents_where(n, |(dependent, _)| dependent)
     }
 
     pub fn blocking_dependents_of(&self, n: NodeId) -> Vec<NodeId> {
         if self.states.get(&n).is_some_and(|s| s.blocking == 0) {
             return Vec::new();
         }
+        self.dependents_where(n, |(_, blocking)| blocking)
+    }
+
+    /// The graph dependents of `n` whose (is a dependent, blocks) contribution passes `keep`.
+    fn dependents_where(&self, n: NodeId, keep: impl Fn((bool, bool)) -> bool) -> Vec<NodeId> {
         let uid = &self.g.node(n).identity.uid;
         self.g
             .node(n)
             .dependents
             .iter()
             .copied()
-            .filter(|&d| Self::contribution(self.present(d), self.owners_of(d), uid).1)
+            .filter(|&d| keep(Self::contribution(self.present(d), self.owners_of(d), uid)))
             .collect()
     }
 

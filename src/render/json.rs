@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::diagnose::{Diagnosis, Finding, Related};
-use crate::graph::{Graph, NodeId, Presence};
+use crate::graph::{Graph, NodeId};
 use crate::tree::Tree;
 
 /// Contract §4.1. `namespace` is omitted for cluster-scoped objects, `uid` for an owner that
@@ -24,17 +24,12 @@ pub struct ObjectRef {
 }
 
 pub fn object_ref(g: &Graph, n: NodeId) -> ObjectRef {
-    let node = g.node(n);
-    let id = &node.identity;
-    ObjectRef {
-        api_version: id.api_version.clone(),
-        kind: id.kind.clone(),
-        namespace: id.namespace.clone(),
-        name: id.name.clone(),
-        uid: match node.presence {
-            Presence::Observed(_) => Some(id.uid.0.clone()),
-            Presence::Virtual => None,
-        },
+    crate::plan::ObjRef::of_node(g, n).into()
+}
+
+impl From<crate::plan::ObjRef> for ObjectRef {
+    fn from(r: crate::plan::ObjRef) -> ObjectRef {
+        ObjectRef { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
     }
 }
 

@@ -69,7 +69,7 @@ pub struct BlockedJson {
 }
 
 fn wire_ref(r: ObjRef) -> ObjectRef {
-    ObjectRef { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
+    r.into()
 }
 
 fn node_ref(g: &Graph, n: crate::graph::NodeId) -> ObjectRef {
