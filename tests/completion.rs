@@ -32,7 +32,7 @@ impl Kubectl {
         std::fs::write(home.path().join("kubeconfig"), "").unwrap();
         let mut dirs = vec![path_first.to_path_buf()];
         if with_system_path {
-            dirs.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+            dirs.extend(crate::support::path_without_other_plugins());
         }
         Some(Kubectl { home, path: std::env::join_paths(dirs).unwrap() })
     }

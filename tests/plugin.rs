@@ -22,7 +22,9 @@ fn plugin_path(env: &Env) -> (PathBuf, String) {
     if !link.exists() {
         std::os::unix::fs::symlink(support::bin(), &link).unwrap();
     }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut dirs = vec![bin.clone()];
+    dirs.extend(support::path_without_other_plugins());
+    let path = std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned();
     (bin, path)
 }
 

@@ -140,3 +140,11 @@ pub fn stderr(o: &Output) -> String {
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// The machine's PATH without directories that hold another `kubectl-gc` (an installed copy
+/// would shadow the one under test, and kubectl would warn about it).
+pub fn path_without_other_plugins() -> Vec<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|d| !d.join("kubectl-gc").exists() && !d.join("kubectl_complete-gc").exists())
+        .collect()
+}
