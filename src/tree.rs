@@ -90,8 +90,8 @@ pub fn build(g: &Graph, live: &Liveness, root: NodeId, direction: Direction) -> 
 }
 
 fn order_key(g: &Graph, n: NodeId) -> (&str, &str, &str) {
-    let id = &g.node(n).identity;
-    (id.kind.as_str(), id.namespace.as_deref().unwrap_or(""), id.name.as_str())
+    let id = g.identity(n);
+    (id.kind, id.namespace.unwrap_or(""), id.name)
 }
 
 fn edge_between(g: &Graph, dependent: NodeId, owner: NodeId) -> Edge {

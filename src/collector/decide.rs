@@ -92,13 +92,13 @@ pub fn attempt_to_delete_item(v: &impl GcView, n: NodeId) -> Decision {
         return Decision::AwaitFinalDelete;
     }
     // B
-    let id = &v.graph().node(n).identity;
-    let namespaced = match v.mapping(&id.api_version, &id.kind) {
+    let id = &v.graph().identity(n);
+    let namespaced = match v.mapping(id.api_version, id.kind) {
         Ok(ns) => ns,
         Err(why) => {
             return Decision::Stuck(Stuck::Unresolvable {
-                api_version: id.api_version.clone(),
-                kind: id.kind.clone(),
+                api_version: id.api_version.to_string(),
+                kind: id.kind.to_string(),
                 why,
             });
         }
@@ -107,18 +107,18 @@ pub fn attempt_to_delete_item(v: &impl GcView, n: NodeId) -> Decision {
         if namespaced && id.namespace.is_none() {
             return Decision::Stuck(Stuck::NamespacedOwnerOfClusterScoped {
                 owner: OwnerRef {
-                    api_version: id.api_version.clone(),
-                    kind: id.kind.clone(),
-                    name: id.name.clone(),
+                    api_version: id.api_version.to_string(),
+                    kind: id.kind.to_string(),
+                    name: id.name.to_string(),
                     uid: id.uid.clone(),
                     controller: None,
                     block_owner_deletion: None,
                 },
             });
         }
-        let ns = if namespaced { id.namespace.as_deref() } else { None };
-        return match v.get(id.group(), &id.kind, ns, &id.name) {
-            Some(live) if live.uid == &id.uid => Decision::NotGarbage,
+        let ns = if namespaced { id.namespace } else { None };
+        return match v.get(id.group(), id.kind, ns, id.name) {
+            Some(live) if live.uid == id.uid => Decision::NotGarbage,
             _ => Decision::Gone,
         };
     }

@@ -79,7 +79,7 @@ pub fn classify<'a>(
 /// Classifies reference `r` of node `item` against the snapshot graph, explaining dangling
 /// references (absent, recreated, wrong namespace, wrong coordinates).
 pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
-    let item_ns = g.node(item).identity.namespace.as_deref();
+    let item_ns = g.identity(item).namespace;
     let mut found_other = None;
     let result = classify(&g.mapper, item_ns, r, |group, kind, ns, name| {
         let id = g.find(group, kind, ns, name)?;
@@ -98,11 +98,11 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
             Some(live) => Dangling::UidMismatch { live },
             None => match g.by_uid(&r.uid) {
                 Some(actual) if g.node(actual).presence != Presence::Virtual => {
-                    let a = &g.node(actual).identity;
+                    let a = &g.identity(actual);
                     let same_coordinates = a.kind == r.kind
                         && a.name == r.name
                         && a.group() == crate::snapshot::object::group_of(&r.api_version);
-                    if same_coordinates && a.namespace.is_some() && a.namespace.as_deref() != item_ns {
+                    if same_coordinates && a.namespace.is_some() && a.namespace != item_ns {
                         Dangling::InvalidNamespace { actual }
                     } else {
                         Dangling::WrongCoordinates { actual }
@@ -154,7 +154,7 @@ mod tests {
         assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Dangling(Dangling::Absent)]);
         let v = g.by_uid(&crate::snapshot::Uid("doesn't matter".into())).unwrap();
         assert_eq!(g.node(v).presence, Presence::Virtual);
-        assert_eq!(g.node(v).identity.namespace.as_deref(), Some("a"), "virtual node takes the dependent's namespace");
+        assert_eq!(g.identity(v).namespace, Some("a"), "virtual node takes the dependent's namespace");
     }
 
     #[test]

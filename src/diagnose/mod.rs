@@ -53,7 +53,7 @@ pub struct Diagnosis {
 
 /// `Kind namespace/name` or `Kind name`, for messages.
 pub fn describe(g: &Graph, x: NodeId) -> String {
-    let id = &g.node(x).identity;
+    let id = &g.identity(x);
     match &id.namespace {
         Some(ns) => format!("{} {ns}/{}", id.kind, id.name),
         None => format!("{} {}", id.kind, id.name),
@@ -423,7 +423,7 @@ impl Explainer<'_, '_> {
             .filter(|(_, o)| o.namespace.as_deref() == Some(ns.name.as_str()))
             .map(|(id, _)| id)
             .collect();
-        let pods_left = content.iter().any(|&c| g.node(c).identity.kind == "Pod" && g.node(c).identity.group().is_empty());
+        let pods_left = content.iter().any(|&c| g.identity(c).kind == "Pod" && g.identity(c).group().is_empty());
         for c in content {
             let o = g.object(c).expect("observed");
             let state = if o.is_deleting() {

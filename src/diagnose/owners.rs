@@ -48,7 +48,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         let absent = || Related::Absent {
             api_version: r.api_version.clone(),
             kind: r.kind.clone(),
-            namespace: g.node(x).identity.namespace.clone(),
+            namespace: g.identity(x).namespace.map(str::to_string),
             name: r.name.clone(),
         };
         let (code, related, message) = match state {
@@ -59,7 +59,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 format!(
                     "owner reference to {named} carries uid {}, but {named} now has uid {} (recreated under the same name): the owner counts as absent; {consequence}",
                     r.uid,
-                    g.node(*live).identity.uid
+                    g.identity(*live).uid
                 ),
             ),
             OwnerState::Dangling(Dangling::InvalidNamespace { actual }) => (
@@ -67,8 +67,8 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 vec![Related::Node(*actual)],
                 format!(
                     "owner {named} lives in namespace {}, but a namespaced owner is looked up in the dependent's namespace ({}): the owner counts as absent; {consequence}",
-                    g.node(*actual).identity.namespace.as_deref().unwrap_or(""),
-                    g.node(x).identity.namespace.as_deref().unwrap_or("")
+                    g.identity(*actual).namespace.unwrap_or(""),
+                    g.identity(x).namespace.unwrap_or("")
                 ),
             ),
             OwnerState::Dangling(Dangling::WrongCoordinates { actual }) => (

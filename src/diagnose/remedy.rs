@@ -8,15 +8,15 @@ use super::owners::GcVerdict;
 
 /// `sites.own.labhub.io alpha -n labs`: how kubectl names the object.
 pub fn kubectl_target(g: &Graph, x: NodeId) -> String {
-    let id = &g.node(x).identity;
+    let id = &g.identity(x);
     let resource = g
         .mapper
-        .kind(id.group(), &id.kind)
+        .kind(id.group(), id.kind)
         .map(|t| t.qualified_plural())
         .unwrap_or_else(|| id.kind.to_lowercase());
     match &id.namespace {
-        Some(ns) => format!("{resource} {} -n {ns}", shell_word(&id.name)),
-        None => format!("{resource} {}", shell_word(&id.name)),
+        Some(ns) => format!("{resource} {} -n {ns}", shell_word(id.name)),
+        None => format!("{resource} {}", shell_word(id.name)),
     }
 }
 

@@ -64,7 +64,7 @@ pub fn owner_cycles(g: &Graph) -> Vec<Vec<NodeId>> {
                         break;
                     }
                 }
-                let self_owned = comp.len() == 1 && g.owners(v).iter().any(|r| r.uid == g.node(v).identity.uid);
+                let self_owned = comp.len() == 1 && g.owners(v).iter().any(|r| &r.uid == g.identity(v).uid);
                 if comp.len() > 1 || self_owned {
                     comp.sort_unstable();
                     out.push(comp);

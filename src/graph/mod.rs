@@ -39,6 +39,43 @@ impl Identity {
     pub fn group(&self) -> &str {
         crate::snapshot::object::group_of(&self.api_version)
     }
+
+    fn as_ref(&self) -> IdentityRef<'_> {
+        IdentityRef {
+            api_version: &self.api_version,
+            kind: &self.kind,
+            namespace: self.namespace.as_deref(),
+            name: &self.name,
+            uid: &self.uid,
+        }
+    }
+}
+
+/// A node's identity, borrowed: from its object when observed (so no string is copied per
+/// node), from the referencing owner reference when virtual.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IdentityRef<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+    pub uid: &'a Uid,
+}
+
+impl<'a> IdentityRef<'a> {
+    pub fn group(&self) -> &'a str {
+        crate::snapshot::object::group_of(self.api_version)
+    }
+
+    pub fn to_owned(&self) -> Identity {
+        Identity {
+            api_version: self.api_version.to_string(),
+            kind: self.kind.to_string(),
+            namespace: self.namespace.map(str::to_string),
+            name: self.name.to_string(),
+            uid: self.uid.clone(),
+        }
+    }
 }
 
 /// Whether the node stands for an object in the snapshot or only for a referenced uid.
@@ -52,7 +89,6 @@ pub enum Presence {
 
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub identity: Identity,
     pub presence: Presence,
     /// Dependents whose owner references carry this node's uid, sorted, each once.
     pub dependents: Vec<NodeId>,
@@ -103,6 +139,8 @@ pub struct Graph {
     pub snapshot: Snapshot,
     pub mapper: RestMapper,
     pub nodes: Vec<Node>,
+    /// The identity of each virtual node (observed nodes take theirs from their object).
+    virtual_identities: FxHashMap<u32, Identity>,
     uid_to_node: HashIndex,
     by_name: HashIndex,
 }
@@ -133,6 +171,7 @@ impl Graph {
         let mut g = Graph {
             mapper,
             nodes: Vec::with_capacity(n),
+            virtual_identities: FxHashMap::default(),
             uid_to_node: HashIndex::with_capacity(n),
             by_name: HashIndex::with_capacity(n),
             snapshot: Snapshot::default(),
@@ -143,53 +182,64 @@ impl Graph {
                 continue;
             }
             let id = NodeId(g.nodes.len() as u32);
-            g.nodes.push(Node {
-                identity: Identity {
-                    api_version: o.api_version.clone(),
-                    kind: o.kind.clone(),
-                    namespace: o.namespace.clone(),
-                    name: o.name.clone(),
-                    uid: o.uid.clone(),
-                },
-                presence: Presence::Observed(i),
-                dependents: Vec::new(),
-            });
+            g.nodes.push(Node { presence: Presence::Observed(i), dependents: Vec::new() });
             g.uid_to_node.insert(hash_of(&[o.uid.as_str()]), id);
             g.by_name.insert(hash_of(&[o.group(), &o.kind, o.namespace_str(), &o.name]), id);
         }
+        g.snapshot = snapshot;
         // addDependentToOwners: every reference links the dependent to the node of its uid,
         // creating a virtual node where the uid was never observed.
-        for i in 0..g.nodes.len() {
+        let observed = g.nodes.len();
+        let mut links: Vec<(NodeId, NodeId)> = Vec::new();
+        for i in 0..observed {
             let Presence::Observed(oi) = g.nodes[i].presence else { continue };
-            for r in &snapshot.objects[oi].owner_references {
+            for ri in 0..g.snapshot.objects[oi].owner_references.len() {
+                let r = &g.snapshot.objects[oi].owner_references[ri];
                 let owner = match g.by_uid(&r.uid) {
                     Some(id) => id,
                     None => {
                         let id = NodeId(g.nodes.len() as u32);
-                        g.nodes.push(Node {
-                            identity: Identity {
-                                api_version: r.api_version.clone(),
-                                kind: r.kind.clone(),
-                                namespace: snapshot.objects[oi].namespace.clone(),
-                                name: r.name.clone(),
-                                uid: r.uid.clone(),
-                            },
-                            presence: Presence::Virtual,
-                            dependents: Vec::new(),
-                        });
-                        g.uid_to_node.insert(hash_of(&[r.uid.as_str()]), id);
+                        let identity = Identity {
+                            api_version: r.api_version.clone(),
+                            kind: r.kind.clone(),
+                            namespace: g.snapshot.objects[oi].namespace.clone(),
+                            name: r.name.clone(),
+                            uid: r.uid.clone(),
+                        };
+                        g.uid_to_node.insert(hash_of(&[identity.uid.as_str()]), id);
+                        g.virtual_identities.insert(id.0, identity);
+                        g.nodes.push(Node { presence: Presence::Virtual, dependents: Vec::new() });
                         id
                     }
                 };
-                g.nodes[owner.index()].dependents.push(NodeId(i as u32));
+                links.push((owner, NodeId(i as u32)));
             }
+        }
+        for (owner, dependent) in links {
+            g.nodes[owner.index()].dependents.push(dependent);
         }
         for node in &mut g.nodes {
             node.dependents.sort_unstable();
             node.dependents.dedup();
         }
-        g.snapshot = snapshot;
         g
+    }
+
+    /// A node's identity: its object's coordinates, or a virtual node's reference's.
+    pub fn identity(&self, id: NodeId) -> IdentityRef<'_> {
+        match self.nodes[id.index()].presence {
+            Presence::Observed(oi) => {
+                let o = &self.snapshot.objects[oi];
+                IdentityRef {
+                    api_version: &o.api_version,
+                    kind: &o.kind,
+                    namespace: o.namespace.as_deref(),
+                    name: &o.name,
+                    uid: &o.uid,
+                }
+            }
+            Presence::Virtual => self.virtual_identities[&id.0].as_ref(),
+        }
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
@@ -205,15 +255,15 @@ impl Graph {
     }
 
     pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
-        self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| &self.nodes[id.index()].identity.uid == uid)
+        self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
     }
 
     /// The observed object of a group, kind, namespace and name (what a GET would return).
     pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<NodeId> {
         let ns = namespace.unwrap_or("");
         self.by_name.find(hash_of(&[group, kind, ns, name]), |id| {
-            let i = &self.nodes[id.index()].identity;
-            i.name == name && i.kind == kind && i.group() == group && i.namespace.as_deref().unwrap_or("") == ns
+            let i = self.identity(id);
+            i.name == name && i.kind == kind && i.group() == group && i.namespace.unwrap_or("") == ns
         })
     }
 
@@ -225,7 +275,7 @@ impl Graph {
     /// `blockingDependents`: dependents with a `blockOwnerDeletion: true` reference to this
     /// node's uid. Dependents already being deleted still count until they are gone.
     pub fn blocking_dependents(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
-        let uid = &self.nodes[id.index()].identity.uid;
+        let uid = self.identity(id).uid;
         self.nodes[id.index()]
             .dependents
             .iter()
@@ -235,7 +285,7 @@ impl Graph {
 
     /// The reference(s) from `dependent` to `owner` (by uid).
     pub fn refs_to(&self, dependent: NodeId, owner: NodeId) -> impl Iterator<Item = &OwnerRef> + '_ {
-        let uid = &self.nodes[owner.index()].identity.uid;
+        let uid = self.identity(owner).uid;
         self.owners(dependent).iter().filter(move |r| &r.uid == uid)
     }
 

@@ -150,8 +150,8 @@ impl Controllers {
             }
             m
         });
-        let id = &w.g.node(pvc).identity;
-        let key = (id.namespace.clone().unwrap_or_default(), id.name.clone());
+        let id = w.g.identity(pvc);
+        let key = (id.namespace.unwrap_or_default().to_string(), id.name.to_string());
         index.get(&key).map(|v| v.iter().copied().filter(|&p| w.stored(p)).collect()).unwrap_or_default()
     }
 
@@ -222,7 +222,10 @@ fn instances(w: &World, crd: NodeId) -> Vec<NodeId> {
         .iter()
         .enumerate()
         .filter(|(_, node)| matches!(node.presence, Presence::Observed(_)))
-        .filter(|(_, node)| node.identity.kind == kind && node.identity.group() == group)
+        .filter(|(i, _)| {
+            let id = w.g.identity(NodeId(*i as u32));
+            id.kind == kind && id.group() == group
+        })
         .map(|(i, _)| NodeId(i as u32))
         .collect()
 }
@@ -251,7 +254,7 @@ fn bound_claim(w: &World, pv: NodeId) -> Option<NodeId> {
         return None;
     }
     match o.str_field("/spec/claimRef/uid") {
-        Some(uid) if uid != w.g.node(id).identity.uid.as_str() => None,
+        Some(uid) if uid != w.g.identity(id).uid.as_str() => None,
         _ => Some(id),
     }
 }

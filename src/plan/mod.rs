@@ -227,7 +227,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
             if s.lost.is_empty() {
                 continue;
             }
-            let ns = g.node(n).identity.namespace.as_deref();
+            let ns = g.identity(n).namespace;
             let mut owners: Vec<ObjRef> = Vec::new();
             for r in &s.lost {
                 let o = ObjRef::of_owner(g, r, ns);

@@ -73,7 +73,7 @@ impl NamespaceController {
                         }
                     }
                     if st.others.len() > 1 {
-                        let name = &w.g.node(ns).identity.name;
+                        let name = &w.g.identity(ns).name;
                         w.note(format!(
                             "namespace {name}: the namespace controller and the garbage collector both delete owned objects; whichever comes first wins, the other sees NotFound (gc-semantics §4.7, §5.2)"
                         ));
@@ -149,7 +149,7 @@ pub fn is_namespace(w: &World, n: NodeId) -> bool {
 
 /// One pass over the graph: the namespace's content and the discovery health.
 fn scan(w: &mut World, ns: NodeId) -> NsState {
-    let name = w.g.node(ns).identity.name.clone();
+    let name = w.g.identity(ns).name;
     let mut pods = Vec::new();
     let mut others: Vec<(String, String, String, NodeId)> = Vec::new();
     let mut undeletable = Vec::new();
@@ -161,8 +161,8 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
     }
     for (i, node) in w.g.nodes.iter().enumerate() {
         let Presence::Observed(_) = node.presence else { continue };
-        let id = &node.identity;
         let n = NodeId(i as u32);
+        let id = w.g.identity(n);
         if id.kind == "APIService" && id.group() == "apiregistration.k8s.io" {
             if let Some(c) = w.g.object(n).and_then(|o| o.condition("Available"))
                 && c.status == "False"
@@ -171,15 +171,15 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
             }
             continue;
         }
-        if id.namespace.as_deref() != Some(name.as_str()) {
+        if id.namespace != Some(name) {
             continue;
         }
-        match w.g.mapper.kind(id.group(), &id.kind) {
+        match w.g.mapper.kind(id.group(), id.kind) {
             Some(t) if t.namespaced && t.verbs.iter().any(|v| v == "delete") => {
                 if id.group().is_empty() && id.kind == "Pod" {
                     pods.push(n);
                 } else {
-                    others.push((t.group.clone(), t.plural.clone(), id.name.clone(), n));
+                    others.push((t.group.clone(), t.plural.clone(), id.name.to_string(), n));
                 }
             }
             _ => undeletable.push(n),

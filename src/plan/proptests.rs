@@ -114,7 +114,7 @@ fn solid_owners(g: &Graph, n: NodeId) -> Vec<NodeId> {
 
 /// Whether `d` lost its reference to `owner` before step position `before`.
 fn stripped_before(g: &Graph, p: &Plan, d: NodeId, owner: NodeId, before: usize) -> bool {
-    let uid = Some(g.node(owner).identity.uid.clone());
+    let uid = Some(g.identity(owner).uid.clone());
     p.steps[..before].iter().any(|s| {
         s.object == d
             && match &s.action {

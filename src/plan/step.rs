@@ -37,12 +37,12 @@ impl ObjRef {
     /// The reference of a graph node; virtual nodes (never observed) carry no uid.
     pub fn of_node(g: &Graph, n: NodeId) -> ObjRef {
         let node = g.node(n);
-        let i = &node.identity;
+        let i = g.identity(n);
         ObjRef {
-            api_version: i.api_version.clone(),
-            kind: i.kind.clone(),
-            namespace: i.namespace.clone(),
-            name: i.name.clone(),
+            api_version: i.api_version.to_string(),
+            kind: i.kind.to_string(),
+            namespace: i.namespace.map(str::to_string),
+            name: i.name.to_string(),
             uid: matches!(node.presence, Presence::Observed(_)).then(|| i.uid.clone()),
         }
     }
@@ -52,7 +52,7 @@ impl ObjRef {
     pub fn of_owner(g: &Graph, r: &OwnerRef, dependent_ns: Option<&str>) -> ObjRef {
         if let Some(id) = g.by_uid(&r.uid) {
             let node = g.node(id);
-            let i = &node.identity;
+            let i = g.identity(id);
             if matches!(node.presence, Presence::Observed(_))
                 && i.kind == r.kind
                 && i.name == r.name

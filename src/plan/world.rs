@@ -163,8 +163,8 @@ impl<'g> World<'g> {
     }
 
     pub fn kind_of(&self, n: NodeId) -> (&'g str, &'g str) {
-        let i = &self.g.node(n).identity;
-        (i.group(), i.kind.as_str())
+        let i = self.g.identity(n);
+        (i.group(), i.kind)
     }
 
     /// Contribution of `d` to the counts of the owner with `uid`: (dependent, blocking).
@@ -195,7 +195,7 @@ impl<'g> World<'g> {
 
     /// The graph dependents of `n` whose (is a dependent, blocks) contribution passes `keep`.
     fn dependents_where(&self, n: NodeId, keep: impl Fn((bool, bool)) -> bool) -> Vec<NodeId> {
-        let uid = &self.g.node(n).identity.uid;
+        let uid = &self.g.identity(n).uid;
         self.g
             .node(n)
             .dependents
@@ -218,7 +218,7 @@ impl<'g> World<'g> {
     // ----- copying -----------------------------------------------------------------------
 
     fn materialize(&self, n: NodeId) -> ObjState {
-        let uid = &self.g.node(n).identity.uid;
+        let uid = &self.g.identity(n).uid;
         let (mut dependents, mut blocking) = (0, 0);
         for &d in &self.g.node(n).dependents {
             let (dep, block) = Self::contribution(self.present(d), self.owners_of(d), uid);
@@ -603,8 +603,8 @@ impl<'g> World<'g> {
         if gone.is_empty() {
             return;
         }
-        let ns = self.g.node(n).identity.namespace.clone();
-        let owners = gone.iter().map(|r| ObjRef::of_owner(self.g, r, ns.as_deref())).collect();
+        let ns = self.g.identity(n).namespace;
+        let owners = gone.iter().map(|r| ObjRef::of_owner(self.g, r, ns)).collect();
         self.emit(actor, Action::RemoveOwnerReferences { owners }, n);
         let s = self.st(n);
         s.owners = kept;
@@ -619,8 +619,8 @@ impl<'g> World<'g> {
         if !old.iter().any(OwnerRef::blocks) {
             return;
         }
-        let ns = self.g.node(n).identity.namespace.clone();
-        let owners = old.iter().filter(|r| r.blocks()).map(|r| ObjRef::of_owner(self.g, r, ns.as_deref())).collect();
+        let ns = self.g.identity(n).namespace;
+        let owners = old.iter().filter(|r| r.blocks()).map(|r| ObjRef::of_owner(self.g, r, ns)).collect();
         self.emit(GC, Action::UnblockOwnerReferences { owners }, n);
         let s = self.st(n);
         for r in &mut s.owners {
@@ -699,7 +699,7 @@ impl<'g> World<'g> {
     pub fn attempt_to_orphan(&mut self, n: NodeId) {
         self.touch(n);
         let d = crate::collector::decide::attempt_to_orphan(&*self, n);
-        let uid = self.g.node(n).identity.uid.clone();
+        let uid = self.g.identity(n).uid.clone();
         for dep in d.dependents {
             self.remove_owner_refs(dep, std::slice::from_ref(&uid), GC);
         }
@@ -725,7 +725,7 @@ impl GcView for World<'_> {
             return None;
         }
         Some(LiveItem {
-            namespace: self.g.node(n).identity.namespace.as_deref(),
+            namespace: self.g.identity(n).namespace,
             owners: self.owners_of(n),
             finalizers: self.finalizers_of(n),
         })
@@ -737,7 +737,7 @@ impl GcView for World<'_> {
             return None;
         }
         Some(LiveOwner {
-            uid: &self.g.node(id).identity.uid,
+            uid: self.g.identity(id).uid,
             deleting_with_foreground: self.deletion_of(id).is_some() && self.finalizers_of(id).iter().any(|f| f == FOREGROUND),
         })
     }

@@ -112,7 +112,7 @@ pub fn build(g: &Graph, tree: &Tree) -> Picture {
 }
 
 fn node(g: &Graph, n: NodeId, problems: &[FindingCode], root: bool) -> Node {
-    let id = &g.node(n).identity;
+    let id = &g.identity(n);
     let object = g.object(n);
     let mut details = Vec::new();
     match object {
@@ -132,7 +132,7 @@ fn node(g: &Graph, n: NodeId, problems: &[FindingCode], root: bool) -> Node {
     Node {
         id: n,
         title: sanitize(&format!("{}/{}", id.kind, id.name)),
-        namespace: id.namespace.as_deref().map(sanitize),
+        namespace: id.namespace.map(sanitize),
         details,
         root,
         absent: object.is_none(),

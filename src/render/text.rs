@@ -155,7 +155,7 @@ fn last_siblings(tree: &Tree) -> Vec<bool> {
 }
 
 pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
-    let root_ns = tree.entries.first().and_then(|e| g.node(e.node).identity.namespace.clone());
+    let root_ns = tree.entries.first().and_then(|e| g.identity(e.node).namespace);
     let is_last = last_siblings(tree);
     // whether the ancestor at each depth was the last of its siblings
     let mut last_at_depth: Vec<bool> = Vec::new();
@@ -172,7 +172,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             prefix.push_str(if is_last[i] { "└── " } else { "├── " });
         }
         last_at_depth.push(is_last[i]);
-        let id = &g.node(e.node).identity;
+        let id = &g.identity(e.node);
         let mut name = format!("{}/{}", id.kind, id.name);
         if id.namespace != root_ns
             && let Some(ns) = &id.namespace {
