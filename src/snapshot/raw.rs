@@ -465,12 +465,34 @@ pub mod stream {
     }
 
     /// One top-level value: an object (maybe a List) or an array of them.
-    pub struct TopLevel<'a>(pub &'a mut Flattened);
+    ///
+    /// With `consumed` (JSON from a slice only), a List's items are cut out as raw slices
+    /// and parsed one by one, and `consumed` is called with the address just past each: a
+    /// caller reading a mapped file releases what lies behind, so the file never weighs in
+    /// whole next to the objects built from it.
+    pub struct TopLevel<'a> {
+        pub flat: &'a mut Flattened,
+        pub consumed: Option<&'a dyn Fn(usize)>,
+    }
 
     impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
         type Value = ();
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.0))
+            d.deserialize_any(DocOrSeq(self.flat, self.consumed))
+        }
+    }
+
+    /// Marks an error inside one item of a JSON List read by [`ListItems`]: the item's address
+    /// and the error's line and column within it follow, so the caller can say where in the
+    /// file it is.
+    pub const ITEM_ERROR: &str = "\u{0}item@";
+
+    /// The items of a List as raw slices of the input, each still to be parsed.
+    struct RawItems<'de>(Vec<&'de serde_json::value::RawValue>);
+
+    impl<'de> Deserialize<'de> for RawItems<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            <Vec<&'de serde_json::value::RawValue>>::deserialize(d).map(RawItems)
         }
     }
 
@@ -480,11 +502,11 @@ pub mod stream {
     impl<'de> DeserializeSeed<'de> for Doc<'_> {
         type Value = ();
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.0))
+            d.deserialize_any(DocOrSeq(self.0, None))
         }
     }
 
-    struct DocOrSeq<'a>(&'a mut Flattened);
+    struct DocOrSeq<'a>(&'a mut Flattened, Option<&'a dyn Fn(usize)>);
 
     impl<'de> Visitor<'de> for DocOrSeq<'_> {
         type Value = ();
@@ -503,7 +525,7 @@ pub mod stream {
         }
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            let flat = self.0;
+            let (flat, consumed) = (self.0, self.1);
             let mut doc = RawDoc::default();
             let mut had_items = false;
             while let Some(key) = map.next_key::<Field>()? {
@@ -528,7 +550,26 @@ pub mod stream {
                     Field::Metadata => doc.metadata = map.next_value()?,
                     Field::Items => {
                         had_items = true;
-                        map.next_value_seed(Items(&mut *flat))?;
+                        match consumed {
+                            None => map.next_value_seed(Items(&mut *flat))?,
+                            Some(consumed) => {
+                                let items: Option<RawItems<'de>> = map.next_value()?;
+                                for raw in items.map(|i| i.0).unwrap_or_default() {
+                                    let text = raw.get();
+                                    let mut de = serde_json::Deserializer::from_str(text);
+                                    Doc(&mut *flat).deserialize(&mut de).map_err(|e| {
+                                        serde::de::Error::custom(format!(
+                                            "{ITEM_ERROR}{}:{}:{}:{}",
+                                            text.as_ptr() as usize,
+                                            e.line(),
+                                            e.column(),
+                                            e
+                                        ))
+                                    })?;
+                                    consumed(text.as_ptr() as usize + text.len());
+                                }
+                            }
+                        }
                     }
                     Field::GroupVersion => doc.group_version = map.next_value()?,
                     Field::Resources => doc.resources = map.next_value()?,
@@ -569,7 +610,7 @@ pub mod stream {
     impl<'de> DeserializeSeed<'de> for Items<'_> {
         type Value = ();
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.0))
+            d.deserialize_any(DocOrSeq(self.0, None))
         }
     }
 }

@@ -33,7 +33,24 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
         }
         for file in files {
             let bytes = map(&file).map_err(|source| Error::Read { path: file.clone(), source })?;
-            parse_into(&file, &bytes, &mut flat)?;
+            match &bytes {
+                Bytes::Mapped(m) if is_json(&file, m) => {
+                    // release the pages of the items already read, 16 MiB at a time
+                    let base = m.as_ptr() as usize;
+                    let released = std::cell::Cell::new(0usize);
+                    let release = |end: usize| {
+                        let upto = (end.saturating_sub(base)) & !(RELEASE_STEP - 1);
+                        if upto > released.get() {
+                            // SAFETY: a read-only shared file mapping: dropping its pages only
+                            // makes a later read fault them in again from the file.
+                            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, released.get(), upto - released.get()) };
+                            released.set(upto);
+                        }
+                    };
+                    parse_json(&file, m, Some(&release), &mut flat)?;
+                }
+                _ => parse_into(&file, &bytes, &mut flat)?,
+            }
         }
     }
     Ok(Snapshot::from_flattened(flat))
@@ -70,6 +87,17 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+const RELEASE_STEP: usize = 16 << 20;
+
+fn is_json(path: &Path, bytes: &[u8]) -> bool {
+    let looks_json = bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b == b'{' || *b == b'[');
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "json" => true,
+        "yaml" | "yml" => false,
+        _ => looks_json,
+    }
+}
+
 /// Parses one file's bytes; the format is told by the extension, else by the first
 /// non-blank byte (`{` or `[` is JSON).
 pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
@@ -81,26 +109,43 @@ pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(),
         _ => looks_json,
     };
     if json {
-        parse_json(path, bytes, flat)
+        parse_json(path, bytes, None, flat)
     } else {
         parse_yaml(path, bytes, flat)
     }
 }
 
-fn parse_json(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
+fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&dyn Fn(usize)>, flat: &mut Flattened) -> Result<(), Error> {
     use serde::de::DeserializeSeed;
     // a stream of top-level values, each an object, a List, or an array of objects
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parse_error = |e: serde_json::Error| Error::Parse {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e.to_string()),
+    let parse_error = |e: serde_json::Error| {
+        let message = e.to_string();
+        // an error inside a List item read apart: its position is within the item
+        if let Some(rest) = message.strip_prefix(crate::snapshot::raw::stream::ITEM_ERROR) {
+            let mut parts = rest.splitn(4, ':');
+            let (Some(addr), Some(line), Some(column), Some(msg)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+                return Error::Parse { path: path.to_path_buf(), line: e.line(), column: e.column(), message };
+            };
+            let offset = addr.parse::<usize>().unwrap_or(0).saturating_sub(bytes.as_ptr() as usize).min(bytes.len());
+            let (line, column) = (line.parse::<usize>().unwrap_or(1), column.parse::<usize>().unwrap_or(0));
+            let before = &bytes[..offset];
+            let lines_before = before.iter().filter(|&&b| b == b'\n').count();
+            let column_base = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+            return Error::Parse {
+                path: path.to_path_buf(),
+                line: lines_before + line,
+                column: if line == 1 { column_base + column } else { column },
+                // the inner and the outer parser each appended a position: keep the message
+                message: msg.split(" at line ").next().unwrap_or(msg).to_string(),
+            };
+        }
+        Error::Parse { path: path.to_path_buf(), line: e.line(), column: e.column(), message: strip_position(&message) }
     };
     loop {
         match de.end() {
             Ok(()) => return Ok(()),
-            Err(_) => crate::snapshot::raw::stream::TopLevel(&mut *flat).deserialize(&mut de).map_err(parse_error)?,
+            Err(_) => crate::snapshot::raw::stream::TopLevel { flat: &mut *flat, consumed }.deserialize(&mut de).map_err(parse_error)?,
         }
     }
 }
@@ -210,6 +255,35 @@ mod tests {
         assert_eq!(s.objects[1].str_field("/status/phase"), Some("Running"));
         assert_eq!(s.captured_at.unwrap().to_string(), "2026-11-29T12:00:00Z", "read after the items");
         assert_eq!(s.incomplete, ["secrets: forbidden"]);
+    }
+
+    #[test]
+    fn a_big_mapped_list_reports_errors_at_their_place_in_the_file() {
+        // over the size that is mapped and read item by item
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        let mut text = String::from("{\"apiVersion\": \"v1\", \"kind\": \"List\",\n \"items\": [\n");
+        let mut n = 0;
+        while text.len() < 3 << 20 {
+            text.push_str(&format!(
+                "  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"c{n}\",\"namespace\":\"a\",\"uid\":\"u{n}\"}},\"data\":{{\"k\":\"{}\"}}}},\n",
+                "x".repeat(200)
+            ));
+            n += 1;
+        }
+        let good = format!("{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"last\",\"uid\":\"z\"}}}}\n]}}\n");
+        std::fs::write(&path, &good).unwrap();
+        let s = load(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(s.objects.len(), n + 1);
+        assert_eq!(s.objects[n].name, "last");
+        // a broken item on the last line but two: line and column are the file's
+        let bad_line = good.lines().count() - 2 + 1;
+        let bad = format!("{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\": tru}}}}\n]}}\n");
+        std::fs::write(&path, &bad).unwrap();
+        let err = load(std::slice::from_ref(&path)).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{}:{bad_line}:", path.display())), "{err} (expected line {bad_line})");
+        assert!(!err.contains("item@"), "{err}");
+        assert_eq!(err.matches(" at line ").count(), 0, "{err}");
     }
 
     #[test]
