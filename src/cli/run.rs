@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, now.as_second(), style(global), &mut out)?;
+                    render::text::write_why_stuck(&g, &d, style(global), &mut out)?;
                     if let Some(p) = &then {
                         writeln!(out, "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n")?;
                         render::plan::write_text(p, &g, style(global).color, &mut out)?;

@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
-use crate::graph::{Graph, NodeId, Presence};
+use crate::graph::{Graph, NodeId};
 
 pub use finding::{Finding, FindingCode, Related, Severity};
 pub use owners::{owner_findings, GcVerdict};
@@ -221,14 +221,13 @@ impl Explainer<'_, '_> {
             "kubernetes.io/pv-protection" => {
                 let o = g.object(x).expect("explained objects are observed");
                 let phase = o.str_field("/status/phase").unwrap_or("");
-                self.pending(x, f, &owner, Vec::new(), format!("{f} is removed by {who} once the volume is no longer bound (phase {phase})"));
+                self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who} once the volume is no longer bound (phase {phase})"));
             }
-            _ => self.pending(x, f, &owner, Vec::new(), format!("{f} is removed by {who}, which is alive")),
+            _ => self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who}, which is alive")),
         }
     }
 
-    fn pending(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, related: Vec<Related>, message: String) {
-        let _ = f;
+    fn pending(&mut self, x: NodeId, owner: &FinalizerOwner, related: Vec<Related>, message: String) {
         self.finding(FindingCode::FinalizerPending, Severity::Info, x, related, format!("{message} ({})", owner.evidence.join("; ")), Vec::new());
     }
 
@@ -309,7 +308,6 @@ impl Explainer<'_, '_> {
             .collect();
         self.pending(
             x,
-            "customresourcecleanup.apiextensions.k8s.io",
             owner,
             instances.iter().map(|&i| Related::Node(i)).collect(),
             format!("the CRD finalizer deletes every {kind} first; {} instance(s) remain", instances.len()),
@@ -330,7 +328,6 @@ impl Explainer<'_, '_> {
             .collect();
         self.pending(
             x,
-            "kubernetes.io/pvc-protection",
             owner,
             users.iter().map(|&u| Related::Node(u)).collect(),
             format!("the claim is released once no pod uses it; {} pod(s) still do", users.len()),
@@ -511,9 +508,4 @@ fn pod_uses_claim(pod: &crate::snapshot::Object, claim: &str) -> bool {
         .is_some_and(|vols| {
             vols.iter().any(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) == Some(claim))
         })
-}
-
-/// Whether a node is a virtual owner (referenced, never observed).
-pub fn is_virtual(g: &Graph, x: NodeId) -> bool {
-    g.node(x).presence == Presence::Virtual
 }

@@ -66,16 +66,6 @@ impl<'a> IdentityRef<'a> {
     pub fn group(&self) -> &'a str {
         crate::snapshot::object::group_of(self.api_version)
     }
-
-    pub fn to_owned(&self) -> Identity {
-        Identity {
-            api_version: self.api_version.to_string(),
-            kind: self.kind.to_string(),
-            namespace: self.namespace.map(str::to_string),
-            name: self.name.to_string(),
-            uid: self.uid.clone(),
-        }
-    }
 }
 
 /// Whether the node stands for an object in the snapshot or only for a referenced uid.

@@ -12,7 +12,7 @@ use crate::tree::{Direction, Tree};
 
 use super::style::{sanitize, Style};
 
-pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
+pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
     match (d.deletion_timestamp, d.stuck) {
@@ -134,7 +134,6 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, now_s: i64, st: Style, w: &mut 
             writeln!(w, "  - {}", sanitize(i))?;
         }
     }
-    let _ = now_s;
     Ok(())
 }
 

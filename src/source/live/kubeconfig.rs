@@ -102,7 +102,6 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if let Some(n) = &o.tls_server_name {
         cluster.tls_server_name = Some(n.clone());
     }
-    let server = cluster.server.clone().unwrap_or_default();
 
     // User flags edit the user the context resolves to (creating one when there is none).
     let wants_user_edit = o.token.is_some() || o.as_user.is_some() || o.as_uid.is_some();
@@ -150,7 +149,6 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     {
         config.proxy_url = None;
     }
-    let _ = server;
     let default_namespace = config.default_namespace.clone();
     Ok(Loaded { config, default_namespace })
 }
