@@ -89,8 +89,8 @@ pub struct ControlPlanePods {
 impl ControlPlanePods {
     pub fn new(g: &Graph) -> ControlPlanePods {
         let mut by_component: HashMap<&'static str, Vec<NodeId>> = HashMap::new();
-        for (id, o) in g.observed() {
-            if o.kind != "Pod" || o.group() != "" || o.namespace_str() != "kube-system" {
+        for (id, o) in g.in_namespace(Some("kube-system")) {
+            if o.kind != "Pod" || o.group() != "" {
                 continue;
             }
             for c in [Component::KubeControllerManager, Component::CloudControllerManager, Component::KubeScheduler] {

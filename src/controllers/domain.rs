@@ -49,8 +49,9 @@ pub struct Crds {
 impl Crds {
     pub fn new(g: &Graph) -> Crds {
         let mut crds: Vec<Crd> = g
-            .observed()
-            .filter(|(_, o)| o.group() == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition")
+            .of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+            .iter()
+            .filter_map(|&id| Some((id, g.object(id)?)))
             .filter_map(|(id, o)| {
                 let (plural, group) = match (o.str_field("/spec/names/plural"), o.str_field("/spec/group")) {
                     (Some(p), Some(gr)) => (p.to_string(), gr.to_string()),

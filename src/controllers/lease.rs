@@ -80,8 +80,9 @@ pub struct Leases {
 impl Leases {
     pub fn new(g: &Graph, w: &Workloads) -> Leases {
         let mut l = Leases::default();
-        for (id, o) in g.observed() {
-            if o.group() != "coordination.k8s.io" || o.kind != "Lease" || o.namespace_str() == "kube-node-lease" {
+        for &id in g.of_kind("coordination.k8s.io", "Lease") {
+            let Some(o) = g.object(id) else { continue };
+            if o.namespace_str() == "kube-node-lease" {
                 continue;
             }
             l.all.push(id);

@@ -109,7 +109,7 @@ impl<'g> Liveness<'g> {
         Liveness {
             graph,
             now,
-            visibility: visibility::Visibility::new(&graph.snapshot),
+            visibility: visibility::Visibility::new(graph),
             crds: domain::Crds::new(graph),
             rbac: rbac::Rbac::new(graph),
             workloads,

@@ -90,10 +90,10 @@ fn subject_sa(s: &Value, binding_ns: Option<&str>) -> Option<SaKey> {
 impl Rbac {
     pub fn new(g: &Graph) -> Rbac {
         let mut r = Rbac::default();
-        for (_, o) in g.observed() {
-            if o.group() != "rbac.authorization.k8s.io" {
-                continue;
-            }
+        const RBAC: &str = "rbac.authorization.k8s.io";
+        let kinds = [(RBAC, "Role"), (RBAC, "ClusterRole"), (RBAC, "RoleBinding"), (RBAC, "ClusterRoleBinding")];
+        for id in g.of_kinds(&kinds) {
+            let Some(o) = g.object(id) else { continue };
             match o.kind.as_str() {
                 "Role" | "ClusterRole" => {
                     let role = RoleKey {

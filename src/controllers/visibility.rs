@@ -1,7 +1,7 @@
 //! What the snapshot lets us see: a verdict of Missing needs Pods, workloads, RBAC and Leases
 //! to have been readable; where they were not, the verdict is Unknown and says what was missing.
 
-use crate::snapshot::Snapshot;
+use crate::graph::Graph;
 
 /// A kind of evidence the attribution reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -73,10 +73,11 @@ pub struct Visibility {
 }
 
 impl Visibility {
-    pub fn new(s: &Snapshot) -> Visibility {
+    pub fn new(g: &Graph) -> Visibility {
+        let s = &g.snapshot;
         let mut present = Vec::new();
-        for o in &s.objects {
-            if let Some(src) = Source::of(o.group(), &o.kind)
+        for (group, kind) in g.kinds() {
+            if let Some(src) = Source::of(group, kind)
                 && !present.contains(&src)
             {
                 present.push(src);

@@ -3,6 +3,8 @@
 //! scale to zero, crash loops.
 
 use std::collections::HashMap;
+
+use serde::Deserialize;
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
@@ -56,21 +58,54 @@ fn has_template(group: &str, kind: &str) -> bool {
     matches!((group, kind), ("apps", "Deployment" | "StatefulSet" | "DaemonSet"))
 }
 
-/// The ServiceAccount a pod spec runs as (`default` when unset).
-fn service_account(spec: Option<&serde_json::Value>) -> String {
-    spec.and_then(|s| s.get("serviceAccountName").or_else(|| s.get("serviceAccount")))
-        .and_then(|v| v.as_str())
-        .filter(|s| !s.is_empty())
-        .unwrap_or("default")
-        .to_string()
+/// The two things the indexes read of a pod spec. Read straight from the body's text, every
+/// other field skipped: a million pods are indexed without building their specs.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct PodSpec {
+    service_account_name: Option<String>,
+    service_account: Option<String>,
+    containers: Vec<Container>,
 }
 
-fn container_names(spec: Option<&serde_json::Value>) -> impl Iterator<Item = &str> {
-    spec.and_then(|s| s.get("containers"))
-        .and_then(|c| c.as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c.get("name").and_then(|n| n.as_str()))
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Container {
+    name: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct PodBody {
+    spec: Option<PodSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TemplateBody {
+    spec: Option<TemplateSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct TemplateSpec {
+    template: Option<PodBody>,
+}
+
+impl PodSpec {
+    /// The ServiceAccount the pod runs as (`default` when unset).
+    fn service_account(&self) -> String {
+        [&self.service_account_name, &self.service_account]
+            .into_iter()
+            .flatten()
+            .find(|s| !s.is_empty())
+            .map_or("default", |s| s.as_str())
+            .to_string()
+    }
+
+    fn container_names(&self) -> impl Iterator<Item = &str> {
+        self.containers.iter().filter_map(|c| c.name.as_deref())
+    }
 }
 
 /// Indexes over workloads and pods, built once.
@@ -87,27 +122,30 @@ pub struct Workloads {
 impl Workloads {
     pub fn new(g: &Graph) -> Workloads {
         let mut w = Workloads::default();
-        for (id, o) in g.observed() {
+        let kinds = [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+        for id in g.of_kinds(&kinds) {
+            let Some(o) = g.object(id) else { continue };
             let (group, kind) = (o.group(), o.kind.as_str());
             if (group, kind) == ("", "Pod") {
-                let spec = o.field("/spec");
+                let spec = o.body.read::<PodBody>().spec.unwrap_or_default();
                 let ns = o.namespace_str().to_string();
-                w.pods_by_sa.entry((ns, service_account(spec))).or_default().push(id);
+                w.pods_by_sa.entry((ns, spec.service_account())).or_default().push(id);
                 let wl = workload_of(g, id, o);
                 w.workload_of_pod.insert(id, wl);
                 w.pods_of.entry(wl).or_default().push(id);
                 if wl == id {
                     w.by_name.entry(o.name.clone()).or_default().push(id);
-                    for c in container_names(spec) {
+                    for c in spec.container_names() {
                         w.by_container.entry(c.to_string()).or_default().push(id);
                     }
                 }
             } else if has_template(group, kind) {
-                let spec = o.field("/spec/template/spec");
+                let body = o.body.read::<TemplateBody>();
+                let spec = body.spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default();
                 let ns = o.namespace_str().to_string();
-                w.by_template_sa.entry((ns, service_account(spec))).or_default().push(id);
+                w.by_template_sa.entry((ns, spec.service_account())).or_default().push(id);
                 w.by_name.entry(o.name.clone()).or_default().push(id);
-                for c in container_names(spec) {
+                for c in spec.container_names() {
                     w.by_container.entry(c.to_string()).or_default().push(id);
                 }
             }

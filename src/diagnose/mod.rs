@@ -301,11 +301,7 @@ impl Explainer<'_, '_> {
         let Some(crd) = g.object(x) else { return };
         let group = crd.str_field("/spec/group").unwrap_or("");
         let kind = crd.str_field("/spec/names/kind").unwrap_or("");
-        let instances: Vec<NodeId> = g
-            .observed()
-            .filter(|(_, o)| o.group() == group && o.kind == kind)
-            .map(|(id, _)| id)
-            .collect();
+        let instances: Vec<NodeId> = g.of_kind(group, kind).to_vec();
         self.pending(
             x,
             owner,
@@ -321,8 +317,8 @@ impl Explainer<'_, '_> {
         let g = self.g;
         let Some(pvc) = g.object(x) else { return };
         let users: Vec<NodeId> = g
-            .observed()
-            .filter(|(_, p)| p.kind == "Pod" && p.group().is_empty() && p.namespace == pvc.namespace)
+            .in_namespace(pvc.namespace.as_deref())
+            .filter(|(_, p)| p.kind == "Pod" && p.group().is_empty())
             .filter(|(_, p)| pod_uses_claim(p, &pvc.name))
             .map(|(id, _)| id)
             .collect();
@@ -364,10 +360,10 @@ impl Explainer<'_, '_> {
         }
         // Discovery: the namespace controller keeps `kubernetes` while any group fails.
         let failing: Vec<NodeId> = g
-            .observed()
-            .filter(|(_, o)| o.kind == "APIService" && o.group() == "apiregistration.k8s.io")
-            .filter(|(_, o)| o.condition("Available").is_some_and(|c| !c.is_true()))
-            .map(|(id, _)| id)
+            .of_kind("apiregistration.k8s.io", "APIService")
+            .iter()
+            .copied()
+            .filter(|&id| g.object(id).and_then(|o| o.condition("Available")).is_some_and(|c| !c.is_true()))
             .collect();
         let condition = ns.condition("NamespaceDeletionDiscoveryFailure").filter(|c| c.is_true());
         if condition.is_some() || !failing.is_empty() {
@@ -415,11 +411,7 @@ impl Explainer<'_, '_> {
             self.local_stuck.push(x);
         }
         // Content: everything still in the namespace. Pods go first (§5.2).
-        let content: Vec<NodeId> = g
-            .observed()
-            .filter(|(_, o)| o.namespace.as_deref() == Some(ns.name.as_str()))
-            .map(|(id, _)| id)
-            .collect();
+        let content: Vec<NodeId> = g.in_namespace(Some(ns.name.as_str())).map(|(id, _)| id).collect();
         let pods_left = content.iter().any(|&c| g.identity(c).kind == "Pod" && g.identity(c).group().is_empty());
         for c in content {
             let o = g.object(c).expect("observed");

@@ -14,16 +14,14 @@ pub fn owner_cycles(g: &Graph) -> Vec<Vec<NodeId>> {
     let mut stack: Vec<NodeId> = Vec::new();
     let mut next = 0u32;
     let mut out = Vec::new();
-    // edges: dependent → owner (follow the owner references)
-    let owners_of = |v: NodeId| -> Vec<NodeId> {
-        g.owners(v).iter().filter_map(|r| g.by_uid(&r.uid)).collect()
-    };
+    // edges: dependent → owner (the owner references, resolved when the graph was built)
+    let owners_of = |v: NodeId| g.owner_nodes(v);
+    // call stack of (node, its successors, next successor position), empty between roots
+    let mut call: Vec<(NodeId, &[NodeId], usize)> = Vec::new();
     for root in 0..n {
         if index[root] != UNSEEN {
             continue;
         }
-        // call stack of (node, its successors, next successor position)
-        let mut call: Vec<(NodeId, Vec<NodeId>, usize)> = Vec::new();
         let r = NodeId(root as u32);
         index[root] = next;
         low[root] = next;
@@ -64,7 +62,7 @@ pub fn owner_cycles(g: &Graph) -> Vec<Vec<NodeId>> {
                         break;
                     }
                 }
-                let self_owned = comp.len() == 1 && g.owners(v).iter().any(|r| &r.uid == g.identity(v).uid);
+                let self_owned = comp.len() == 1 && g.owner_nodes(v).contains(&v);
                 if comp.len() > 1 || self_owned {
                     comp.sort_unstable();
                     out.push(comp);

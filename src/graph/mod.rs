@@ -133,6 +133,76 @@ pub struct Graph {
     virtual_identities: FxHashMap<u32, Identity>,
     uid_to_node: HashIndex,
     by_name: HashIndex,
+    /// Observed nodes are `0..observed`; virtual ones follow.
+    observed: usize,
+    /// Observed nodes by (group, kind), sorted by it.
+    kinds: Vec<(String, String, Vec<NodeId>)>,
+    /// Owner edges, resolved once: node `i`'s owner nodes are
+    /// `owner_edges[owner_start[i]..owner_start[i + 1]]`.
+    owner_start: Vec<u32>,
+    owner_edges: Vec<NodeId>,
+}
+
+/// The first index in `lo..hi` where `below` turns false (`below` holds on a prefix).
+fn bisect(mut lo: usize, mut hi: usize, below: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Node order: by namespace, kind and name, then group and uid — not the order of the input,
+/// so that a live read (lists in whatever order they complete) and a file give the same
+/// answers byte for byte. Sorted are compact keys, not the objects: a comparison that chased
+/// four strings through a gigabyte of objects made the sort the graph's slowest step. Distinct
+/// namespaces and kinds are few, so they are ranked once; a name's first 16 bytes settle most
+/// of the rest.
+fn canonical_order(objects: &[Object]) -> Vec<u32> {
+    struct Key {
+        namespace: u32,
+        kind: u32,
+        name: u128,
+        index: u32,
+    }
+    fn ranks<'a>(ids: FxHashMap<Option<&'a str>, u32>) -> Vec<u32> {
+        let mut distinct: Vec<(Option<&str>, u32)> = ids.into_iter().collect();
+        distinct.sort_unstable();
+        let mut rank = vec![0; distinct.len()];
+        for (r, (_, id)) in distinct.into_iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        rank
+    }
+    let mut namespaces: FxHashMap<Option<&str>, u32> = FxHashMap::default();
+    let mut kinds: FxHashMap<Option<&str>, u32> = FxHashMap::default();
+    let mut keys: Vec<Key> = Vec::with_capacity(objects.len());
+    for (i, o) in objects.iter().enumerate() {
+        let next = namespaces.len() as u32;
+        let namespace = *namespaces.entry(o.namespace.as_deref()).or_insert(next);
+        let next = kinds.len() as u32;
+        let kind = *kinds.entry(Some(o.kind.as_str())).or_insert(next);
+        let mut prefix = [0u8; 16];
+        let len = o.name.len().min(16);
+        prefix[..len].copy_from_slice(&o.name.as_bytes()[..len]);
+        keys.push(Key { namespace, kind, name: u128::from_be_bytes(prefix), index: i as u32 });
+    }
+    let (ns_rank, kind_rank) = (ranks(namespaces), ranks(kinds));
+    for k in &mut keys {
+        k.namespace = ns_rank[k.namespace as usize];
+        k.kind = kind_rank[k.kind as usize];
+    }
+    keys.sort_unstable_by(|a, b| {
+        (a.namespace, a.kind, a.name).cmp(&(b.namespace, b.kind, b.name)).then_with(|| {
+            let (a, b) = (&objects[a.index as usize], &objects[b.index as usize]);
+            (&a.name, a.group(), &a.uid).cmp(&(&b.name, b.group(), &b.uid))
+        })
+    });
+    keys.into_iter().map(|k| k.index).collect()
 }
 
 /// Kinds the GC ignores (`DefaultIgnoredResources`): they never enter its graph, so their
@@ -145,43 +215,63 @@ impl Graph {
     /// Builds the graph the GC would hold once its informers have observed every object of
     /// the snapshot.
     pub fn build(snapshot: Snapshot) -> Graph {
-        // Node ids follow a canonical order, not the order of the input, so that a live read
-        // (lists in whatever order they complete) and a file give the same answers byte for
-        // byte. Indices are sorted, not the objects, which are large to move.
-        let objects = &snapshot.objects;
-        let mut order: Vec<u32> = (0..objects.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            let (a, b) = (&objects[a as usize], &objects[b as usize]);
-            (a.namespace.as_deref(), &a.kind, &a.name)
-                .cmp(&(b.namespace.as_deref(), &b.kind, &b.name))
-                .then_with(|| (a.group(), &a.uid).cmp(&(b.group(), &b.uid)))
-        });
         let mapper = RestMapper::from_snapshot(&snapshot);
-        let n = snapshot.objects.len();
+        let objects = &snapshot.objects;
+        let n = objects.len();
+        let order = canonical_order(objects);
         let mut g = Graph {
             mapper,
             nodes: Vec::with_capacity(n),
             virtual_identities: FxHashMap::default(),
             uid_to_node: HashIndex::with_capacity(n),
             by_name: HashIndex::with_capacity(n),
+            observed: 0,
+            kinds: Vec::new(),
+            owner_start: Vec::with_capacity(n + 1),
+            owner_edges: Vec::with_capacity(n),
             snapshot: Snapshot::default(),
         };
-        for i in order.into_iter().map(|i| i as usize) {
-            let o = &snapshot.objects[i];
-            if ignored_by_gc(o.group(), &o.kind) {
+        // (group, kind) → its list in `lists`
+        let mut kind_of: FxHashMap<(&str, &str), usize> = FxHashMap::default();
+        let mut lists: Vec<Vec<NodeId>> = Vec::new();
+        let mut last: Option<((&str, &str), usize)> = None;
+        for i in order {
+            let o = &objects[i as usize];
+            let gk = (o.group(), o.kind.as_str());
+            if ignored_by_gc(gk.0, gk.1) {
                 continue;
             }
             let id = NodeId(g.nodes.len() as u32);
-            g.nodes.push(Node { presence: Presence::Observed(i), dependents: Vec::new() });
+            g.nodes.push(Node { presence: Presence::Observed(i as usize), dependents: Vec::new() });
             g.uid_to_node.insert(hash_of(&[o.uid.as_str()]), id);
-            g.by_name.insert(hash_of(&[o.group(), &o.kind, o.namespace_str(), &o.name]), id);
+            g.by_name.insert(hash_of(&[gk.0, gk.1, o.namespace_str(), &o.name]), id);
+            // nodes come grouped by (namespace, kind): the previous node's list is most often it
+            let list = match last {
+                Some((k, list)) if k == gk => list,
+                _ => {
+                    let list = *kind_of.entry(gk).or_insert_with(|| {
+                        lists.push(Vec::new());
+                        lists.len() - 1
+                    });
+                    last = Some((gk, list));
+                    list
+                }
+            };
+            lists[list].push(id);
         }
+        let mut kinds: Vec<(String, String, Vec<NodeId>)> = kind_of
+            .into_iter()
+            .map(|((group, kind), list)| (group.to_string(), kind.to_string(), std::mem::take(&mut lists[list])))
+            .collect();
+        kinds.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        g.kinds = kinds;
+        g.observed = g.nodes.len();
         g.snapshot = snapshot;
         // addDependentToOwners: every reference links the dependent to the node of its uid,
         // creating a virtual node where the uid was never observed.
         let observed = g.nodes.len();
-        let mut links: Vec<(NodeId, NodeId)> = Vec::new();
         for i in 0..observed {
+            g.owner_start.push(g.owner_edges.len() as u32);
             let Presence::Observed(oi) = g.nodes[i].presence else { continue };
             for ri in 0..g.snapshot.objects[oi].owner_references.len() {
                 let r = &g.snapshot.objects[oi].owner_references[ri];
@@ -202,17 +292,57 @@ impl Graph {
                         id
                     }
                 };
-                links.push((owner, NodeId(i as u32)));
+                let mine = &g.owner_edges[g.owner_start[i] as usize..];
+                if !mine.contains(&owner) {
+                    g.owner_edges.push(owner);
+                }
             }
         }
-        for (owner, dependent) in links {
-            g.nodes[owner.index()].dependents.push(dependent);
-        }
-        for node in &mut g.nodes {
-            node.dependents.sort_unstable();
-            node.dependents.dedup();
+        // virtual nodes own nothing
+        let end = g.owner_edges.len() as u32;
+        g.owner_start.resize(g.nodes.len() + 1, end);
+        // dependents in node order, each once: the edges are walked in dependent order
+        for d in 0..observed {
+            for k in g.owner_start[d] as usize..g.owner_start[d + 1] as usize {
+                let owner = g.owner_edges[k];
+                g.nodes[owner.index()].dependents.push(NodeId(d as u32));
+            }
         }
         g
+    }
+
+    /// The nodes that own `id` (its owner references resolved by uid), each once.
+    pub fn owner_nodes(&self, id: NodeId) -> &[NodeId] {
+        let i = id.index();
+        &self.owner_edges[self.owner_start[i] as usize..self.owner_start[i + 1] as usize]
+    }
+
+    /// The observed nodes of one kind, in node order.
+    pub fn of_kind(&self, group: &str, kind: &str) -> &[NodeId] {
+        self.kinds
+            .binary_search_by(|(g, k, _)| (g.as_str(), k.as_str()).cmp(&(group, kind)))
+            .map_or(&[], |i| self.kinds[i].2.as_slice())
+    }
+
+    /// Every (group, kind) with observed nodes.
+    pub fn kinds(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.kinds.iter().map(|(g, k, _)| (g.as_str(), k.as_str()))
+    }
+
+    /// The observed nodes of several kinds, in node order.
+    pub fn of_kinds(&self, kinds: &[(&str, &str)]) -> Vec<NodeId> {
+        let mut ids: Vec<NodeId> = kinds.iter().flat_map(|&(group, kind)| self.of_kind(group, kind)).copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The observed nodes of one namespace (`None`: the cluster-scoped ones), in node order:
+    /// nodes are sorted by namespace first, so they are one run, found by bisection.
+    pub fn in_namespace(&self, namespace: Option<&str>) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
+        let ns = |i: usize| self.object(NodeId(i as u32)).and_then(|o| o.namespace.as_deref());
+        let start = bisect(0, self.observed, |i| ns(i) < namespace);
+        let end = bisect(start, self.observed, |i| ns(i) <= namespace);
+        (start..end).filter_map(move |i| Some((NodeId(i as u32), self.object(NodeId(i as u32))?)))
     }
 
     /// A node's identity: its object's coordinates, or a virtual node's reference's.

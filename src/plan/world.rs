@@ -236,7 +236,7 @@ impl<'g> World<'g> {
                     match o.field("/spec/finalizers").and_then(|v| v.as_array()) {
                         Some(a) => a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
                         // the namespace strategy always sets it; a metadata-only copy lacks it
-                        None if o.body.get("spec").is_none() => vec![NS_FINALIZER.to_string()],
+                        None if o.field("/spec").is_none() => vec![NS_FINALIZER.to_string()],
                         None => Vec::new(),
                     }
                 } else {

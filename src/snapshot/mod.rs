@@ -112,7 +112,8 @@ impl Snapshot {
             i += 1;
             !drop[i - 1]
         });
-        objects.shrink_to_fit();
+        // no shrink_to_fit: it would copy every object into fresh memory, and the spare
+        // capacity was never written, so it holds no resident page
         if !duplicates.is_empty() {
             warnings.push(format!(
                 "{} duplicate uid(s), keeping the first object of each: {}",

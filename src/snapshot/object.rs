@@ -4,7 +4,12 @@
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// An object's uid. A newtype so a uid never passes for a name.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -79,7 +84,85 @@ pub struct Object {
     pub finalizer_managers: Vec<FinalizerManager>,
     /// Top-level fields other than apiVersion, kind and metadata (spec, status, rules, …),
     /// kept only where `keeps_body` says the analysis reads them. Secrets never keep theirs.
-    pub body: serde_json::Map<String, serde_json::Value>,
+    pub body: Body,
+}
+
+/// An object's kept body. Read from JSON it stays JSON text until a field of it is asked
+/// for: most bodies (every pod's of a million) are never read, and as text one costs one
+/// allocation rather than a tree of maps.
+#[derive(Clone, Default)]
+pub struct Body {
+    /// `{"spec":…,"status":…}`, or empty when the body came parsed (YAML, a live read).
+    text: Box<str>,
+    parsed: OnceLock<Box<Map<String, Value>>>,
+}
+
+impl Body {
+    /// A body from its top-level fields' JSON texts (as read, so already valid JSON).
+    pub fn from_raw<'a>(fields: impl IntoIterator<Item = (&'a str, &'a RawValue)>) -> Body {
+        let mut text = String::new();
+        for (key, raw) in fields {
+            text.push(if text.is_empty() { '{' } else { ',' });
+            // keys are field names of our own (spec, roleRef, …): nothing to escape
+            text.push('"');
+            text.push_str(key);
+            text.push_str("\":");
+            text.push_str(raw.get());
+        }
+        if !text.is_empty() {
+            text.push('}');
+        }
+        Body { text: text.into_boxed_str(), parsed: OnceLock::new() }
+    }
+
+    pub fn from_map(map: Map<String, Value>) -> Body {
+        let parsed = OnceLock::new();
+        if !map.is_empty() {
+            let _ = parsed.set(Box::new(map));
+        }
+        Body { text: Box::default(), parsed }
+    }
+
+    pub fn map(&self) -> &Map<String, Value> {
+        static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
+        if self.text.is_empty() {
+            return self.parsed.get().map(|m| &**m).unwrap_or_else(|| EMPTY.get_or_init(Map::new));
+        }
+        // the text was JSON when read; should it fail anyway, the body reads as empty
+        self.parsed.get_or_init(|| Box::new(serde_json::from_str(&self.text).unwrap_or_default()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.parsed.get().is_none_or(|m| m.is_empty())
+    }
+
+    /// The body read into a type that takes only what it needs; nothing parsed is kept.
+    /// A body that does not fit the type reads as its default.
+    pub fn read<T: DeserializeOwned + Default>(&self) -> T {
+        if !self.text.is_empty() && self.parsed.get().is_none() {
+            return serde_json::from_str(&self.text).unwrap_or_default();
+        }
+        T::deserialize(&Value::Object(self.map().clone())).unwrap_or_default()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        if self.is_empty() {
+            return None;
+        }
+        self.map().get(key)
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Body) -> bool {
+        self.map() == other.map()
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.map().fmt(f)
+    }
 }
 
 impl Object {
@@ -108,7 +191,7 @@ impl Object {
     }
 
     /// A field of the kept body, by a JSON pointer such as `/status/phase`.
-    pub fn field(&self, pointer: &str) -> Option<&serde_json::Value> {
+    pub fn field(&self, pointer: &str) -> Option<&Value> {
         let rest = pointer.strip_prefix('/')?;
         let (first, tail) = match rest.split_once('/') {
             Some((a, b)) => (a, Some(b)),

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::object::{group_of, keeps_body, Object, OwnerRef, Uid};
+use super::object::{group_of, keeps_body, Body, Object, OwnerRef, Uid};
 use super::{ApiResource, ResourceList};
 
 /// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
@@ -44,6 +45,10 @@ pub struct RawDoc {
     pub endpoints: Option<Value>,
     pub last_timestamp: Option<Value>,
     pub count: Option<Value>,
+    /// The same body fields as JSON text, when read by the streaming reader (which never
+    /// builds them): (field name, text).
+    #[serde(skip)]
+    pub raw_body: Vec<(&'static str, Box<RawValue>)>,
 }
 
 #[derive(Deserialize, Default)]
@@ -274,9 +279,12 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         })
         .collect();
     let finalizer_managers = meta.managed_fields.map(|m| m.0).unwrap_or_default();
-    let mut body = serde_json::Map::new();
     let keep_body = keeps_body(group_of(&api_version), &kind);
-    if keep_body {
+    let body = if !keep_body {
+        Body::default()
+    } else if !doc.raw_body.is_empty() {
+        Body::from_raw(doc.raw_body.iter().map(|(k, v)| (*k, &**v)))
+    } else {
         let fields = [
             ("spec", doc.spec),
             ("status", doc.status),
@@ -295,12 +303,8 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("lastTimestamp", doc.last_timestamp),
             ("count", doc.count),
         ];
-        for (k, v) in fields {
-            if let Some(v) = v {
-                body.insert(k.to_string(), v);
-            }
-        }
-    }
+        Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
+    };
     Some(Object {
         api_version,
         kind,
@@ -428,9 +432,8 @@ pub mod stream {
 
     use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde::{Deserialize, Deserializer};
-    use serde_json::Value;
 
-    use super::{keeps_body, Flattened, RawDoc, group_of};
+    use super::{keeps_body, Flattened, RawDoc, RawValue, group_of};
 
     #[derive(Deserialize)]
     #[serde(field_identifier, rename_all = "camelCase")]
@@ -536,9 +539,12 @@ pub mod stream {
                     _ => true,
                 };
                 macro_rules! body {
-                    ($field:ident) => {{
+                    ($key:literal) => {{
                         if wanted() {
-                            doc.$field = map.next_value::<Option<Value>>()?;
+                            // kept as text: parsed only if some answer reads it
+                            if let Some(raw) = map.next_value::<Option<Box<RawValue>>>()? {
+                                doc.raw_body.push(($key, raw));
+                            }
                         } else {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -575,22 +581,22 @@ pub mod stream {
                     Field::Resources => doc.resources = map.next_value()?,
                     Field::CapturedAt => doc.captured_at = map.next_value()?,
                     Field::Incomplete => doc.incomplete = map.next_value()?,
-                    Field::Spec => body!(spec),
-                    Field::Status => body!(status),
-                    Field::Rules => body!(rules),
-                    Field::RoleRef => body!(role_ref),
-                    Field::Subjects => body!(subjects),
-                    Field::AggregationRule => body!(aggregation_rule),
-                    Field::InvolvedObject => body!(involved_object),
-                    Field::Regarding => body!(regarding),
-                    Field::Reason => body!(reason),
-                    Field::Message => body!(message),
-                    Field::Note => body!(note),
-                    Field::Type => body!(type_),
-                    Field::Subsets => body!(subsets),
-                    Field::Endpoints => body!(endpoints),
-                    Field::LastTimestamp => body!(last_timestamp),
-                    Field::Count => body!(count),
+                    Field::Spec => body!("spec"),
+                    Field::Status => body!("status"),
+                    Field::Rules => body!("rules"),
+                    Field::RoleRef => body!("roleRef"),
+                    Field::Subjects => body!("subjects"),
+                    Field::AggregationRule => body!("aggregationRule"),
+                    Field::InvolvedObject => body!("involvedObject"),
+                    Field::Regarding => body!("regarding"),
+                    Field::Reason => body!("reason"),
+                    Field::Message => body!("message"),
+                    Field::Note => body!("note"),
+                    Field::Type => body!("type"),
+                    Field::Subsets => body!("subsets"),
+                    Field::Endpoints => body!("endpoints"),
+                    Field::LastTimestamp => body!("lastTimestamp"),
+                    Field::Count => body!("count"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }

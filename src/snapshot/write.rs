@@ -142,7 +142,7 @@ fn object(o: &Object) -> Value {
     m.insert("apiVersion".into(), o.api_version.clone().into());
     m.insert("kind".into(), o.kind.clone().into());
     m.insert("metadata".into(), Value::Object(meta));
-    for (k, v) in &o.body {
+    for (k, v) in o.body.map() {
         m.insert(k.clone(), v.clone());
     }
     Value::Object(m)

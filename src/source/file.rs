@@ -47,6 +47,11 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
                             released.set(upto);
                         }
                     };
+                    // Room for every object up front: growing by doubling would copy them all
+                    // into fresh memory again and again. Capacity never written costs no
+                    // resident page, so the generous guess (no real object is under 256
+                    // bytes of JSON) is free.
+                    flat.objects.reserve(m.len() / 256);
                     parse_json(&file, m, Some(&release), &mut flat)?;
                 }
                 _ => parse_into(&file, &bytes, &mut flat)?,
