@@ -29,7 +29,7 @@ mod visibility;
 mod workload;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

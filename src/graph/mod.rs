@@ -95,7 +95,10 @@ struct HashIndex {
 
 impl HashIndex {
     fn with_capacity(n: usize) -> HashIndex {
-        HashIndex { first: FxHashMap::with_capacity_and_hasher(n, Default::default()), collisions: FxHashMap::default() }
+        HashIndex {
+            first: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            collisions: FxHashMap::default(),
+        }
     }
 
     fn insert(&mut self, h: u64, id: NodeId) {
@@ -111,7 +114,11 @@ impl HashIndex {
         if matches(first) {
             return Some(first);
         }
-        self.collisions.get(&h)?.iter().copied().find(|&id| matches(id))
+        self.collisions
+            .get(&h)?
+            .iter()
+            .copied()
+            .find(|&id| matches(id))
     }
 }
 
@@ -132,7 +139,6 @@ pub struct Graph {
     /// The identity of each virtual node (observed nodes take theirs from their object).
     virtual_identities: FxHashMap<u32, Identity>,
     uid_to_node: HashIndex,
-    by_name: HashIndex,
     /// Observed nodes are `0..observed`; virtual ones follow.
     observed: usize,
     /// Observed nodes by (group, kind), sorted by it.
@@ -156,22 +162,39 @@ fn bisect(mut lo: usize, mut hi: usize, below: impl Fn(usize) -> bool) -> usize 
     lo
 }
 
+/// Kinds the GC ignores (`DefaultIgnoredResources`): they never enter its graph, so their
+/// owner references are never acted on and they never block a foreground deletion.
+pub fn ignored_by_gc(group: &str, kind: &str) -> bool {
+    kind == "Event" && (group.is_empty() || group == "events.k8s.io")
+}
+
 /// Node order: by namespace, kind and name, then group and uid — not the order of the input,
 /// so that a live read (lists in whatever order they complete) and a file give the same
 /// answers byte for byte. Sorted are compact keys, not the objects: a comparison that chased
 /// four strings through a gigabyte of objects made the sort the graph's slowest step. Distinct
 /// namespaces and kinds are few, so they are ranked once; a name's first 16 bytes settle most
 /// of the rest.
-fn canonical_order(objects: &[Object]) -> Vec<u32> {
+struct CanonicalOrder<'a> {
+    /// (object index, its (group, kind) in `kinds`), in node order.
+    order: Vec<(u32, u32)>,
+    kinds: Vec<(&'a str, &'a str)>,
+}
+
+fn canonical_order(objects: &[Object]) -> CanonicalOrder<'_> {
     struct Key {
         namespace: u32,
         kind: u32,
         name: u128,
         index: u32,
+        group_kind: u32,
     }
-    fn ranks<'a>(ids: FxHashMap<Option<&'a str>, u32>) -> Vec<u32> {
-        let mut distinct: Vec<(Option<&str>, u32)> = ids.into_iter().collect();
-        distinct.sort_unstable();
+    fn intern<'a, K: std::hash::Hash + Eq>(ids: &mut FxHashMap<K, u32>, k: K) -> u32 {
+        let next = ids.len() as u32;
+        *ids.entry(k).or_insert(next)
+    }
+    fn ranks<K: Ord>(ids: FxHashMap<K, u32>) -> Vec<u32> {
+        let mut distinct: Vec<(K, u32)> = ids.into_iter().collect();
+        distinct.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut rank = vec![0; distinct.len()];
         for (r, (_, id)) in distinct.into_iter().enumerate() {
             rank[id as usize] = r as u32;
@@ -179,36 +202,42 @@ fn canonical_order(objects: &[Object]) -> Vec<u32> {
         rank
     }
     let mut namespaces: FxHashMap<Option<&str>, u32> = FxHashMap::default();
-    let mut kinds: FxHashMap<Option<&str>, u32> = FxHashMap::default();
+    let mut kind_names: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut group_kinds: FxHashMap<(&str, &str), u32> = FxHashMap::default();
     let mut keys: Vec<Key> = Vec::with_capacity(objects.len());
     for (i, o) in objects.iter().enumerate() {
-        let next = namespaces.len() as u32;
-        let namespace = *namespaces.entry(o.namespace.as_deref()).or_insert(next);
-        let next = kinds.len() as u32;
-        let kind = *kinds.entry(Some(o.kind.as_str())).or_insert(next);
         let mut prefix = [0u8; 16];
         let len = o.name.len().min(16);
         prefix[..len].copy_from_slice(&o.name.as_bytes()[..len]);
-        keys.push(Key { namespace, kind, name: u128::from_be_bytes(prefix), index: i as u32 });
+        keys.push(Key {
+            namespace: intern(&mut namespaces, o.namespace.as_deref()),
+            kind: intern(&mut kind_names, o.kind.as_str()),
+            name: u128::from_be_bytes(prefix),
+            index: i as u32,
+            group_kind: intern(&mut group_kinds, (o.group(), o.kind.as_str())),
+        });
     }
-    let (ns_rank, kind_rank) = (ranks(namespaces), ranks(kinds));
+    let mut kinds = vec![("", ""); group_kinds.len()];
+    for (gk, id) in group_kinds {
+        kinds[id as usize] = gk;
+    }
+    let (ns_rank, kind_rank) = (ranks(namespaces), ranks(kind_names));
     for k in &mut keys {
         k.namespace = ns_rank[k.namespace as usize];
         k.kind = kind_rank[k.kind as usize];
     }
     keys.sort_unstable_by(|a, b| {
-        (a.namespace, a.kind, a.name).cmp(&(b.namespace, b.kind, b.name)).then_with(|| {
-            let (a, b) = (&objects[a.index as usize], &objects[b.index as usize]);
-            (&a.name, a.group(), &a.uid).cmp(&(&b.name, b.group(), &b.uid))
-        })
+        (a.namespace, a.kind, a.name)
+            .cmp(&(b.namespace, b.kind, b.name))
+            .then_with(|| {
+                let (a, b) = (&objects[a.index as usize], &objects[b.index as usize]);
+                (&a.name, a.group(), &a.uid).cmp(&(&b.name, b.group(), &b.uid))
+            })
     });
-    keys.into_iter().map(|k| k.index).collect()
-}
-
-/// Kinds the GC ignores (`DefaultIgnoredResources`): they never enter its graph, so their
-/// owner references are never acted on and they never block a foreground deletion.
-pub fn ignored_by_gc(group: &str, kind: &str) -> bool {
-    kind == "Event" && (group.is_empty() || group == "events.k8s.io")
+    CanonicalOrder {
+        order: keys.into_iter().map(|k| (k.index, k.group_kind)).collect(),
+        kinds,
+    }
 }
 
 impl Graph {
@@ -218,91 +247,132 @@ impl Graph {
         let mapper = RestMapper::from_snapshot(&snapshot);
         let objects = &snapshot.objects;
         let n = objects.len();
-        let order = canonical_order(objects);
+        let CanonicalOrder { order, kinds } = canonical_order(objects);
+        let ignored: Vec<bool> = kinds
+            .iter()
+            .map(|&(group, kind)| ignored_by_gc(group, kind))
+            .collect();
         let mut g = Graph {
             mapper,
             nodes: Vec::with_capacity(n),
             virtual_identities: FxHashMap::default(),
             uid_to_node: HashIndex::with_capacity(n),
-            by_name: HashIndex::with_capacity(n),
             observed: 0,
             kinds: Vec::new(),
-            owner_start: Vec::with_capacity(n + 1),
-            owner_edges: Vec::with_capacity(n),
+            owner_start: Vec::new(),
+            owner_edges: Vec::new(),
             snapshot: Snapshot::default(),
         };
-        // (group, kind) → its list in `lists`
-        let mut kind_of: FxHashMap<(&str, &str), usize> = FxHashMap::default();
-        let mut lists: Vec<Vec<NodeId>> = Vec::new();
-        let mut last: Option<((&str, &str), usize)> = None;
-        for i in order {
-            let o = &objects[i as usize];
-            let gk = (o.group(), o.kind.as_str());
-            if ignored_by_gc(gk.0, gk.1) {
+        // Objects are visited in the order they are stored wherever the node order does not
+        // matter: at a million, a walk in node order is a cache miss per object.
+        let mut node_of = vec![u32::MAX; n];
+        let mut lists: Vec<Vec<NodeId>> = vec![Vec::new(); kinds.len()];
+        for (i, gk) in order {
+            if ignored[gk as usize] {
                 continue;
             }
             let id = NodeId(g.nodes.len() as u32);
-            g.nodes.push(Node { presence: Presence::Observed(i as usize), dependents: Vec::new() });
-            g.uid_to_node.insert(hash_of(&[o.uid.as_str()]), id);
-            g.by_name.insert(hash_of(&[gk.0, gk.1, o.namespace_str(), &o.name]), id);
-            // nodes come grouped by (namespace, kind): the previous node's list is most often it
-            let list = match last {
-                Some((k, list)) if k == gk => list,
-                _ => {
-                    let list = *kind_of.entry(gk).or_insert_with(|| {
-                        lists.push(Vec::new());
-                        lists.len() - 1
-                    });
-                    last = Some((gk, list));
-                    list
-                }
-            };
-            lists[list].push(id);
+            g.nodes.push(Node {
+                presence: Presence::Observed(i as usize),
+                dependents: Vec::new(),
+            });
+            node_of[i as usize] = id.0;
+            lists[gk as usize].push(id);
         }
-        let mut kinds: Vec<(String, String, Vec<NodeId>)> = kind_of
+        g.observed = g.nodes.len();
+        for (i, o) in objects.iter().enumerate() {
+            if node_of[i] != u32::MAX {
+                g.uid_to_node
+                    .insert(hash_of(&[o.uid.as_str()]), NodeId(node_of[i]));
+            }
+        }
+        let mut kinds: Vec<(String, String, Vec<NodeId>)> = kinds
             .into_iter()
-            .map(|((group, kind), list)| (group.to_string(), kind.to_string(), std::mem::take(&mut lists[list])))
+            .zip(lists)
+            .filter(|(_, list)| !list.is_empty())
+            .map(|((group, kind), list)| (group.to_string(), kind.to_string(), list))
             .collect();
         kinds.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         g.kinds = kinds;
-        g.observed = g.nodes.len();
         g.snapshot = snapshot;
-        // addDependentToOwners: every reference links the dependent to the node of its uid,
-        // creating a virtual node where the uid was never observed.
-        let observed = g.nodes.len();
-        for i in 0..observed {
+
+        // addDependentToOwners: every reference links the dependent to the node of its uid.
+        // References to uids never observed are set aside, and become virtual nodes below.
+        let mut links: Vec<(u32, NodeId)> = Vec::new();
+        let mut unresolved: Vec<(u32, u32)> = Vec::new();
+        for (i, o) in g.snapshot.objects.iter().enumerate() {
+            let d = node_of[i];
+            if d == u32::MAX {
+                continue;
+            }
+            for (ri, r) in o.owner_references.iter().enumerate() {
+                match g.by_uid(&r.uid) {
+                    Some(owner) => links.push((d, owner)),
+                    None => unresolved.push((d, ri as u32)),
+                }
+            }
+        }
+        // A virtual node per unseen uid, numbered in node order of its first dependent, and
+        // carrying that dependent's namespace, as the GC's first observation would.
+        unresolved.sort_unstable();
+        for (d, ri) in unresolved {
+            let oi = match g.nodes[d as usize].presence {
+                Presence::Observed(oi) => oi,
+                Presence::Virtual => unreachable!("dependents are observed"),
+            };
+            let o = &g.snapshot.objects[oi];
+            let r = &o.owner_references[ri as usize];
+            let owner = match g.by_uid(&r.uid) {
+                Some(id) => id,
+                None => {
+                    let id = NodeId(g.nodes.len() as u32);
+                    let identity = Identity {
+                        api_version: r.api_version.clone(),
+                        kind: r.kind.clone(),
+                        namespace: o.namespace.clone(),
+                        name: r.name.clone(),
+                        uid: r.uid.clone(),
+                    };
+                    g.uid_to_node.insert(hash_of(&[identity.uid.as_str()]), id);
+                    g.virtual_identities.insert(id.0, identity);
+                    g.nodes.push(Node {
+                        presence: Presence::Virtual,
+                        dependents: Vec::new(),
+                    });
+                    id
+                }
+            };
+            links.push((d, owner));
+        }
+        // Owner edges by dependent (a counting sort), each owner once per dependent.
+        let nodes = g.nodes.len();
+        let mut start = vec![0u32; nodes + 1];
+        for &(d, _) in &links {
+            start[d as usize + 1] += 1;
+        }
+        for i in 0..nodes {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut edges = vec![NodeId(0); links.len()];
+        for (d, owner) in links {
+            edges[fill[d as usize] as usize] = owner;
+            fill[d as usize] += 1;
+        }
+        g.owner_start = Vec::with_capacity(nodes + 1);
+        g.owner_edges = Vec::with_capacity(edges.len());
+        for d in 0..nodes {
             g.owner_start.push(g.owner_edges.len() as u32);
-            let Presence::Observed(oi) = g.nodes[i].presence else { continue };
-            for ri in 0..g.snapshot.objects[oi].owner_references.len() {
-                let r = &g.snapshot.objects[oi].owner_references[ri];
-                let owner = match g.by_uid(&r.uid) {
-                    Some(id) => id,
-                    None => {
-                        let id = NodeId(g.nodes.len() as u32);
-                        let identity = Identity {
-                            api_version: r.api_version.clone(),
-                            kind: r.kind.clone(),
-                            namespace: g.snapshot.objects[oi].namespace.clone(),
-                            name: r.name.clone(),
-                            uid: r.uid.clone(),
-                        };
-                        g.uid_to_node.insert(hash_of(&[identity.uid.as_str()]), id);
-                        g.virtual_identities.insert(id.0, identity);
-                        g.nodes.push(Node { presence: Presence::Virtual, dependents: Vec::new() });
-                        id
-                    }
-                };
-                let mine = &g.owner_edges[g.owner_start[i] as usize..];
-                if !mine.contains(&owner) {
+            let mine = g.owner_edges.len();
+            for &owner in &edges[start[d] as usize..start[d + 1] as usize] {
+                if !g.owner_edges[mine..].contains(&owner) {
                     g.owner_edges.push(owner);
                 }
             }
         }
-        // virtual nodes own nothing
-        let end = g.owner_edges.len() as u32;
-        g.owner_start.resize(g.nodes.len() + 1, end);
+        g.owner_start.push(g.owner_edges.len() as u32);
         // dependents in node order, each once: the edges are walked in dependent order
-        for d in 0..observed {
+        for d in 0..nodes {
             for k in g.owner_start[d] as usize..g.owner_start[d + 1] as usize {
                 let owner = g.owner_edges[k];
                 g.nodes[owner.index()].dependents.push(NodeId(d as u32));
@@ -331,15 +401,25 @@ impl Graph {
 
     /// The observed nodes of several kinds, in node order.
     pub fn of_kinds(&self, kinds: &[(&str, &str)]) -> Vec<NodeId> {
-        let mut ids: Vec<NodeId> = kinds.iter().flat_map(|&(group, kind)| self.of_kind(group, kind)).copied().collect();
+        let mut ids: Vec<NodeId> = kinds
+            .iter()
+            .flat_map(|&(group, kind)| self.of_kind(group, kind))
+            .copied()
+            .collect();
         ids.sort_unstable();
         ids
     }
 
     /// The observed nodes of one namespace (`None`: the cluster-scoped ones), in node order:
     /// nodes are sorted by namespace first, so they are one run, found by bisection.
-    pub fn in_namespace(&self, namespace: Option<&str>) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
-        let ns = |i: usize| self.object(NodeId(i as u32)).and_then(|o| o.namespace.as_deref());
+    pub fn in_namespace(
+        &self,
+        namespace: Option<&str>,
+    ) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
+        let ns = |i: usize| {
+            self.object(NodeId(i as u32))
+                .and_then(|o| o.namespace.as_deref())
+        };
         let start = bisect(0, self.observed, |i| ns(i) < namespace);
         let end = bisect(start, self.observed, |i| ns(i) <= namespace);
         (start..end).filter_map(move |i| Some((NodeId(i as u32), self.object(NodeId(i as u32))?)))
@@ -375,21 +455,36 @@ impl Graph {
     }
 
     pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
-        self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
+        self.uid_to_node
+            .find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
     }
 
-    /// The observed object of a group, kind, namespace and name (what a GET would return).
-    pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<NodeId> {
-        let ns = namespace.unwrap_or("");
-        self.by_name.find(hash_of(&[group, kind, ns, name]), |id| {
-            let i = self.identity(id);
-            i.name == name && i.kind == kind && i.group() == group && i.namespace.unwrap_or("") == ns
-        })
+    /// The observed object of a group, kind, namespace and name (what a GET would return):
+    /// nodes are sorted by namespace, kind and name, so it is found by bisection.
+    pub fn find(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<NodeId> {
+        let namespace = namespace.filter(|ns| !ns.is_empty());
+        let key = |i: usize| {
+            let o = self.object(NodeId(i as u32)).expect("observed");
+            (o.namespace.as_deref(), o.kind.as_str(), o.name.as_str())
+        };
+        let start = bisect(0, self.observed, |i| key(i) < (namespace, kind, name));
+        (start..self.observed)
+            .take_while(|&i| key(i) == (namespace, kind, name))
+            .map(|i| NodeId(i as u32))
+            .find(|&id| self.identity(id).group() == group)
     }
 
     /// The owner references of a node (none for a virtual node).
     pub fn owners(&self, id: NodeId) -> &[OwnerRef] {
-        self.object(id).map(|o| o.owner_references.as_slice()).unwrap_or(&[])
+        self.object(id)
+            .map(|o| o.owner_references.as_slice())
+            .unwrap_or(&[])
     }
 
     /// `blockingDependents`: dependents with a `blockOwnerDeletion: true` reference to this
@@ -404,22 +499,201 @@ impl Graph {
     }
 
     /// The reference(s) from `dependent` to `owner` (by uid).
-    pub fn refs_to(&self, dependent: NodeId, owner: NodeId) -> impl Iterator<Item = &OwnerRef> + '_ {
+    pub fn refs_to(
+        &self,
+        dependent: NodeId,
+        owner: NodeId,
+    ) -> impl Iterator<Item = &OwnerRef> + '_ {
         let uid = self.identity(owner).uid;
         self.owners(dependent).iter().filter(move |r| &r.uid == uid)
     }
 
     /// Observed nodes in a stable order (namespace, kind, name), for output.
     pub fn observed(&self) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
-        self.nodes.iter().enumerate().filter_map(|(i, n)| match n.presence {
-            Presence::Observed(oi) => Some((NodeId(i as u32), &self.snapshot.objects[oi])),
-            Presence::Virtual => None,
-        })
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| match n.presence {
+                Presence::Observed(oi) => Some((NodeId(i as u32), &self.snapshot.objects[oi])),
+                Presence::Virtual => None,
+            })
     }
 
     /// Whether the owner type of a reference is namespaced, if the mapper knows it.
     pub fn owner_is_namespaced(&self, r: &OwnerRef) -> Option<bool> {
-        self.mapper.rest_mapping(&r.api_version, &r.kind).ok().map(|t| t.namespaced)
+        self.mapper
+            .rest_mapping(&r.api_version, &r.kind)
+            .ok()
+            .map(|t| t.namespaced)
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::tests::graph_of;
+
+    fn obj(
+        api_version: &str,
+        kind: &str,
+        ns: Option<&str>,
+        name: &str,
+        uid: &str,
+        owners: &[&str],
+    ) -> String {
+        let ns = ns
+            .map(|n| format!(r#","namespace":"{n}""#))
+            .unwrap_or_default();
+        let refs: Vec<String> = owners
+            .iter()
+            .map(|u| {
+                format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"o-{u}","uid":"{u}"}}"#)
+            })
+            .collect();
+        format!(
+            r#"{{"apiVersion":"{api_version}","kind":"{kind}","metadata":{{"name":"{name}","uid":"{uid}"{ns},"ownerReferences":[{}]}}}}"#,
+            refs.join(",")
+        )
+    }
+
+    fn sample() -> Vec<String> {
+        vec![
+            obj(
+                "v1",
+                "ConfigMap",
+                Some("b"),
+                "same-sixteen-bytes-2",
+                "u1",
+                &[],
+            ),
+            obj(
+                "v1",
+                "ConfigMap",
+                Some("b"),
+                "same-sixteen-bytes-1",
+                "u2",
+                &["u1", "u1", "gone-2"],
+            ),
+            obj(
+                "x.example.com/v1",
+                "Widget",
+                Some("a"),
+                "w",
+                "u3",
+                &["gone-1"],
+            ),
+            obj(
+                "y.example.com/v1",
+                "Widget",
+                Some("a"),
+                "w",
+                "u4",
+                &["gone-2"],
+            ),
+            obj("v1", "Namespace", None, "a", "u5", &[]),
+            obj("v1", "Event", Some("a"), "e", "u6", &["u5"]),
+            obj("v1", "Pod", Some("a"), "p", "u7", &["u3"]),
+        ]
+    }
+
+    fn graph(docs: &[String]) -> Graph {
+        graph_of(&docs.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    fn names(g: &Graph) -> Vec<String> {
+        (0..g.nodes.len())
+            .map(|i| {
+                let id = g.identity(NodeId(i as u32));
+                format!(
+                    "{}/{}/{}/{}",
+                    id.namespace.unwrap_or("-"),
+                    id.kind,
+                    id.name,
+                    id.uid
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn node_order_is_canonical_whatever_the_input_order() {
+        let docs = sample();
+        let g = graph(&docs);
+        assert_eq!(
+            names(&g),
+            [
+                "-/Namespace/a/u5",
+                "a/Pod/p/u7",
+                "a/Widget/w/u3",
+                "a/Widget/w/u4",
+                "b/ConfigMap/same-sixteen-bytes-1/u2",
+                "b/ConfigMap/same-sixteen-bytes-2/u1",
+                // virtual owners, numbered by their first dependent in node order
+                "a/ConfigMap/o-gone-1/gone-1",
+                "a/ConfigMap/o-gone-2/gone-2",
+            ]
+        );
+        let mut reversed = docs.clone();
+        reversed.reverse();
+        assert_eq!(names(&graph(&reversed)), names(&g));
+    }
+
+    #[test]
+    fn find_bisects_to_the_right_group_and_scope() {
+        let g = graph(&sample());
+        let x = g
+            .find("x.example.com", "Widget", Some("a"), "w")
+            .expect("x widget");
+        let y = g
+            .find("y.example.com", "Widget", Some("a"), "w")
+            .expect("y widget");
+        assert_ne!(x, y);
+        assert_eq!(g.identity(x).uid.as_str(), "u3");
+        assert_eq!(g.identity(y).uid.as_str(), "u4");
+        assert!(g.find("z.example.com", "Widget", Some("a"), "w").is_none());
+        assert!(g.find("", "Namespace", None, "a").is_some());
+        assert_eq!(
+            g.find("", "Namespace", Some(""), "a"),
+            g.find("", "Namespace", None, "a")
+        );
+        assert!(
+            g.find("", "Event", Some("a"), "e").is_none(),
+            "the GC ignores Events"
+        );
+        assert!(
+            g.find("", "ConfigMap", Some("b"), "same-sixteen-bytes-3")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn kinds_namespaces_and_owner_edges() {
+        let g = graph(&sample());
+        let widgets = g.of_kind("x.example.com", "Widget");
+        assert_eq!(widgets.len(), 1);
+        assert!(g.of_kind("", "Event").is_empty());
+        let both = g.of_kinds(&[("y.example.com", "Widget"), ("x.example.com", "Widget")]);
+        assert!(both.windows(2).all(|w| w[0] < w[1]), "node order");
+        let in_a: Vec<&str> = g
+            .in_namespace(Some("a"))
+            .map(|(_, o)| o.name.as_str())
+            .collect();
+        assert_eq!(in_a, ["p", "w", "w"]);
+        let cluster: Vec<&str> = g.in_namespace(None).map(|(_, o)| o.name.as_str()).collect();
+        assert_eq!(cluster, ["a"]);
+        assert_eq!(g.in_namespace(Some("nope")).count(), 0);
+        // a dependent naming its owner twice has one edge to it, and is one dependent of it
+        let cm1 = g
+            .find("", "ConfigMap", Some("b"), "same-sixteen-bytes-1")
+            .expect("cm1");
+        let cm2 = g
+            .find("", "ConfigMap", Some("b"), "same-sixteen-bytes-2")
+            .expect("cm2");
+        assert_eq!(g.owner_nodes(cm1).len(), 2);
+        assert_eq!(g.owner_nodes(cm1)[0], cm2);
+        assert_eq!(g.node(cm2).dependents, [cm1]);
+        let gone2 = g.by_uid(&Uid("gone-2".into())).expect("virtual");
+        assert_eq!(g.node(gone2).dependents.len(), 2);
+        assert!(g.owner_nodes(gone2).is_empty());
+    }
+}
