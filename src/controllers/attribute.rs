@@ -85,14 +85,14 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             evidence.extend(sg.evidence.iter().cloned());
             let (ns, name) = &sg.sa;
             let mut found: Vec<(NodeId, Option<&str>)> = Vec::new();
-            for &p in l.workloads.pods_running_as(&sg.sa) {
+            for p in l.workloads.pods_running_as(&sg.sa) {
                 if let Some(w) = l.workloads.workload_of_pod(p)
                     && !found.iter().any(|(x, _)| *x == w)
                 {
                     found.push((w, g.object(p).map(|o| o.name.as_str())));
                 }
             }
-            for &w in l.workloads.templated_as(&sg.sa) {
+            for w in l.workloads.templated_as(&sg.sa) {
                 if !found.iter().any(|(x, _)| *x == w) {
                     found.push((w, None));
                 }

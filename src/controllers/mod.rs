@@ -92,7 +92,7 @@ pub struct Liveness<'g> {
     visibility: visibility::Visibility,
     crds: domain::Crds,
     rbac: rbac::Rbac,
-    workloads: workload::Workloads,
+    workloads: workload::Workloads<'g>,
     leases: lease::Leases,
     control_plane: builtin::ControlPlanePods,
     /// Answers by finalizer and the managedFields entries that set it: nothing else about the

@@ -2,7 +2,9 @@
 //! run, the ServiceAccounts those run as, and whether a workload is up: ready Pods, replicas,
 //! scale to zero, crash loops.
 
-use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
 
 use serde::Deserialize;
 use std::fmt;
@@ -108,77 +110,117 @@ impl PodSpec {
     }
 }
 
-/// Indexes over workloads and pods, built once.
-#[derive(Default)]
-pub struct Workloads {
-    workload_of_pod: HashMap<NodeId, NodeId>,
-    pods_of: HashMap<NodeId, Vec<NodeId>>,
-    pods_by_sa: HashMap<SaKey, Vec<NodeId>>,
-    by_template_sa: HashMap<SaKey, Vec<NodeId>>,
-    by_name: HashMap<String, Vec<NodeId>>,
-    by_container: HashMap<String, Vec<NodeId>>,
+/// Questions about workloads and the pods they run, answered from the graph when asked: each
+/// looks at one namespace or one workload's dependents, so a question about one finalizer
+/// never reads a million pods. Only the cluster-wide by-name index is built, on first use.
+pub struct Workloads<'g> {
+    g: &'g Graph,
+    named: OnceLock<Named>,
 }
 
-impl Workloads {
-    pub fn new(g: &Graph) -> Workloads {
-        let mut w = Workloads::default();
-        let kinds = [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
-        for id in g.of_kinds(&kinds) {
-            let Some(o) = g.object(id) else { continue };
-            let (group, kind) = (o.group(), o.kind.as_str());
-            if (group, kind) == ("", "Pod") {
-                let spec = o.body.read::<PodBody>().spec.unwrap_or_default();
-                let ns = o.namespace_str().to_string();
-                w.pods_by_sa.entry((ns, spec.service_account())).or_default().push(id);
-                let wl = workload_of(g, id, o);
-                w.workload_of_pod.insert(id, wl);
-                w.pods_of.entry(wl).or_default().push(id);
-                if wl == id {
-                    w.by_name.entry(o.name.clone()).or_default().push(id);
-                    for c in spec.container_names() {
-                        w.by_container.entry(c.to_string()).or_default().push(id);
+/// Workloads and bare pods by name and by container name.
+#[derive(Default)]
+struct Named {
+    by_name: FxHashMap<String, Vec<NodeId>>,
+    by_container: FxHashMap<String, Vec<NodeId>>,
+}
+
+fn is_pod(g: &Graph, id: NodeId) -> bool {
+    g.observed_kind(id) == Some(("", "Pod"))
+}
+
+fn pod_spec(o: &Object) -> PodSpec {
+    o.body.read::<PodBody>().spec.unwrap_or_default()
+}
+
+fn template_spec(o: &Object) -> PodSpec {
+    o.body.read::<TemplateBody>().spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default()
+}
+
+impl<'g> Workloads<'g> {
+    pub fn new(g: &'g Graph) -> Workloads<'g> {
+        Workloads { g, named: OnceLock::new() }
+    }
+
+    fn named(&self) -> &Named {
+        self.named.get_or_init(|| {
+            let g = self.g;
+            let mut n = Named::default();
+            let kinds = [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+            for id in g.of_kinds(&kinds) {
+                let Some(o) = g.object(id) else { continue };
+                let spec = if is_pod(g, id) {
+                    if workload_of(g, id) != id {
+                        continue;
                     }
-                }
-            } else if has_template(group, kind) {
-                let body = o.body.read::<TemplateBody>();
-                let spec = body.spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default();
-                let ns = o.namespace_str().to_string();
-                w.by_template_sa.entry((ns, spec.service_account())).or_default().push(id);
-                w.by_name.entry(o.name.clone()).or_default().push(id);
+                    pod_spec(o)
+                } else {
+                    template_spec(o)
+                };
+                n.by_name.entry(o.name.clone()).or_default().push(id);
                 for c in spec.container_names() {
-                    w.by_container.entry(c.to_string()).or_default().push(id);
+                    n.by_container.entry(c.to_string()).or_default().push(id);
                 }
             }
-        }
-        for v in w.by_container.values_mut() {
-            v.sort_unstable();
-            v.dedup();
-        }
-        w
+            for v in n.by_container.values_mut() {
+                v.dedup();
+            }
+            n
+        })
     }
 
-    /// The workload a pod belongs to (the pod itself when it has no workload owner).
+    /// The workload a pod belongs to (the pod itself when it has no workload owner); `None`
+    /// for anything but a pod.
     pub fn workload_of_pod(&self, pod: NodeId) -> Option<NodeId> {
-        self.workload_of_pod.get(&pod).copied()
+        is_pod(self.g, pod).then(|| workload_of(self.g, pod))
     }
 
-    pub fn pods_of(&self, workload: NodeId) -> &[NodeId] {
-        self.pods_of.get(&workload).map_or(&[], |v| v.as_slice())
+    /// The pods of a workload, in node order: found down its dependents, through the same
+    /// controller references (at most three) that lead a pod up to it.
+    pub fn pods_of(&self, workload: NodeId) -> Vec<NodeId> {
+        let g = self.g;
+        let mut pods = Vec::new();
+        let mut level = vec![workload];
+        for _ in 0..=3 {
+            let mut next = Vec::new();
+            for &n in &level {
+                if is_pod(g, n) && workload_of(g, n) == workload {
+                    pods.push(n);
+                }
+                next.extend(g.node(n).dependents.iter().copied().filter(|&d| g.controller_of(d) == Some(n)));
+            }
+            level = next;
+        }
+        pods.sort_unstable();
+        pods.dedup();
+        pods
     }
 
-    pub fn pods_running_as(&self, sa: &SaKey) -> &[NodeId] {
-        self.pods_by_sa.get(sa).map_or(&[], |v| v.as_slice())
+    /// Pods in the ServiceAccount's namespace that run as it, in node order.
+    pub fn pods_running_as(&self, sa: &SaKey) -> Vec<NodeId> {
+        let g = self.g;
+        g.in_namespace(Some(&sa.0))
+            .filter(|&(id, o)| is_pod(g, id) && pod_spec(o).service_account() == sa.1)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Deployments, StatefulSets and DaemonSets whose pod template runs as `sa`.
-    pub fn templated_as(&self, sa: &SaKey) -> &[NodeId] {
-        self.by_template_sa.get(sa).map_or(&[], |v| v.as_slice())
+    pub fn templated_as(&self, sa: &SaKey) -> Vec<NodeId> {
+        let g = self.g;
+        g.in_namespace(Some(&sa.0))
+            .filter(|&(id, o)| {
+                g.observed_kind(id).is_some_and(|(group, kind)| has_template(group, kind))
+                    && template_spec(o).service_account() == sa.1
+            })
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Workloads (or bare pods) named `name`, or with a container named `name`.
     pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
-        let mut v: Vec<NodeId> =
-            self.by_name.get(name).into_iter().chain(self.by_container.get(name)).flatten().copied().collect();
+        let n = self.named();
+        let mut v: Vec<NodeId> = n.by_name.get(name).into_iter().chain(n.by_container.get(name)).flatten().copied().collect();
         v.sort_unstable();
         v.dedup();
         v
@@ -191,21 +233,21 @@ impl Workloads {
 
 /// Follows controller owner references from a pod up to its workload: Pod → ReplicaSet →
 /// Deployment, Pod → StatefulSet/DaemonSet/Job. A pod with no observed workload owner is its own.
-fn workload_of(g: &Graph, pod: NodeId, o: &Object) -> NodeId {
-    let mut cur = (pod, o);
+fn workload_of(g: &Graph, pod: NodeId) -> NodeId {
+    let mut cur = pod;
     for _ in 0..3 {
-        let Some(r) = cur.1.owner_references.iter().find(|r| r.is_controller()) else { break };
-        let Some(owner) = g.by_uid(&r.uid) else { break };
-        let Some(oo) = g.object(owner) else { break };
-        if !is_workload(oo.group(), &oo.kind) {
+        let Some(owner) = g.controller_of(cur) else { break };
+        // a virtual owner has no observed kind
+        let Some((group, kind)) = g.observed_kind(owner) else { break };
+        if !is_workload(group, kind) {
             break;
         }
-        cur = (owner, oo);
-        if oo.kind != "ReplicaSet" {
+        cur = owner;
+        if kind != "ReplicaSet" {
             break;
         }
     }
-    cur.0
+    cur
 }
 
 /// A controller's state with its evidence, and since when it is down where known.

@@ -143,6 +143,12 @@ pub struct Graph {
     observed: usize,
     /// Observed nodes by (group, kind), sorted by it.
     kinds: Vec<(String, String, Vec<NodeId>)>,
+    /// Each observed node's (group, kind), as an index into `kinds`: a kind test without
+    /// reaching for the object.
+    node_kind: Vec<u32>,
+    /// Each node's controller (the node of its first `controller: true` reference), or
+    /// `u32::MAX`.
+    controller: Vec<u32>,
     /// Owner edges, resolved once: node `i`'s owner nodes are
     /// `owner_edges[owner_start[i]..owner_start[i + 1]]`.
     owner_start: Vec<u32>,
@@ -259,6 +265,8 @@ impl Graph {
             uid_to_node: HashIndex::with_capacity(n),
             observed: 0,
             kinds: Vec::new(),
+            node_kind: Vec::with_capacity(n),
+            controller: Vec::new(),
             owner_start: Vec::new(),
             owner_edges: Vec::new(),
             snapshot: Snapshot::default(),
@@ -278,6 +286,7 @@ impl Graph {
             });
             node_of[i as usize] = id.0;
             lists[gk as usize].push(id);
+            g.node_kind.push(gk);
         }
         g.observed = g.nodes.len();
         for (i, o) in objects.iter().enumerate() {
@@ -286,28 +295,44 @@ impl Graph {
                     .insert(hash_of(&[o.uid.as_str()]), NodeId(node_of[i]));
             }
         }
-        let mut kinds: Vec<(String, String, Vec<NodeId>)> = kinds
+        let kind_count = kinds.len();
+        let mut sorted: Vec<(u32, (String, String, Vec<NodeId>))> = kinds
             .into_iter()
             .zip(lists)
-            .filter(|(_, list)| !list.is_empty())
-            .map(|((group, kind), list)| (group.to_string(), kind.to_string(), list))
+            .enumerate()
+            .filter(|(_, (_, list))| !list.is_empty())
+            .map(|(gk, ((group, kind), list))| (gk as u32, (group.to_string(), kind.to_string(), list)))
             .collect();
-        kinds.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-        g.kinds = kinds;
+        sorted.sort_unstable_by(|a, b| (&a.1 .0, &a.1 .1).cmp(&(&b.1 .0, &b.1 .1)));
+        let mut position = vec![u32::MAX; kind_count];
+        for (pos, (gk, _)) in sorted.iter().enumerate() {
+            position[*gk as usize] = pos as u32;
+        }
+        for k in &mut g.node_kind {
+            *k = position[*k as usize];
+        }
+        g.kinds = sorted.into_iter().map(|(_, k)| k).collect();
         g.snapshot = snapshot;
 
         // addDependentToOwners: every reference links the dependent to the node of its uid.
         // References to uids never observed are set aside, and become virtual nodes below.
         let mut links: Vec<(u32, NodeId)> = Vec::new();
         let mut unresolved: Vec<(u32, u32)> = Vec::new();
+        let mut controller = vec![u32::MAX; g.observed];
         for (i, o) in g.snapshot.objects.iter().enumerate() {
             let d = node_of[i];
             if d == u32::MAX {
                 continue;
             }
+            let first_controller = o.owner_references.iter().position(OwnerRef::is_controller);
             for (ri, r) in o.owner_references.iter().enumerate() {
                 match g.by_uid(&r.uid) {
-                    Some(owner) => links.push((d, owner)),
+                    Some(owner) => {
+                        links.push((d, owner));
+                        if first_controller == Some(ri) {
+                            controller[d as usize] = owner.0;
+                        }
+                    }
                     None => unresolved.push((d, ri as u32)),
                 }
             }
@@ -343,7 +368,12 @@ impl Graph {
                 }
             };
             links.push((d, owner));
+            if o.owner_references.iter().position(OwnerRef::is_controller) == Some(ri as usize) {
+                controller[d as usize] = owner.0;
+            }
         }
+        controller.resize(g.nodes.len(), u32::MAX);
+        g.controller = controller;
         // Owner edges by dependent (a counting sort), each owner once per dependent.
         let nodes = g.nodes.len();
         let mut start = vec![0u32; nodes + 1];
@@ -385,6 +415,18 @@ impl Graph {
     pub fn owner_nodes(&self, id: NodeId) -> &[NodeId] {
         let i = id.index();
         &self.owner_edges[self.owner_start[i] as usize..self.owner_start[i + 1] as usize]
+    }
+
+    /// The (group, kind) of an observed node, without reaching for its object.
+    pub fn observed_kind(&self, id: NodeId) -> Option<(&str, &str)> {
+        let k = self.node_kind.get(id.index())?;
+        let (group, kind, _) = &self.kinds[*k as usize];
+        Some((group, kind))
+    }
+
+    /// The node of `id`'s first controller reference (observed or virtual).
+    pub fn controller_of(&self, id: NodeId) -> Option<NodeId> {
+        self.controller.get(id.index()).filter(|&&c| c != u32::MAX).map(|&c| NodeId(c))
     }
 
     /// The observed nodes of one kind, in node order.
@@ -695,5 +737,30 @@ mod tests {
         let gone2 = g.by_uid(&Uid("gone-2".into())).expect("virtual");
         assert_eq!(g.node(gone2).dependents.len(), 2);
         assert!(g.owner_nodes(gone2).is_empty());
+    }
+
+    #[test]
+    fn controller_and_kind_without_the_object() {
+        let g = graph_of(&[
+            r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","namespace":"a","uid":"rs"}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"a","uid":"p","ownerReferences":[
+                {"apiVersion":"v1","kind":"ConfigMap","name":"c","uid":"gone"},
+                {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"rs","controller":true},
+                {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs2","uid":"gone-2","controller":true}]}}"#,
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q","namespace":"a","uid":"q","ownerReferences":[
+                {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"x","uid":"gone-3","controller":true}]}}"#,
+        ]);
+        let (p, q, rs) = (
+            g.find("", "Pod", Some("a"), "p").unwrap(),
+            g.find("", "Pod", Some("a"), "q").unwrap(),
+            g.find("apps", "ReplicaSet", Some("a"), "rs").unwrap(),
+        );
+        assert_eq!(g.controller_of(p), Some(rs), "the first controller reference");
+        let virtual_owner = g.controller_of(q).expect("a virtual controller");
+        assert_eq!(g.identity(virtual_owner).uid.as_str(), "gone-3");
+        assert_eq!(g.observed_kind(virtual_owner), None);
+        assert_eq!(g.controller_of(rs), None);
+        assert_eq!(g.observed_kind(p), Some(("", "Pod")));
+        assert_eq!(g.observed_kind(rs), Some(("apps", "ReplicaSet")));
     }
 }
