@@ -25,6 +25,7 @@ pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod list;
+pub mod protobuf;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
