@@ -119,6 +119,22 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
     }
 }
 
+#[test]
+fn answers_do_not_list_what_the_gc_ignores_but_a_capture_does() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["tree".into(), "site/alpha".into(), "-n".into(), "labs".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let events = |s: &ApiServer| s.requests().iter().filter(|r| r.path.ends_with("/events")).count();
+    assert_eq!(events(&server), 0, "events are listed for an answer");
+    server.clear_requests();
+    let mut c = env.gc();
+    c.args(["snapshot", "-A", "-o"]).arg(env.dir.path().join("capture.json"));
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(events(&server) > 0, "a capture lists events");
+}
+
 fn site_basics() -> std::path::PathBuf {
     support::root().join("tests/fixtures/site-basics/snapshot.json")
 }
