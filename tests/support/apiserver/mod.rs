@@ -480,7 +480,7 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
     let items: Vec<Value> = page
         .iter()
         .map(|o| {
-            let mut o = (*o).clone();
+            let mut o = if res.group == "events.k8s.io" { store::as_events_v1(o) } else { (*o).clone() };
             if res.builtin {
                 // built-in list items carry no apiVersion/kind on the wire
                 if let Some(m) = o.as_object_mut() {
