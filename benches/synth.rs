@@ -354,28 +354,28 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
 
 // ----- realistic shapes --------------------------------------------------------------------
 //
-// Sizes aimed for, per kind, as compact JSON (what `kubectl get -o json` returns; measured on
-// this generator at 100k objects, see the README's benchmark section), modelled on objects of a
-// current cluster (kube 1.3x, Deployments applied by a client, controllers' and the kubelet's
-// own field managers):
-// - Pod (Deployment's or StatefulSet's, one container with a port, two env vars, resources, a
-//   readiness probe and a ConfigMap volume): managedFields ≈ 2.3 KB (kube-controller-manager's
-//   entry holds the whole pod spec's field set, the kubelet's the status: four conditions,
-//   pod IPs); full object ≈ 6 KB (defaulted spec, the projected service-account token volume,
-//   tolerations, five conditions, container status).
-// - Deployment ≈ 2.2 KB of managedFields (the client's spec set, the controller's revision
-//   annotation and status), ≈ 4.5 KB in full; ReplicaSet ≈ 1.9 KB / 4 KB; StatefulSet ≈ 2 KB
-//   / 4.5 KB (volumeClaimTemplates, update strategy).
-// - PersistentVolumeClaim ≈ 1 KB / 2 KB (binding annotations set by the controller and the
-//   scheduler); ConfigMap, Secret and Service created by an operator ≈ 0.4–0.6 KB of
-//   managedFields, 1.3–2 KB in full; a custom resource ≈ 0.9 KB / 2 KB (status conditions).
-// - CustomResourceDefinition: 35 KB in full on average (12–60 KB), an openAPIV3Schema whose
+// Sizes aimed for, per kind, as compact JSON (what `kubectl get -o json` returns), modelled on
+// objects of a current cluster (kube 1.3x, workloads applied by a client, the controllers' and
+// the kubelet's own field managers); managedFields / whole object, as measured on this
+// generator at 100k objects:
+// - Pod (a Deployment's or StatefulSet's: one container with a port, two env vars, resources,
+//   a readiness probe, a ConfigMap or claim volume): 2.3 KB / 5.7 KB. kube-controller-manager's
+//   entry holds the whole pod spec's field set, the kubelet's the status (four conditions, pod
+//   IPs); the object adds the defaulted spec, the projected service-account token volume,
+//   tolerations, five conditions and the container status.
+// - Deployment 2.4 / 4.6 KB (the client's spec set, the controller's revision annotation and
+//   status); ReplicaSet 2.0 / 3.9 KB; StatefulSet 2.1 / 4.2 KB (volumeClaimTemplates, update
+//   strategy); PersistentVolumeClaim 1.2 / 2.1 KB (binding annotations by the controller and
+//   the scheduler).
+// - ConfigMap, Secret and Service an operator created: 0.3–0.5 / 1.0–1.3 KB; a custom resource
+//   1.0 / 1.7 KB (status conditions).
+// - CustomResourceDefinition 1.0 / 44 KB on average (18–71 KB): an openAPIV3Schema whose
 //   spec.forProvider, spec.initProvider and status.atProvider each describe 20–100 fields, as
 //   Crossplane's generated CRDs do (theirs run from tens to hundreds of KB: these stay below).
-// - Event (one per Deployment: the deployment controller's ScalingReplicaSet) ≈ 1 KB; the API
-//   serves each both as v1 and as events.k8s.io/v1.
-// Metadata-only lists carry the managedFields: they are most of what a GC-style reader
-// transfers.
+// - Event (one per Deployment: the deployment controller's ScalingReplicaSet) 0.3 / 1.0 KB; the
+//   API serves each both as v1 and as events.k8s.io/v1.
+// Metadata-only lists carry the managedFields: about 42 % of the whole here, and most of what a
+// reader of the garbage collector's inputs transfers.
 
 /// The metadata-only variant's managedFields: the same two entries on every object (a
 /// Deployment-like field set, a client-side apply), about 0.7 KB, as the offline figures have
