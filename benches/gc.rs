@@ -229,6 +229,7 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     gc.args(["tree", &format!("deploy/{dname}"), "-n", &dns, "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache"));
     hermetic(&mut gc, &tmp, &kubeconfig);
     let ours = measure(&server, &mut gc);
+    let ours_protobuf = server.protobuf_answers();
 
     // kubectl, the way people do it by hand: discover every listable type, then get them all
     let mut types = std::process::Command::new("kubectl");
@@ -244,12 +245,17 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     get.args(["get", &names.join(","), "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("kubectl-cache"));
     hermetic(&mut get, &tmp, &kubeconfig);
     let mut theirs = measure(&server, &mut get);
+    let mut their_accepts: Vec<String> = server.requests().iter().filter(|r| r.query.contains("limit=")).map(|r| r.accept.clone()).collect();
+    their_accepts.sort();
+    their_accepts.dedup();
     theirs.wall = t.elapsed();
     theirs.requests += disc_reqs;
     theirs.bytes += disc_bytes;
 
     println!("  kubectl-gc tree deploy/{dname} -A      {}  {:>5} requests ({} discovery)  {:>7.1} MB", secs(ours.wall), ours.requests, ours.discovery_requests, ours.bytes as f64 / 1e6);
+    println!("    ({ours_protobuf} metadata lists answered in protobuf)");
     println!("  kubectl get <{} types> -A -o json  {}  {:>5} requests  {:>7.1} MB", names.len(), secs(theirs.wall), theirs.requests, theirs.bytes as f64 / 1e6);
+    println!("    (kubectl's lists asked for: {})", their_accepts.join(" | "));
     println!(
         "  ratio: {:.1}× faster, {:.1}× fewer bytes (targets ≥ 5×, ≥ 3×); discovery in {} requests (target ≤ 3)",
         theirs.wall.as_secs_f64() / ours.wall.as_secs_f64(),

@@ -79,6 +79,62 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
     assert!(compared >= 10, "only {compared} answers compared");
 }
 
+#[test]
+fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_answers() {
+    let fixture = support::root().join("tests/fixtures/site-basics");
+    let checks = comparable_checks(&fixture);
+    // the server offers protobuf: every metadata-only list is asked for it first and served so
+    let pb = ApiServer::start(&fixture.join("snapshot.json"));
+    let env = Env::new(&pb.url(), None);
+    // no protobuf at all, and none for one type (an aggregated API server speaks JSON only)
+    let plain = ApiServer::start_with(&fixture.join("snapshot.json"), Options { protobuf: false, ..Options::default() }, 0);
+    let plain_env = Env::new(&plain.url(), None);
+    let mixed = ApiServer::start_with(
+        &fixture.join("snapshot.json"),
+        Options { faults: vec![Fault::resource("configmaps", FaultKind::NoProtobuf), Fault::group("own.labhub.io", FaultKind::NoProtobuf)], ..Options::default() },
+        0,
+    );
+    let mixed_env = Env::new(&mixed.url(), None);
+    for args in &checks {
+        let want = offline(&fixture, args);
+        if !supported(&want) {
+            continue;
+        }
+        for (what, env) in [("protobuf", &env), ("json", &plain_env), ("mixed", &mixed_env)] {
+            let got = live(env, args, &[]);
+            assert_eq!(got.status.code(), want.status.code(), "{what} {args:?}: {}", stderr(&got));
+            assert_eq!(json(&got), json(&want), "{what} {args:?}: the answer differs from offline");
+        }
+    }
+    let metadata_lists = |s: &ApiServer| s.requests().into_iter().filter(|r| r.wants_metadata() && !r.path.split('/').any(|p| p == "alpha")).collect::<Vec<_>>();
+    let asked = metadata_lists(&pb);
+    assert!(!asked.is_empty());
+    assert!(asked.iter().all(|r| r.offers_protobuf() && r.accept.contains("application/json;as=PartialObjectMetadataList")), "protobuf first, JSON metadata second");
+    assert!(asked.iter().all(|r| !r.accept.split(',').any(|m| m.trim() == "application/json")), "never a plain JSON list instead of metadata");
+    assert_eq!(pb.protobuf_answers(), asked.len(), "every metadata list answered in protobuf");
+    assert_eq!(plain.protobuf_answers(), 0);
+    assert!(mixed.protobuf_answers() > 0 && mixed.protobuf_answers() < metadata_lists(&mixed).len());
+    for s in [&pb, &plain, &mixed] {
+        assert_read_only(s);
+    }
+}
+
+#[test]
+fn answers_do_not_list_what_the_gc_ignores_but_a_capture_does() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["tree".into(), "site/alpha".into(), "-n".into(), "labs".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let events = |s: &ApiServer| s.requests().iter().filter(|r| r.path.ends_with("/events")).count();
+    assert_eq!(events(&server), 0, "events are listed for an answer");
+    server.clear_requests();
+    let mut c = env.gc();
+    c.args(["snapshot", "-A", "-o"]).arg(env.dir.path().join("capture.json"));
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(events(&server) > 0, "a capture lists events");
+}
+
 fn site_basics() -> std::path::PathBuf {
     support::root().join("tests/fixtures/site-basics/snapshot.json")
 }
@@ -191,7 +247,7 @@ fn the_context_namespace_is_the_default_for_n() {
 #[test]
 fn legacy_discovery_and_paging_give_the_same_answer() {
     let want = offline(&support::root().join("tests/fixtures/site-basics"), &["why-stuck".into(), "site/alpha".into(), "-n".into(), "labs".into()]);
-    let server = ApiServer::start_with(&site_basics(), Options { aggregated: false, max_page: 1, faults: vec![] }, 0);
+    let server = ApiServer::start_with(&site_basics(), Options { aggregated: false, max_page: 1, ..Options::default() }, 0);
     let env = Env::new(&server.url(), None);
     let o = why_stuck_site(&env, &[]);
     assert_eq!(json(&o), json(&want));

@@ -1,7 +1,8 @@
-//! Listing one type: metadata-only (`PartialObjectMetadataList`) unless the analysis reads the
-//! kind's spec or status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410
-//! Gone), with a full list as the fallback when the server cannot produce metadata (406) —
-//! except for Secrets, whose contents are never fetched.
+//! Listing one type: metadata-only (`PartialObjectMetadataList`, in protobuf where the server
+//! offers it, else JSON: see [`super::protobuf`]) unless the analysis reads the kind's spec or
+//! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
+//! full list as the fallback when the server cannot produce metadata (406) — except for
+//! Secrets, whose contents are never fetched.
 
 use serde::Deserialize;
 
@@ -12,7 +13,11 @@ use super::discovery::ListType;
 use super::http::{Failure, Reader};
 
 pub const PAGE: usize = 500;
-pub const METADATA_LIST_ACCEPT: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+/// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
+/// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
+/// read in full).
+pub const METADATA_LIST_ACCEPT: &str =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const JSON: &str = "application/json";
 
@@ -87,13 +92,16 @@ async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str, 
                 }
                 Err(f) => return Err(f),
             };
-            let page: Page = serde_json::from_slice(&answer.body).map_err(|e| Failure::Status {
-                code: 200,
-                reason: "Unreadable".into(),
-                message: format!("unreadable list: {e}"),
-            })?;
-            out.extend(page.items.into_iter().map(|d| stamp(d, t)));
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            let unreadable = |e: String| Failure::Status { code: 200, reason: "Unreadable".into(), message: format!("unreadable list: {e}") };
+            let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
+                let page = super::protobuf::decode_metadata_list(&answer.body).map_err(unreadable)?;
+                (page.items, page.continue_)
+            } else {
+                let page: Page = serde_json::from_slice(&answer.body).map_err(|e| unreadable(e.to_string()))?;
+                (page.items, page.metadata.continue_)
+            };
+            out.extend(items.into_iter().map(|d| stamp(d, t)));
+            match next.filter(|c| !c.is_empty()) {
                 Some(c) => token = Some(c),
                 None => return Ok(out),
             }

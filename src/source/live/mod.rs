@@ -13,6 +13,9 @@
 //! name in owner references whose owner was not among them, so that a cross-namespace or
 //! recreated owner is told from an absent one.
 //!
+//! Answers never list what the garbage collector ignores (Events: `ignored_by_gc`), whose
+//! objects never enter its graph; a capture (`bodies_everywhere`) keeps them.
+//!
 //! Bodies: with [`ReadOptions::bodies_everywhere`] off, the namespaced kinds whose spec or
 //! status the analysis reads (pods, workloads, claims, …) are listed metadata-only across
 //! namespaces, and in full only where an answer reads them: the namespace in focus and the
@@ -25,6 +28,7 @@ pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod list;
+pub mod protobuf;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
@@ -152,6 +156,10 @@ impl Session {
         // in full where its bodies are read
         let mut tasks: Vec<Task> = Vec::new();
         for t in &d.types {
+            // what the garbage collector ignores never enters an answer (a capture keeps it)
+            if !o.bodies_everywhere && crate::graph::ignored_by_gc(&t.group, &t.kind) {
+                continue;
+            }
             let body = list::wants_body(t);
             match &o.scope {
                 Scope::Namespace(ns) if t.namespaced && !everywhere(t) => tasks.push((t.clone(), Some(ns.clone()), true)),

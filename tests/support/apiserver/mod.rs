@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod protobuf;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -27,6 +28,7 @@ use store::{Res, Store};
 pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+pub const PROTOBUF_METADATA_LIST_CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
@@ -42,6 +44,11 @@ pub struct Recorded {
 impl Recorded {
     pub fn wants_metadata(&self) -> bool {
         self.accept.contains("as=PartialObjectMetadata")
+    }
+
+    /// Whether the client offered to take protobuf.
+    pub fn offers_protobuf(&self) -> bool {
+        self.accept.contains("application/vnd.kubernetes.protobuf")
     }
 }
 
@@ -59,6 +66,9 @@ pub enum FaultKind {
     Unavailable,
     /// 406 to metadata-only requests (a server that cannot produce PartialObjectMetadata).
     NoMetadata,
+    /// No protobuf: metadata-only lists are answered in JSON whatever the client prefers (an
+    /// aggregated API server that only speaks JSON).
+    NoProtobuf,
     /// Answer normally after this delay.
     Slow(Duration),
     /// Drop the connection mid-answer.
@@ -114,11 +124,14 @@ pub struct Options {
     /// fixtures exercise `continue`.
     pub max_page: usize,
     pub faults: Vec<Fault>,
+    /// Serve metadata-only lists in protobuf to clients that prefer it (as the API server
+    /// does, custom resources included); off, JSON only (a server that never speaks it).
+    pub protobuf: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { aggregated: true, max_page: 0, faults: Vec::new() }
+        Options { aggregated: true, max_page: 0, faults: Vec::new(), protobuf: true }
     }
 }
 
@@ -126,10 +139,13 @@ struct Shared {
     store: Store,
     aggregated: bool,
     max_page: usize,
+    protobuf: bool,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
     /// Response body bytes sent (uncompressed), for the benchmark's transfer figures.
     bytes_sent: std::sync::atomic::AtomicU64,
+    /// Lists answered in protobuf.
+    protobuf_answers: std::sync::atomic::AtomicUsize,
 }
 
 /// A running server; stops when dropped.
@@ -149,9 +165,11 @@ impl ApiServer {
             store: Store::load(snapshot),
             aggregated: options.aggregated,
             max_page: options.max_page,
+            protobuf: options.protobuf,
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
             bytes_sent: std::sync::atomic::AtomicU64::new(0),
+            protobuf_answers: std::sync::atomic::AtomicUsize::new(0),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -185,11 +203,17 @@ impl ApiServer {
     pub fn clear_requests(&self) {
         self.shared.log.lock().unwrap().clear();
         self.shared.bytes_sent.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.shared.protobuf_answers.store(0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Response body bytes sent since the start (or the last `clear_requests`).
     pub fn bytes_sent(&self) -> u64 {
         self.shared.bytes_sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Lists answered in protobuf since the start (or the last `clear_requests`).
+    pub fn protobuf_answers(&self) -> usize {
+        self.shared.protobuf_answers.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
@@ -282,8 +306,39 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     }
     match name {
         Some(name) => get(&s, res, namespace, name, &accept),
-        None => list(&s, res, namespace, &q, &accept),
+        None => {
+            let protobuf = s.protobuf && !s.faults.lock().unwrap().iter().any(|f| {
+                matches!(f.kind, FaultKind::NoProtobuf) && (f.resource.as_deref() == Some(plural) || f.group.as_deref() == Some(group))
+            });
+            list(&s, res, namespace, &q, &accept, protobuf)
+        }
     }
+}
+
+/// What a list answers, by the first media type of the Accept header the server can produce
+/// (as the API server negotiates): a protobuf or JSON `PartialObjectMetadataList`, or the
+/// objects in full (JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ListAs {
+    ProtobufMetadata,
+    JsonMetadata,
+    Full,
+}
+
+fn negotiate(accept: &str, protobuf: bool) -> ListAs {
+    for media in accept.split(',').map(str::trim) {
+        let metadata = media.contains("as=PartialObjectMetadataList");
+        if media.starts_with("application/vnd.kubernetes.protobuf") && metadata && protobuf {
+            return ListAs::ProtobufMetadata;
+        }
+        if media.starts_with("application/json") && metadata {
+            return ListAs::JsonMetadata;
+        }
+        if media.starts_with("application/json") || media.starts_with("*/*") || media.is_empty() {
+            return ListAs::Full;
+        }
+    }
+    ListAs::Full
 }
 
 enum Target<'a> {
@@ -306,6 +361,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
                 && (!f.on_continue || has_continue)
                 && f.remaining != Some(0)
                 && (!matches!(f.kind, FaultKind::NoMetadata) || accept.contains("as=PartialObjectMetadata"))
+                && !matches!(f.kind, FaultKind::NoProtobuf)
         })?;
         if let Some(n) = &mut hit.remaining {
             *n -= 1;
@@ -334,6 +390,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
             r
         }
         FaultKind::NoMetadata => status(406, "NotAcceptable", "only the following media types are accepted: application/json", None),
+        FaultKind::NoProtobuf => return None,
         FaultKind::Slow(d) => {
             tokio::time::sleep(d).await;
             return None;
@@ -363,7 +420,7 @@ fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str)
     json_response(o, "application/json")
 }
 
-fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], accept: &str) -> Response {
+fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], accept: &str, protobuf: bool) -> Response {
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     if param("watch").is_some_and(|w| w == "true" || w == "1") {
         return status(405, "MethodNotAllowed", "watch is not served by this test server", None);
@@ -395,7 +452,24 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
         meta.insert("continue".into(), format!("offset-{next}").into());
         meta.insert("remainingItemCount".into(), (all.len() - next).into());
     }
-    if accept.contains("as=PartialObjectMetadataList") {
+    let answer = negotiate(accept, protobuf);
+    if answer == ListAs::ProtobufMetadata {
+        use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
+        let list = pb::PartialObjectMetadataList {
+            metadata: Some(pb::ListMeta {
+                resource_version: meta.get("resourceVersion").and_then(|v| v.as_str()).map(str::to_string),
+                r#continue: meta.get("continue").and_then(|v| v.as_str()).map(str::to_string),
+                remaining_item_count: meta.get("remainingItemCount").and_then(|v| v.as_i64()),
+                ..Default::default()
+            }),
+            items: page.iter().map(|o| pb::PartialObjectMetadata { metadata: Some(protobuf::object_meta(&o["metadata"])) }).collect(),
+        };
+        let mut r = Response::new(Body::from(kubectl_gc::source::live::protobuf::encode_metadata_list(&list)));
+        r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF_METADATA_LIST_CONTENT_TYPE));
+        s.protobuf_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return r;
+    }
+    if answer == ListAs::JsonMetadata {
         let items: Vec<Value> = page
             .iter()
             .map(|o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}))
@@ -406,7 +480,7 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
     let items: Vec<Value> = page
         .iter()
         .map(|o| {
-            let mut o = (*o).clone();
+            let mut o = if res.group == "events.k8s.io" { store::as_events_v1(o) } else { (*o).clone() };
             if res.builtin {
                 // built-in list items carry no apiVersion/kind on the wire
                 if let Some(m) = o.as_object_mut() {

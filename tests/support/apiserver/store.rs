@@ -175,14 +175,22 @@ impl Store {
     }
 
     /// The objects of a resource (any stored version), in etcd key order (namespace, name).
+    /// Events are one resource served by two groups: `events.k8s.io` lists the core ones too.
     pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<&Value> {
-        self.by_kind
-            .get(&(r.group.clone(), r.kind.clone()))
-            .into_iter()
-            .flatten()
+        let mut keys = vec![(r.group.clone(), r.kind.clone())];
+        if r.group == "events.k8s.io" && r.kind == "Event" {
+            keys.push((String::new(), "Event".into()));
+        }
+        let mut out: Vec<&Value> = keys
+            .iter()
+            .flat_map(|k| self.by_kind.get(k).into_iter().flatten())
             .map(|&i| &self.objects[i])
             .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns)))
-            .collect()
+            .collect();
+        if keys.len() > 1 {
+            out.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+        }
+        out
     }
 }
 
@@ -193,13 +201,43 @@ fn index_by_kind(objects: &[Value]) -> std::collections::HashMap<(String, String
         let key = (group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(), o["kind"].as_str().unwrap_or_default().to_string());
         by_kind.entry(key).or_default().push(i);
     }
-    fn name(o: &Value) -> (&str, &str) {
-        (o["metadata"]["namespace"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default())
-    }
     for v in by_kind.values_mut() {
-        v.sort_by(|&a, &b| name(&objects[a]).cmp(&name(&objects[b])));
+        v.sort_by(|&a, &b| name_of(&objects[a]).cmp(&name_of(&objects[b])));
     }
     by_kind
+}
+
+fn name_of(o: &Value) -> (&str, &str) {
+    (o["metadata"]["namespace"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default())
+}
+
+/// A core (v1) Event as `events.k8s.io/v1` serves it.
+pub fn as_events_v1(o: &Value) -> Value {
+    if o["apiVersion"] != "v1" {
+        return o.clone();
+    }
+    let mut e = serde_json::Map::new();
+    e.insert("metadata".into(), o["metadata"].clone());
+    for (from, to) in [
+        ("involvedObject", "regarding"),
+        ("related", "related"),
+        ("reason", "reason"),
+        ("message", "note"),
+        ("type", "type"),
+        ("eventTime", "eventTime"),
+        ("action", "action"),
+        ("reportingComponent", "reportingController"),
+        ("reportingInstance", "reportingInstance"),
+        ("source", "deprecatedSource"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("count", "deprecatedCount"),
+    ] {
+        if let Some(v) = o.get(from) {
+            e.insert(to.into(), v.clone());
+        }
+    }
+    Value::Object(e)
 }
 
 fn group_of(api_version: &str) -> &str {
