@@ -77,20 +77,18 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
     while let Some(x) = e.queue.pop_front() {
         e.explain(x);
     }
-    for cycle in crate::graph::owner_cycles(g) {
-        if cycle.contains(&target) {
-            e.findings.push(Finding {
-                code: FindingCode::OwnerReferenceCycle,
-                severity: Severity::Info,
-                object: target,
-                related: cycle.iter().filter(|&&c| c != target).map(|&c| Related::Node(c)).collect(),
-                message: format!(
-                    "owner references form a cycle through {} object(s); a foreground deletion of one of them ends (the GC unblocks the cycle), but none of them is ever collected while all exist",
-                    cycle.len()
-                ),
-                remedy: Vec::new(),
-            });
-        }
+    if let Some(cycle) = crate::graph::owner_cycle_through(g, target) {
+        e.findings.push(Finding {
+            code: FindingCode::OwnerReferenceCycle,
+            severity: Severity::Info,
+            object: target,
+            related: cycle.iter().filter(|&&c| c != target).map(|&c| Related::Node(c)).collect(),
+            message: format!(
+                "owner references form a cycle through {} object(s); a foreground deletion of one of them ends (the GC unblocks the cycle), but none of them is ever collected while all exist",
+                cycle.len()
+            ),
+            remedy: Vec::new(),
+        });
     }
     let stuck_set = e.propagate_stuck();
     let o = g.object(target);

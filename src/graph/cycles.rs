@@ -73,3 +73,74 @@ pub fn owner_cycles(g: &Graph) -> Vec<Vec<NodeId>> {
     out.sort();
     out
 }
+
+/// The owner-reference cycle through `node`, if any, sorted: its strongly connected component
+/// when that has two or more nodes, or `[node]` when it owns itself. Found from `node` alone —
+/// the component is what `node` reaches through owners and reaches back through dependents —
+/// so one object's question never walks a million-node graph.
+pub fn owner_cycle_through(g: &Graph, node: NodeId) -> Option<Vec<NodeId>> {
+    use std::collections::HashSet;
+    let mut ahead: HashSet<NodeId> = HashSet::from([node]);
+    let mut todo = vec![node];
+    while let Some(v) = todo.pop() {
+        for &o in g.owner_nodes(v) {
+            if ahead.insert(o) {
+                todo.push(o);
+            }
+        }
+    }
+    // a path back to `node` only passes through nodes `node` reaches
+    let mut cycle: HashSet<NodeId> = HashSet::from([node]);
+    let mut todo = vec![node];
+    while let Some(v) = todo.pop() {
+        for &d in &g.node(v).dependents {
+            if ahead.contains(&d) && cycle.insert(d) {
+                todo.push(d);
+            }
+        }
+    }
+    let self_owned = g.owner_nodes(node).contains(&node);
+    (cycle.len() > 1 || self_owned).then(|| {
+        let mut c: Vec<NodeId> = cycle.into_iter().collect();
+        c.sort_unstable();
+        c
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controllers::tests::graph_of;
+
+    /// A ConfigMap `name` (uid = name) owned by the given uids.
+    fn cm(name: &str, owners: &[&str]) -> String {
+        let refs: Vec<String> =
+            owners.iter().map(|u| format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"{u}","uid":"{u}"}}"#)).collect();
+        format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"n","uid":"{name}","ownerReferences":[{}]}}}}"#,
+            refs.join(",")
+        )
+    }
+
+    #[test]
+    fn the_cycle_through_a_node_is_its_component() {
+        // a ↔ b, b → c → d → b (one component a, b, c, d); e → e; f → a (outside); g → virtual
+        let docs = [
+            cm("a", &["b"]),
+            cm("b", &["a", "c"]),
+            cm("c", &["d"]),
+            cm("d", &["b"]),
+            cm("e", &["e"]),
+            cm("f", &["a"]),
+            cm("g", &["gone"]),
+        ];
+        let g = graph_of(&docs.iter().map(String::as_str).collect::<Vec<_>>());
+        let all = owner_cycles(&g);
+        assert_eq!(all.len(), 2, "{all:?}");
+        for i in 0..g.nodes.len() {
+            let id = NodeId(i as u32);
+            let expected = all.iter().find(|c| c.contains(&id)).cloned();
+            assert_eq!(owner_cycle_through(&g, id), expected, "node {}", g.identity(id).name);
+        }
+    }
+}

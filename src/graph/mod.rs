@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use crate::discovery::RestMapper;
 use crate::snapshot::{Object, OwnerRef, Snapshot, Uid};
 
-pub use cycles::owner_cycles;
+pub use cycles::{owner_cycle_through, owner_cycles};
 
 /// Index of a node in [`Graph::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
