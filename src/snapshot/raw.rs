@@ -203,6 +203,19 @@ pub struct Flattened {
 }
 
 impl Flattened {
+    /// Appends what another reader read after this one's (the order of objects is kept: the
+    /// first of two objects sharing a uid wins).
+    pub fn append(&mut self, mut other: Flattened) {
+        self.objects.append(&mut other.objects);
+        self.resource_lists.append(&mut other.resource_lists);
+        if let Some(t) = other.captured_at {
+            self.captured_at = Some(self.captured_at.map_or(t, |c| c.max(t)));
+        }
+        self.incomplete.append(&mut other.incomplete);
+        self.skipped.objects += other.skipped.objects;
+        self.skipped.owner_refs += other.skipped.owner_refs;
+    }
+
     /// Adds a document: objects go to `objects`, lists are flattened (iteratively, so a
     /// deeply nested input cannot overflow the stack).
     pub fn push(&mut self, doc: RawDoc) {
@@ -470,13 +483,16 @@ pub mod stream {
     /// One top-level value: an object (maybe a List) or an array of them.
     ///
     /// With `consumed` (JSON from a slice only), a List's items are cut out as raw slices
-    /// and parsed one by one, and `consumed` is called with the address just past each: a
-    /// caller reading a mapped file releases what lies behind, so the file never weighs in
-    /// whole next to the objects built from it.
+    /// and parsed in batches on every core, and `consumed` is called with the address range
+    /// of each batch parsed: a caller reading a mapped file releases it, so the file never
+    /// weighs in whole next to the objects built from it.
     pub struct TopLevel<'a> {
         pub flat: &'a mut Flattened,
-        pub consumed: Option<&'a dyn Fn(usize)>,
+        pub consumed: Option<&'a Release<'a>>,
     }
+
+    /// Called with the address range of items already parsed, which the caller may release.
+    pub type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
 
     impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
         type Value = ();
@@ -490,15 +506,6 @@ pub mod stream {
     /// file it is.
     pub const ITEM_ERROR: &str = "\u{0}item@";
 
-    /// The items of a List as raw slices of the input, each still to be parsed.
-    struct RawItems<'de>(Vec<&'de serde_json::value::RawValue>);
-
-    impl<'de> Deserialize<'de> for RawItems<'de> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            <Vec<&'de serde_json::value::RawValue>>::deserialize(d).map(RawItems)
-        }
-    }
-
     /// One document; a `List`'s items go to the same `Flattened` as they are read.
     pub struct Doc<'a>(pub &'a mut Flattened);
 
@@ -509,7 +516,7 @@ pub mod stream {
         }
     }
 
-    struct DocOrSeq<'a>(&'a mut Flattened, Option<&'a dyn Fn(usize)>);
+    struct DocOrSeq<'a>(&'a mut Flattened, Option<&'a Release<'a>>);
 
     impl<'de> Visitor<'de> for DocOrSeq<'_> {
         type Value = ();
@@ -558,23 +565,7 @@ pub mod stream {
                         had_items = true;
                         match consumed {
                             None => map.next_value_seed(Items(&mut *flat))?,
-                            Some(consumed) => {
-                                let items: Option<RawItems<'de>> = map.next_value()?;
-                                for raw in items.map(|i| i.0).unwrap_or_default() {
-                                    let text = raw.get();
-                                    let mut de = serde_json::Deserializer::from_str(text);
-                                    Doc(&mut *flat).deserialize(&mut de).map_err(|e| {
-                                        serde::de::Error::custom(format!(
-                                            "{ITEM_ERROR}{}:{}:{}:{}",
-                                            text.as_ptr() as usize,
-                                            e.line(),
-                                            e.column(),
-                                            e
-                                        ))
-                                    })?;
-                                    consumed(text.as_ptr() as usize + text.len());
-                                }
-                            }
+                            Some(release) => map.next_value_seed(Pipeline { flat: &mut *flat, release })?,
                         }
                     }
                     Field::GroupVersion => doc.group_version = map.next_value()?,
@@ -607,6 +598,145 @@ pub mod stream {
                 doc.items = Some(Vec::new());
             }
             flat.push(doc);
+            Ok(())
+        }
+    }
+
+    /// Items parsed per batch, on every core: this thread cuts the List's items out of the
+    /// input (validating its syntax) while workers build the objects. Batches are put back in
+    /// file order as they come, so memory holds little beyond the objects themselves.
+    struct Pipeline<'a> {
+        flat: &'a mut Flattened,
+        release: &'a Release<'a>,
+    }
+
+    const BATCH: usize = 2048;
+
+    type Parsed = (usize, Result<Flattened, serde_json::Error>);
+
+    /// Parses one batch of raw items; an error names the item's address for the caller.
+    fn parse_batch(items: &[&serde_json::value::RawValue], release: &Release<'_>) -> Result<Flattened, serde_json::Error> {
+        let mut flat = Flattened::default();
+        for raw in items {
+            let text = raw.get();
+            let mut de = serde_json::Deserializer::from_str(text);
+            Doc(&mut flat).deserialize(&mut de).map_err(|e| {
+                serde::de::Error::custom(format!("{ITEM_ERROR}{}:{}:{}:{}", text.as_ptr() as usize, e.line(), e.column(), e))
+            })?;
+        }
+        if let (Some(first), Some(last)) = (items.first(), items.last()) {
+            release(first.get().as_ptr() as usize, last.get().as_ptr() as usize + last.get().len());
+        }
+        Ok(flat)
+    }
+
+    impl<'de> DeserializeSeed<'de> for Pipeline<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let release = self.release;
+            let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<&'de serde_json::value::RawValue>)>(workers * 2);
+            let work_rx = std::sync::Mutex::new(work_rx);
+            let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    let (work_rx, done_tx) = (&work_rx, done_tx.clone());
+                    scope.spawn(move || {
+                        loop {
+                            let next = work_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                            let Ok((seq, batch)) = next else { break };
+                            if done_tx.send((seq, parse_batch(&batch, release))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(done_tx);
+                let mut order = InOrder { flat: self.flat, next: 0, waiting: std::collections::BTreeMap::new(), error: None };
+                let cut = d.deserialize_option(Cutter { work: work_tx, done: &done_rx, order: &mut order });
+                // the work channel is closed (the cutter owned it): workers finish and hang up
+                for parsed in done_rx.iter() {
+                    order.put(parsed);
+                }
+                cut?;
+                match order.error {
+                    Some(e) => Err(serde::de::Error::custom(e)),
+                    None => Ok(()),
+                }
+            })
+        }
+    }
+
+    /// Parsed batches, appended in file order; the first error (in file order) is kept.
+    struct InOrder<'a> {
+        flat: &'a mut Flattened,
+        next: usize,
+        waiting: std::collections::BTreeMap<usize, Result<Flattened, serde_json::Error>>,
+        error: Option<serde_json::Error>,
+    }
+
+    impl InOrder<'_> {
+        fn put(&mut self, (seq, parsed): Parsed) {
+            self.waiting.insert(seq, parsed);
+            while let Some(parsed) = self.waiting.remove(&self.next) {
+                self.next += 1;
+                match parsed {
+                    Ok(f) if self.error.is_none() => self.flat.append(f),
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Cuts `items` (or `null`) into batches of raw items for the workers.
+    struct Cutter<'b, 'a, 'de> {
+        work: std::sync::mpsc::SyncSender<(usize, Vec<&'de serde_json::value::RawValue>)>,
+        done: &'b std::sync::mpsc::Receiver<Parsed>,
+        order: &'b mut InOrder<'a>,
+    }
+
+    impl<'de> Visitor<'de> for Cutter<'_, '_, 'de> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a list of items")
+        }
+
+        fn visit_none<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut sent = 0;
+            let mut batch = Vec::with_capacity(BATCH);
+            while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
+                batch.push(raw);
+                if batch.len() == BATCH {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                    if self.work.send((sent, full)).is_err() {
+                        break;
+                    }
+                    sent += 1;
+                    // put back what is parsed already, so its memory is reused
+                    for parsed in self.done.try_iter() {
+                        self.order.put(parsed);
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                let _ = self.work.send((sent, batch));
+            }
             Ok(())
         }
     }

@@ -35,16 +35,15 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
             let bytes = map(&file).map_err(|source| Error::Read { path: file.clone(), source })?;
             match &bytes {
                 Bytes::Mapped(m) if is_json(&file, m) => {
-                    // release the pages of the items already read, 16 MiB at a time
+                    // release the pages of items already parsed, whole pages inside each range
                     let base = m.as_ptr() as usize;
-                    let released = std::cell::Cell::new(0usize);
-                    let release = |end: usize| {
-                        let upto = (end.saturating_sub(base)) & !(RELEASE_STEP - 1);
-                        if upto > released.get() {
+                    let release = |from: usize, to: usize| {
+                        let start = (from.saturating_sub(base) + PAGE - 1) & !(PAGE - 1);
+                        let end = to.saturating_sub(base).min(m.len()) & !(PAGE - 1);
+                        if end > start {
                             // SAFETY: a read-only shared file mapping: dropping its pages only
                             // makes a later read fault them in again from the file.
-                            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, released.get(), upto - released.get()) };
-                            released.set(upto);
+                            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
                         }
                     };
                     // Room for every object up front: growing by doubling would copy them all
@@ -92,7 +91,7 @@ impl std::ops::Deref for Bytes {
     }
 }
 
-const RELEASE_STEP: usize = 16 << 20;
+const PAGE: usize = 4096;
 
 fn is_json(path: &Path, bytes: &[u8]) -> bool {
     let looks_json = bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b == b'{' || *b == b'[');
@@ -120,7 +119,7 @@ pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(),
     }
 }
 
-fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&dyn Fn(usize)>, flat: &mut Flattened) -> Result<(), Error> {
+fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&crate::snapshot::raw::stream::Release<'_>>, flat: &mut Flattened) -> Result<(), Error> {
     use serde::de::DeserializeSeed;
     // a stream of top-level values, each an object, a List, or an array of objects
     let mut de = serde_json::Deserializer::from_slice(bytes);
