@@ -170,7 +170,9 @@ impl Session {
     /// Whether one object exists: `Some(false)` on 404, `None` when the server would not say
     /// (forbidden, failing): the caller goes on and lets the lists decide.
     pub async fn exists(&self, t: &ListType, namespace: Option<&str>, name: &str) -> Result<Option<bool>, Error> {
-        match list::get(&self.reader, t, namespace, name).await {
+        // a CRD's schema is not needed to know it exists (it is read in full later if wanted)
+        let got = if is_crd(t) { list::get_metadata(&self.reader, t, namespace, name).await } else { list::get(&self.reader, t, namespace, name).await };
+        match got {
             Ok(_) => Ok(Some(true)),
             Err(Failure::Status { code: 404, .. }) => Ok(Some(false)),
             Err(Failure::Transport(m)) => Err(Failure::Transport(m).into_error(self.reader.server(), &t.path(namespace))),
