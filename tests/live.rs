@@ -535,3 +535,188 @@ fn discovery_is_cached_like_kubectl_and_a_stale_cache_is_refreshed() {
     assert!(env.dir.path().join("kcd/discovery").join(&host).join("kubectl-gc.json").exists());
     assert_read_only(&server);
 }
+
+/// A CRD's schema, as big as generated provider schemas make them.
+fn big_schema() -> Value {
+    let props: serde_json::Map<String, Value> =
+        (0..200).map(|i| (format!("field{i}"), serde_json::json!({"type": "string", "description": "x".repeat(100)}))).collect();
+    serde_json::json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}})
+}
+
+fn crd(plural: &str, kind: &str, deleting: bool) -> Value {
+    let mut meta = serde_json::json!({"name": format!("{plural}.acme.example.com"), "uid": format!("crd-{plural}"), "resourceVersion": "10",
+        "finalizers": ["customresourcecleanup.apiextensions.k8s.io"]});
+    let mut conditions = vec![serde_json::json!({"type": "Established", "status": "True"})];
+    if deleting {
+        meta["deletionTimestamp"] = "2026-11-29T10:00:00Z".into();
+        conditions.push(serde_json::json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress"}));
+    }
+    serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": meta,
+        "spec": {"group": "acme.example.com", "scope": "Namespaced",
+                 "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(), "listKind": format!("{kind}List")},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "schema": big_schema()}]},
+        "status": {"conditions": conditions, "acceptedNames": {"kind": kind, "plural": plural}, "storedVersions": ["v1"]}})
+}
+
+fn write_snapshot(dir: &Path, items: Vec<Value>) -> std::path::PathBuf {
+    let file = dir.join("snapshot.json");
+    std::fs::write(&file, serde_json::json!({"kind": "List", "items": items}).to_string()).unwrap();
+    file
+}
+
+fn offline_file(file: &Path, args: &[String]) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(file);
+    run(c, DEADLINE)
+}
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+#[test]
+fn crds_are_listed_metadata_only_and_read_in_full_only_where_an_answer_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_snapshot(
+        dir.path(),
+        vec![
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}, "status": {"phase": "Active"}}),
+            crd("widgets", "Widget", true),
+            crd("gadgets", "Gadget", false),
+            serde_json::json!({"apiVersion": "acme.example.com/v1", "kind": "Widget", "metadata": {"name": "w1", "namespace": "labs", "uid": "w1",
+                "deletionTimestamp": "2026-11-29T10:00:00Z", "finalizers": ["acme.example.com/cleanup"]}}),
+            serde_json::json!({"apiVersion": "acme.example.com/v1", "kind": "Gadget", "metadata": {"name": "g1", "namespace": "labs", "uid": "g1"}}),
+        ],
+    );
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let widgets = format!("{CRDS}/widgets.acme.example.com");
+    let gadgets = format!("{CRDS}/gadgets.acme.example.com");
+    for (a, fetched) in [
+        // a deleting CRD, asked about: its cleanup explained from its body
+        (args(&["why-stuck", "crd/widgets.acme.example.com"]), vec![&widgets]),
+        (args(&["tree", "crd/widgets.acme.example.com"]), vec![&widgets]),
+        // an instance: the deleting CRD is read in full, the other not at all
+        (args(&["why-stuck", "widget/w1", "-n", "labs"]), vec![&widgets]),
+        (args(&["tree", "gadget/g1", "-n", "labs"]), vec![&widgets]),
+        // a plan that deletes a CRD reads its body (its instances go first)
+        (args(&["plan", "crd/gadgets.acme.example.com"]), vec![&gadgets, &widgets]),
+    ] {
+        server.clear_requests();
+        let want = offline_file(&file, &a);
+        let got = live(&env, &a, &[]);
+        assert_eq!(got.status.code(), want.status.code(), "{a:?}: {}", stderr(&got));
+        assert_eq!(json(&got), json(&want), "{a:?}: live and offline differ");
+        assert!(!stderr(&got).contains("incomplete"), "{a:?}: {}", stderr(&got));
+        let reqs = server.requests();
+        let lists: Vec<_> = reqs.iter().filter(|r| r.path == CRDS).collect();
+        assert_eq!(lists.len(), 1, "{a:?}: one list of CRDs");
+        assert!(lists[0].wants_metadata(), "{a:?}: the CRD list is metadata-only: {:?}", lists[0]);
+        let mut got_full: Vec<&String> = reqs.iter().filter(|r| r.path.starts_with(&format!("{CRDS}/")) && !r.wants_metadata()).map(|r| &r.path).collect();
+        got_full.sort();
+        got_full.dedup();
+        assert_eq!(got_full, fetched, "{a:?}: CRDs read in full");
+        assert_read_only(&server);
+    }
+    // the stuck cleanup is explained as offline does: from the CRD's group and kind
+    let v = json(&live(&env, &args(&["why-stuck", "crd/widgets.acme.example.com"]), &[]));
+    let messages: Vec<&str> = v["findings"].as_array().unwrap().iter().filter_map(|f| f["message"].as_str()).collect();
+    assert!(messages.iter().any(|m| m.contains("deletes every Widget first; 1 instance(s) remain")), "{messages:?}");
+
+    // a capture keeps every CRD in full
+    server.clear_requests();
+    let mut c = env.gc();
+    c.args(["snapshot", "-A", "-o"]).arg(dir.path().join("capture.json"));
+    assert_eq!(run(c, DEADLINE).status.code(), Some(0));
+    assert!(server.requests().iter().any(|r| r.path == CRDS && !r.wants_metadata()), "a capture lists CRDs in full");
+    let capture: Value = serde_json::from_slice(&std::fs::read(dir.path().join("capture.json")).unwrap()).unwrap();
+    let gadget_crd = capture["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == "gadgets.acme.example.com").unwrap();
+    assert_eq!(gadget_crd["spec"]["names"]["kind"], "Gadget");
+}
+
+#[test]
+fn many_crds_wanted_in_full_are_read_with_one_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut items = vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}})];
+    for i in 0..40 {
+        items.push(crd(&format!("things{i}"), &format!("Thing{i}"), true));
+    }
+    items.push(crd("gadgets", "Gadget", false));
+    let file = write_snapshot(dir.path(), items);
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    let a: Vec<String> = ["why-stuck", "crd/things7.acme.example.com"].iter().map(|s| s.to_string()).collect();
+    let want = offline_file(&file, &a);
+    server.clear_requests();
+    let got = live(&env, &a, &[]);
+    assert_eq!(got.status.code(), want.status.code(), "{}", stderr(&got));
+    assert_eq!(json(&got), json(&want));
+    let reqs = server.requests();
+    assert_eq!(reqs.iter().filter(|r| r.path == CRDS && r.wants_metadata()).count(), 1);
+    assert_eq!(reqs.iter().filter(|r| r.path == CRDS && !r.wants_metadata()).count(), 1, "one full list for 41 CRDs");
+    // the target's existence check (metadata-only) aside, no CRD is fetched by name
+    let by_name: Vec<_> = reqs.iter().filter(|r| r.path.starts_with(&format!("{CRDS}/"))).collect();
+    assert!(by_name.iter().all(|r| r.path.ends_with("/things7.acme.example.com") && r.wants_metadata()), "{by_name:?}");
+}
+
+#[test]
+fn the_discovery_cache_is_refreshed_when_a_crd_changes() {
+    let fixture = site_basics();
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    fn crd_of(doc: &mut Value) -> &mut Value {
+        doc["items"].as_array_mut().unwrap().iter_mut().find(|i| i["kind"] == "CustomResourceDefinition").unwrap()
+    }
+    // the same CRD with a label changed (nothing served changes), and with a version added
+    crd_of(&mut doc)["metadata"]["resourceVersion"] = "2001".into();
+    crd_of(&mut doc)["metadata"]["labels"] = serde_json::json!({"touched": "yes"});
+    let relabelled = dir.path().join("relabelled.json");
+    std::fs::write(&relabelled, doc.to_string()).unwrap();
+    crd_of(&mut doc)["metadata"]["resourceVersion"] = "2002".into();
+    crd_of(&mut doc)["spec"]["versions"].as_array_mut().unwrap().push(serde_json::json!({"name": "v1beta1", "served": true, "storage": false}));
+    let versioned = dir.path().join("versioned.json");
+    std::fs::write(&versioned, doc.to_string()).unwrap();
+
+    let original = ApiServer::start(&fixture);
+    let env = Env::new(&original.url(), None);
+    let cache = env.dir.path().join("cache");
+    let cache_arg = cache.to_str().unwrap();
+    let cached_file = |s: &ApiServer| cache.join("discovery").join(s.url().replace("http://", "").replace(':', "_")).join("kubectl-gc.json");
+    let o = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let recorded: Value = serde_json::from_slice(&std::fs::read(cached_file(&original)).unwrap()).unwrap();
+    assert_eq!(recorded["crds"], serde_json::json!({"sites.own.labhub.io": "1004"}), "the CRDs seen are recorded with the cache");
+    // unchanged: no discovery
+    original.clear_requests();
+    why_stuck_site(&env, &["--cache-dir", cache_arg]);
+    assert!(!original.requests().iter().any(|r| r.path == "/apis"), "an unchanged cluster asks no discovery question");
+
+    for (snapshot, served_changes) in [(&relabelled, false), (&versioned, true)] {
+        // the same cache, against a server where the CRD changed
+        let changed = ApiServer::start(snapshot);
+        let fresh_env = Env::new(&changed.url(), None);
+        let uncached = why_stuck_site(&fresh_env, &[]);
+        let to = cached_file(&changed);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(cached_file(&original), &to).unwrap();
+        let env = Env::new(&changed.url(), None);
+        changed.clear_requests();
+        let got = why_stuck_site(&env, &["--cache-dir", cache_arg]);
+        assert_eq!(json(&got), json(&uncached), "{}", stderr(&got));
+        let reqs = changed.requests();
+        assert!(reqs.iter().any(|r| r.path == "/apis"), "a changed CRD makes the cached discovery stale");
+        let crd_lists = reqs.iter().filter(|r| r.path == CRDS).count();
+        assert_eq!(crd_lists, if served_changes { 2 } else { 1 }, "read again only when discovery changed");
+        let recorded: Value = serde_json::from_slice(&std::fs::read(&to).unwrap()).unwrap();
+        let rv = if served_changes { "2002" } else { "2001" };
+        assert_eq!(recorded["crds"]["sites.own.labhub.io"], rv);
+        if served_changes {
+            assert!(recorded["items"].as_array().unwrap().iter().any(|l| l["groupVersion"] == "own.labhub.io/v1beta1"));
+        }
+        // and then trusted again
+        changed.clear_requests();
+        why_stuck_site(&env, &["--cache-dir", cache_arg]);
+        assert!(!changed.requests().iter().any(|r| r.path == "/apis"));
+        assert_read_only(&changed);
+    }
+}

@@ -42,6 +42,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
         let mut discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, false).await?;
         let namespace = global.namespace.clone().unwrap_or_else(|| session.default_namespace.clone());
         let mut focus = None;
+        let mut target_ref = None;
         let scope = match (global.all_namespaces, target.and_then(split_target)) {
             (true, None) => Scope::Cluster,
             (false, None) => Scope::Namespace(namespace),
@@ -63,6 +64,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
                         None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
                     }
                 }
+                target_ref = Some(live::TargetRef { group: rt.group.clone(), kind: rt.kind.clone(), namespace: ns.clone(), name: name.to_string() });
                 focus = ns.clone().or_else(|| (rt.group.is_empty() && rt.kind == "Namespace").then(|| name.to_string()));
                 match ns {
                     _ if dependents_anywhere || global.all_namespaces => Scope::Cluster,
@@ -83,15 +85,25 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
             scope,
             bodies_everywhere,
             focus,
+            target: target_ref,
             concurrency,
             now,
             progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)),
         };
         let mut snapshot = session.read(&discovery, &options).await;
         if discovery.from_cache && live::cache::is_stale_for(&discovery, &snapshot) {
-            // the cluster serves types the cached discovery lacks: rediscover and read again
-            discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
-            snapshot = session.read(&discovery, &options).await;
+            // the cluster may serve types the cached discovery lacks: rediscover, and read again
+            // if discovery did change (a CRD's labels changing changes nothing served)
+            let fresh = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
+            let changed = fresh.types != discovery.types || fresh.lists != discovery.lists || fresh.incomplete != discovery.incomplete;
+            discovery = fresh;
+            if changed {
+                snapshot = session.read(&discovery, &options).await;
+            }
+        }
+        if !discovery.from_cache {
+            // what the cache is later checked against
+            session.record_crds(cache_dir.as_deref(), unix, &snapshot);
         }
         if tty {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");

@@ -194,7 +194,7 @@ fn canonical_order(objects: &[Object]) -> CanonicalOrder<'_> {
         index: u32,
         group_kind: u32,
     }
-    fn intern<'a, K: std::hash::Hash + Eq>(ids: &mut FxHashMap<K, u32>, k: K) -> u32 {
+    fn intern<K: std::hash::Hash + Eq>(ids: &mut FxHashMap<K, u32>, k: K) -> u32 {
         let next = ids.len() as u32;
         *ids.entry(k).or_insert(next)
     }
@@ -296,6 +296,7 @@ impl Graph {
             }
         }
         let kind_count = kinds.len();
+        #[allow(clippy::type_complexity)]
         let mut sorted: Vec<(u32, (String, String, Vec<NodeId>))> = kinds
             .into_iter()
             .zip(lists)

@@ -2,9 +2,19 @@
 //! (`--cache-dir`, else `KUBECACHEDIR`, else `~/.kube/cache`), in a file of our own
 //! (`kubectl-gc.json`: the APIResourceLists and when they were fetched) so that kubectl's
 //! files are never touched. Written only after a discovery that had no failing group; read
-//! while younger than [`TTL`]. A stale cache is caught by the caller (an unknown TYPE, or a
-//! CRD or APIService the cached lists do not serve) and discovery is redone.
+//! while younger than [`TTL`]. A stale cache is caught by the caller (an unknown TYPE, a
+//! changed CRD, or an APIService the cached lists do not serve) and discovery is redone.
+//!
+//! CRDs are listed metadata-only, so their served versions cannot be compared with the cached
+//! lists. Instead the file records the CRDs (name → resourceVersion) that the read right after
+//! a fresh discovery saw ([`record_crds`]); a later read whose CRDs differ — one created,
+//! removed, or changed in any way (a served version added, established, recreated: every
+//! change moves the resourceVersion) — makes the cache stale. A CRD that discovery does not
+//! serve is read in full (see [`super::Session::read`]), and an Established one then also
+//! makes it stale, which catches a CRD created between that discovery and that read; a
+//! served version added to an existing CRD in those few seconds is caught only by the TTL.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -50,6 +60,7 @@ pub fn read(dir: &Path, now: i64) -> Option<Discovery> {
     let found = lists.into_iter().map(|l| (l.group_version.clone(), Ok(l))).collect();
     let mut d = assemble(Discovery { aggregated, ..Discovery::default() }, found);
     d.from_cache = true;
+    d.crds = v.get("crds").and_then(|c| serde_json::from_value(c.clone()).ok());
     Some(d)
 }
 
@@ -71,12 +82,57 @@ pub fn write(dir: &Path, d: &Discovery, now: i64) {
     }
 }
 
-/// Whether a snapshot read with cached discovery shows types that discovery does not have: a
-/// CustomResourceDefinition's served version or an APIService's group version.
+/// Records, in the cache written at `now` (the discovery just fetched), the CRDs a read with
+/// that discovery saw. Nothing is recorded when the CRDs could not be listed, or when the
+/// file is another run's (a discovery with failing groups is not cached).
+pub fn record_crds(dir: &Path, now: i64, s: &Snapshot) {
+    let Some(crds) = crds_of(s) else { return };
+    let Ok(text) = std::fs::read(dir.join(FILE)) else { return };
+    let Ok(mut v) = serde_json::from_slice::<Value>(&text) else { return };
+    if v.get("fetchedAt").and_then(|f| f.as_i64()) != Some(now) {
+        return;
+    }
+    v["crds"] = json!(crds);
+    let Ok(bytes) = serde_json::to_vec(&v) else { return };
+    let tmp = dir.join(format!("{FILE}.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, dir.join(FILE)).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// The CRDs of a snapshot, name → resourceVersion; `None` when they could not be listed.
+pub fn crds_of(s: &Snapshot) -> Option<BTreeMap<String, String>> {
+    if s.incomplete.iter().any(|i| i.starts_with("customresourcedefinitions.apiextensions.k8s.io could not be listed")) {
+        return None;
+    }
+    Some(
+        s.objects
+            .iter()
+            .filter(|o| o.group() == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition")
+            .map(|o| (o.name.clone(), o.resource_version.clone().unwrap_or_default()))
+            .collect(),
+    )
+}
+
+/// Whether a snapshot read with cached discovery may show types that discovery does not have:
+/// its CRDs differ from those recorded with the cache (or none were recorded), a CRD read in
+/// full is Established with a served version the cache lacks, or an APIService's group
+/// version is not served.
 pub fn is_stale_for(d: &Discovery, s: &Snapshot) -> bool {
+    let crds_changed = match (&d.crds, crds_of(s)) {
+        (Some(recorded), Some(seen)) => *recorded != seen,
+        // a cache from before CRDs were recorded: refresh it once
+        (None, Some(_)) => true,
+        // the CRDs could not be listed: nothing to compare
+        (_, None) => false,
+    };
+    if crds_changed {
+        return true;
+    }
     let serves = |gv: &str| d.lists.iter().any(|l| l.group_version == gv);
     let serves_kind = |gv: &str, kind: &str| d.lists.iter().any(|l| l.group_version == gv && l.resources.iter().any(|r| r.kind == kind));
     s.objects.iter().any(|o| match (o.group(), o.kind.as_str()) {
+        // only the CRDs read in full (metadata-only ones have no conditions: never Established here)
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             let group = o.str_field("/spec/group").unwrap_or("");
             let kind = o.str_field("/spec/names/kind").unwrap_or("");

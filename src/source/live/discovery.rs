@@ -56,6 +56,8 @@ pub struct Discovery {
     pub aggregated: bool,
     /// Read from the discovery cache rather than from the server.
     pub from_cache: bool,
+    /// With a cached discovery: the CRDs (name → resourceVersion) recorded with it, if any.
+    pub crds: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Discovery {

@@ -111,8 +111,20 @@ async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str, 
 
 /// One object, metadata-only (or in full for the kinds whose body is analysed).
 pub async fn get(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str) -> Result<RawDoc, Failure> {
+    get_as(r, t, namespace, name, if wants_body(t) { JSON } else { METADATA_ACCEPT }).await
+}
+
+/// One object, metadata-only whatever its kind; in full (never a Secret) where the server
+/// cannot produce metadata (406).
+pub async fn get_metadata(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str) -> Result<RawDoc, Failure> {
+    match get_as(r, t, namespace, name, METADATA_ACCEPT).await {
+        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => get_as(r, t, namespace, name, JSON).await,
+        other => other,
+    }
+}
+
+async fn get_as(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str, accept: &str) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
-    let accept = if wants_body(t) { JSON } else { METADATA_ACCEPT };
     let a = r.get(&path, accept).await?;
     serde_json::from_slice::<RawDoc>(&a.body)
         .map(|d| stamp(d, t))

@@ -21,6 +21,14 @@
 //! namespaces, and in full only where an answer reads them: the namespace in focus and the
 //! namespaces controllers live in (those of the ServiceAccounts that RBAC bindings name and of
 //! leader-election Leases). Pods and workloads are most of a cluster's bytes.
+//!
+//! CustomResourceDefinitions, whose schemas are most of the rest (tens to hundreds of KB
+//! each), are listed metadata-only too: a CRD's name is `<plural>.<group>`, and discovery
+//! knows the kind, scope and versions of every served type. Only the CRDs whose spec or
+//! status an answer reads are then fetched in full (one GET each, or one full list when there
+//! are more than [`CRD_GETS`]): those being deleted (the CRD finalizer's cleanup of their
+//! instances), the object asked about and the CRDs among its dependents (what a plan may
+//! delete), and any CRD that discovery does not serve (so that it maps its kind as before).
 
 pub mod cache;
 pub mod discovery;
@@ -30,7 +38,7 @@ pub mod kubeconfig;
 pub mod list;
 pub mod protobuf;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use futures::{stream, StreamExt};
@@ -65,6 +73,24 @@ pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
 /// Workload kinds looked up by name, wherever they are, when a field manager that set a
 /// finalizer is named like one (`managedFields` attribution).
 pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] = &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+
+/// More CRDs wanted in full than this are read with one full list rather than a GET each.
+pub const CRD_GETS: usize = 32;
+
+const CRD: (&str, &str) = ("apiextensions.k8s.io", "CustomResourceDefinition");
+
+fn is_crd(t: &ListType) -> bool {
+    t.group == CRD.0 && t.kind == CRD.1
+}
+
+/// The object an answer is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetRef {
+    pub group: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
 
 /// A connection: the read-only client and the context's namespace.
 pub struct Session {
@@ -101,6 +127,9 @@ pub struct ReadOptions<'a> {
     pub bodies_everywhere: bool,
     /// The namespace of the object asked about, whose bodies are always read.
     pub focus: Option<String>,
+    /// The object asked about: if it is a CRD, or has CRDs among its dependents, those are
+    /// read in full.
+    pub target: Option<TargetRef>,
     /// Lists in flight at once.
     pub concurrency: usize,
     /// The capture time recorded in the snapshot.
@@ -130,10 +159,20 @@ impl Session {
         Ok(d)
     }
 
+    /// Records the CRDs a read saw with the discovery fetched (and cached) at `now`; see
+    /// [`cache::record_crds`].
+    pub fn record_crds(&self, cache_dir: Option<&Path>, now: i64, s: &Snapshot) {
+        if let Some(c) = cache_dir {
+            cache::record_crds(&cache::dir_for(c, self.reader.server()), now, s);
+        }
+    }
+
     /// Whether one object exists: `Some(false)` on 404, `None` when the server would not say
     /// (forbidden, failing): the caller goes on and lets the lists decide.
     pub async fn exists(&self, t: &ListType, namespace: Option<&str>, name: &str) -> Result<Option<bool>, Error> {
-        match list::get(&self.reader, t, namespace, name).await {
+        // a CRD's schema is not needed to know it exists (it is read in full later if wanted)
+        let got = if is_crd(t) { list::get_metadata(&self.reader, t, namespace, name).await } else { list::get(&self.reader, t, namespace, name).await };
+        match got {
             Ok(_) => Ok(Some(true)),
             Err(Failure::Status { code: 404, .. }) => Ok(Some(false)),
             Err(Failure::Transport(m)) => Err(Failure::Transport(m).into_error(self.reader.server(), &t.path(namespace))),
@@ -158,6 +197,11 @@ impl Session {
         for t in &d.types {
             // what the garbage collector ignores never enters an answer (a capture keeps it)
             if !o.bodies_everywhere && crate::graph::ignored_by_gc(&t.group, &t.kind) {
+                continue;
+            }
+            // CRDs: metadata-only here; the few whose bodies an answer reads are fetched below
+            if is_crd(t) && !o.bodies_everywhere {
+                tasks.push((t.clone(), None, false));
                 continue;
             }
             let body = list::wants_body(t);
@@ -261,8 +305,22 @@ impl Session {
             }
         }
 
+        // the CRDs whose spec or status the answer reads, in full
+        let mut crd_failures = Vec::new();
+        if !o.bodies_everywhere
+            && let Some(t) = d.types.iter().find(|t| is_crd(t))
+        {
+            let names = crd_bodies_wanted(d, o.target.as_ref(), first.iter().chain(&second).flat_map(|(_, r)| r.iter().flatten()));
+            if !names.is_empty() {
+                let (docs, failed) = self.crd_bodies(t, names, o, &mut done, &mut total).await;
+                second.push(((t.clone(), None, true), Ok(docs)));
+                crd_failures = failed;
+            }
+        }
+
         let mut flat = Flattened::default();
         let mut incomplete = d.incomplete.clone();
+        incomplete.extend(crd_failures);
         let mut seen = HashSet::new();
         let (full, meta): (Vec<_>, Vec<_>) = first.into_iter().chain(second).partition(|((_, _, full), _)| *full);
         for ((t, ns, _), res) in full.into_iter().chain(meta) {
@@ -285,6 +343,51 @@ impl Session {
         flat.resource_lists = d.lists.clone();
         flat.incomplete = incomplete;
         Snapshot::from_flattened(flat)
+    }
+
+    /// CRDs by name, in full: a GET each, or one full list filtered to them when there are
+    /// many. A CRD gone since it was listed is left as listed; a failure is named.
+    async fn crd_bodies(
+        &self,
+        t: &ListType,
+        names: BTreeSet<String>,
+        o: &ReadOptions<'_>,
+        done: &mut usize,
+        total: &mut usize,
+    ) -> (Vec<RawDoc>, Vec<String>) {
+        let progress = |done: usize, total: usize| {
+            if let Some(p) = o.progress {
+                p(Progress { done, total });
+            }
+        };
+        if names.len() > CRD_GETS {
+            *total += 1;
+            let res = list::list(&self.reader, t, None, true).await;
+            *done += 1;
+            progress(*done, *total);
+            return match res {
+                Ok(docs) => (docs.into_iter().filter(|d| d.metadata.as_ref().and_then(|m| m.name.as_ref()).is_some_and(|n| names.contains(n))).collect(), Vec::new()),
+                Err(f) => (Vec::new(), vec![format!("{} could not be read in full: {}", t.qualified(), f.describe())]),
+            };
+        }
+        *total += names.len();
+        let mut s = stream::iter(names)
+            .map(|n| async move {
+                let res = list::get(&self.reader, t, None, &n).await;
+                (n, res)
+            })
+            .buffered(o.concurrency.max(1));
+        let (mut docs, mut failed) = (Vec::new(), Vec::new());
+        while let Some((n, res)) = s.next().await {
+            *done += 1;
+            progress(*done, *total);
+            match res {
+                Ok(doc) => docs.push(doc),
+                Err(Failure::Status { code: 404, .. }) => {}
+                Err(f) => failed.push(format!("{} \"{n}\" could not be read in full: {}", t.qualified(), f.describe())),
+            }
+        }
+        (docs, failed)
     }
 
     #[allow(clippy::type_complexity)]
@@ -311,6 +414,73 @@ impl Session {
         }
         out
     }
+}
+
+/// The CRDs, among those read (metadata-only), whose spec or status an answer reads: those
+/// being deleted, those discovery does not serve (their name is `<plural>.<group>`), and the
+/// target and the CRDs among its dependents (following owner references by uid, as the
+/// garbage collector links them).
+fn crd_bodies_wanted<'a>(d: &Discovery, target: Option<&TargetRef>, read: impl Iterator<Item = &'a RawDoc>) -> BTreeSet<String> {
+    let docs: Vec<&RawDoc> = read.collect();
+    let is_crd_doc = |doc: &RawDoc| doc.kind.as_deref() == Some(CRD.1) && doc.api_version.as_deref().is_some_and(|av| group_of(av) == CRD.0);
+    let served: HashSet<(&str, &str)> = d
+        .lists
+        .iter()
+        .flat_map(|l| {
+            let g = group_of(&l.group_version);
+            l.resources.iter().map(move |r| (r.group.as_deref().unwrap_or(g), r.plural.as_str()))
+        })
+        .collect();
+    let mut out = BTreeSet::new();
+    for doc in docs.iter().filter(|doc| is_crd_doc(doc)) {
+        let Some(m) = &doc.metadata else { continue };
+        let Some(name) = &m.name else { continue };
+        let covered = name.split_once('.').is_some_and(|(plural, group)| served.contains(&(group, plural)));
+        if m.deletion_timestamp.is_some() || !covered {
+            out.insert(name.clone());
+        }
+    }
+    let Some(tr) = target else { return out };
+    if tr.group == CRD.0 && tr.kind == CRD.1 {
+        out.insert(tr.name.clone());
+    }
+    let is_target = |doc: &RawDoc| {
+        doc.kind.as_deref() == Some(tr.kind.as_str())
+            && doc.api_version.as_deref().is_some_and(|av| group_of(av) == tr.group)
+            && doc.metadata.as_ref().is_some_and(|m| m.name.as_deref() == Some(tr.name.as_str()) && m.namespace == tr.namespace)
+    };
+    // only a CRD with owner references can be a dependent
+    if !docs.iter().any(|doc| is_crd_doc(doc) && doc.metadata.as_ref().is_some_and(|m| m.owner_references.as_ref().is_some_and(|r| !r.is_empty()))) {
+        return out;
+    }
+    let Some(start) = docs.iter().find(|doc| is_target(doc)).and_then(|doc| doc.metadata.as_ref()?.uid.as_deref()) else { return out };
+    // dependents by owner uid; only what reaches a CRD matters, but any object may be between
+    let mut children: HashMap<&str, Vec<&RawDoc>> = HashMap::new();
+    for doc in &docs {
+        for r in doc.metadata.iter().flat_map(|m| m.owner_references.iter().flatten()) {
+            if let Some(u) = r.uid.as_deref() {
+                children.entry(u).or_default().push(doc);
+            }
+        }
+    }
+    let mut seen: HashSet<&str> = HashSet::from([start]);
+    let mut queue = vec![start];
+    while let Some(u) = queue.pop() {
+        for child in children.get(u).into_iter().flatten() {
+            let Some(m) = &child.metadata else { continue };
+            let Some(cu) = m.uid.as_deref() else { continue };
+            if !seen.insert(cu) {
+                continue;
+            }
+            if is_crd_doc(child)
+                && let Some(n) = &m.name
+            {
+                out.insert(n.clone());
+            }
+            queue.push(cu);
+        }
+    }
+    out
 }
 
 /// One list: a type, a namespace (`None`: every namespace), and whether bodies are read.
