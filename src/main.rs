@@ -16,10 +16,9 @@ use cli::exit::{is_broken_pipe, Exit};
 
 /// mimalloc asks for transparent huge pages, and a 2 MiB page is zeroed whole at its first
 /// touch. Where guest memory is backed lazily by the host (a Firecracker VM such as this
-/// project's machine), each such fault costs the host 512 of its own: a million-object
-/// snapshot then spent 9 of its 21 s in the kernel, 2.5 s with small pages (and the 100k run
-/// was no slower). The process's heap is read once, front to back, so huge pages' fewer TLB
-/// misses do not win that back.
+/// project's machine), a million-object snapshot then spent 9 of its 21 s in the kernel, and
+/// 2.5 s with small pages (the 100k run was no slower). Most of the heap is written once and
+/// read little, so huge pages' fewer TLB misses did not win that back.
 fn no_transparent_huge_pages() {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes no pointers; failure (an old kernel) changes nothing.
