@@ -33,8 +33,9 @@
 //! managedFields: an answer's metadata-only lists ask for them to be left out first
 //! (`drop=metadata.managedFields`, KEP-5958, alpha in Kubernetes 1.37 behind
 //! `ManagedFieldsOptOut`), then as before; a server without the gate ignores the parameter and
-//! sends them. The analysis reads them only for who set each finalizer, so where a list came
-//! without any, its objects with finalizers are read again with them (a GET each, or a list
+//! sends them. The analysis reads them only for who set a finalizer that no built-in
+//! controller removes, so where a list came without any, its objects with such finalizers are
+//! read again with them (a GET each, or a list
 //! per namespace when many: [`MANAGED_FIELDS_GETS`]) and merged by uid, before the workloads
 //! named like those managers are looked up. Captures (`bodies_everywhere`) keep them.
 
@@ -52,6 +53,7 @@ use std::path::Path;
 use futures::{stream, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 
+use crate::controllers::builtin_owner;
 use crate::snapshot::object::group_of;
 use crate::snapshot::raw::{Flattened, RawDoc};
 use crate::snapshot::Snapshot;
@@ -302,7 +304,9 @@ impl Session {
             for (_, res) in &first {
                 for doc in res.iter().flatten() {
                     for m in doc.metadata.iter().flat_map(|m| m.managed_fields.iter()).flat_map(|m| m.0.iter()) {
-                        if !m.manager.is_empty() && !m.manager.starts_with("kubectl") {
+                        // managers are asked about only for finalizers no built-in controller removes
+                        let attributed = m.finalizers.iter().any(|f| builtin_owner(f).is_none());
+                        if attributed && !m.manager.is_empty() && !m.manager.starts_with("kubectl") {
                             managers.insert(m.manager.clone());
                         }
                     }
@@ -447,7 +451,8 @@ impl Session {
     }
 
     /// The managers of finalizers, where a list came without managedFields: the objects with
-    /// finalizers whose managedFields no other answer carried are read again, metadata-only
+    /// a finalizer that no built-in controller removes (only those are attributed by
+    /// managedFields) whose managedFields no other answer carried are read again, metadata-only
     /// and with managedFields, and their entries put back by uid. Bounded per type: up to
     /// [`MANAGED_FIELDS_GETS`] objects are read with a GET each; more are read with a list
     /// of the type in each namespace concerned (up to [`MANAGED_FIELDS_NAMESPACES`]), or one
@@ -471,7 +476,8 @@ impl Session {
         for (((t, _, _), res), _) in read.iter().zip(dropped).filter(|(_, d)| **d) {
             for m in res.iter().flatten().filter_map(|d| d.metadata.as_ref()) {
                 let (Some(uid), Some(name)) = (&m.uid, &m.name) else { continue };
-                if m.finalizers.as_ref().is_none_or(|f| f.is_empty()) || carried.contains(uid) {
+                // a built-in finalizer's remover is known without them
+                if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none()) || carried.contains(uid) {
                     continue;
                 }
                 let i = match wanted.iter().position(|(w, _)| w == t) {
