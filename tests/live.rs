@@ -828,3 +828,30 @@ fn many_objects_whose_managed_fields_were_dropped_are_read_again_with_a_list() {
     }
     assert_read_only(&server);
 }
+
+#[test]
+fn built_in_finalizers_need_no_managed_fields_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    // b is in another namespace: listed metadata-only (without managedFields) only
+    let pvc = |name: &str, ns: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}"),
+          "finalizers": ["kubernetes.io/pvc-protection"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+          "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"kubernetes.io/pvc-protection\"": {}}}}}]},
+          "spec": {}, "status": {"phase": "Bound"}})
+    };
+    let snap = write_snapshot(dir.path(), vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "uid": "ns2"}}), pvc("a", "labs"), pvc("b", "other")]);
+    let args: Vec<String> = vec!["why-stuck".into(), "pvc/a".into(), "-n".into(), "labs".into(), "-A".into()];
+    let want = offline_file(&snap, &args);
+    let server = ApiServer::start(&snap);
+    let env = Env::new(&server.url(), None);
+    let got = live(&env, &args, &[]);
+    assert_eq!(got.status.code(), want.status.code(), "{}", stderr(&got));
+    assert_eq!(json(&got), json(&want));
+    let reqs = server.requests();
+    assert!(server.dropped_answers() > 0);
+    assert!(reqs.iter().any(|r| r.path == "/api/v1/persistentvolumeclaims" && r.asks_drop_first()), "listed without managedFields everywhere");
+    assert!(!reqs.iter().any(|r| r.path.ends_with("/persistentvolumeclaims/b")), "no follow-up for a built-in finalizer");
+    assert!(!reqs.iter().any(|r| r.wants_metadata() && !r.asks_drop() && r.path.ends_with("/persistentvolumeclaims")), "no relist");
+    assert_read_only(&server);
+}
