@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
+use crate::support::apiserver::{ApiServer, DropManagedFields, Fault, FaultKind, Options};
 use crate::support::{self, assert_read_only, checks, fixtures, run, stderr, stdout, Env, DEADLINE, NOW};
 
 /// The checks a fixture's answers are compared on: its why-stuck, tree and plan checks with
@@ -55,11 +55,13 @@ fn supported(o: &Output) -> bool {
     !(o.status.code() == Some(1) && stderr(o).contains("not available"))
 }
 
+/// Every fixture live == offline, with servers that honour `drop=metadata.managedFields`
+/// (KEP-5958, gate on), ignore it (gate off, before 1.37) and skip media types carrying it.
 #[test]
 fn live_answers_equal_offline_answers_on_every_fixture() {
     let mut compared = 0;
-    for fixture in fixtures() {
-        let server = ApiServer::start(&fixture.join("snapshot.json"));
+    for (fixture, mode) in fixtures().into_iter().flat_map(|f| [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip].map(|m| (f.clone(), m))) {
+        let server = ApiServer::start_with(&fixture.join("snapshot.json"), Options { drop_managed_fields: mode, ..Options::default() }, 0);
         let env = Env::new(&server.url(), None);
         for args in comparable_checks(&fixture) {
             let want = offline(&fixture, &args);
@@ -67,7 +69,7 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
                 continue;
             }
             let got = live(&env, &args, &[]);
-            let what = format!("{} {}", fixture.display(), args.join(" "));
+            let what = format!("{} ({mode:?}) {}", fixture.display(), args.join(" "));
             assert_eq!(got.status.code(), want.status.code(), "{what}: exit code\nlive stderr: {}", stderr(&got));
             assert_eq!(json(&got), json(&want), "{what}: live and offline JSON differ");
             assert!(!stderr(&got).contains("incomplete"), "{what}: {}", stderr(&got));
@@ -75,8 +77,9 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
         }
         assert_read_only(&server);
         assert!(server.requests().iter().any(|r| r.wants_metadata()), "no metadata-only list was made");
+        assert_eq!(server.dropped_answers() > 0, mode == DropManagedFields::Honour, "{} ({mode:?})", fixture.display());
     }
-    assert!(compared >= 10, "only {compared} answers compared");
+    assert!(compared >= 30, "only {compared} answers compared");
 }
 
 #[test]
@@ -462,6 +465,7 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
         c.args(["snapshot", "-A", "-o"]).arg(&file);
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!server.requests().iter().any(|r| r.asks_drop()), "a capture keeps managedFields");
         for args in comparable_checks(&fixture) {
             let got = live(&env, &args, &[]);
             let mut c = env.command(support::bin());
@@ -719,4 +723,135 @@ fn the_discovery_cache_is_refreshed_when_a_crd_changes() {
         assert!(!changed.requests().iter().any(|r| r.path == "/apis"));
         assert_read_only(&changed);
     }
+}
+
+/// A snapshot of a ConfigMap held by a finalizer that `acme-operator` set (managedFields), the
+/// operator's Deployment, and `extra` ConfigMaps with finalizers too.
+fn finalizer_manager_snapshot(dir: &Path, extra: usize) -> std::path::PathBuf {
+    let held = |name: String| {
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "labs", "uid": format!("uid-{name}"),
+          "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+          "managedFields": [{"manager": "acme-operator", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:finalizers": {".": {}, "v:\"acme.example.com/cleanup\"": {}}}}},
+            {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {".": {}, "f:k": {}}}}]}})
+    };
+    let mut items = vec![
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}}),
+        serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "acme-operator", "namespace": "acme", "uid": "d",
+          "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}}]},
+          "spec": {"replicas": 1}, "status": {"readyReplicas": 1}}),
+        held("c".into()),
+    ];
+    items.extend((0..extra).map(|i| held(format!("c{i}"))));
+    write_snapshot(dir, items)
+}
+
+fn why_stuck_c(env: &Env) -> Output {
+    live(env, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into()], &[])
+}
+
+#[test]
+fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = finalizer_manager_snapshot(dir.path(), 0);
+    let want = offline_file(&snap, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into()]);
+    assert_eq!(want.status.code(), Some(0), "{}", stderr(&want));
+    assert_eq!(json(&want)["finalizers"][0]["removedBy"], "Deployment acme/acme-operator", "{}", stdout(&want));
+    for mode in [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip] {
+        let server = ApiServer::start_with(&snap, Options { drop_managed_fields: mode, ..Options::default() }, 0);
+        let env = Env::new(&server.url(), None);
+        let got = why_stuck_c(&env);
+        assert_eq!(got.status.code(), want.status.code(), "{mode:?}: {}", stderr(&got));
+        assert_eq!(json(&got), json(&want), "{mode:?}: the manager-attributed answer differs from offline");
+        let reqs = server.requests();
+        let shown = || reqs.iter().map(|r| format!("{} {}?{} [{}]", r.method, r.path, r.query, r.accept)).collect::<Vec<_>>();
+        // every metadata-only list asks without managedFields first, then as before
+        let metadata_lists: Vec<_> = reqs.iter().filter(|r| r.accept.contains("as=PartialObjectMetadataList")).collect();
+        assert!(!metadata_lists.is_empty());
+        for r in &metadata_lists {
+            let media: Vec<&str> = r.accept.split(',').map(str::trim).collect();
+            assert_eq!(
+                media,
+                [
+                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
+                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
+                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                ],
+                "{mode:?}: {}",
+                r.path
+            );
+        }
+        // full-body lists keep managedFields
+        assert!(reqs.iter().filter(|r| !r.wants_metadata()).all(|r| !r.asks_drop()), "{mode:?}: {:#?}", shown());
+        // the held ConfigMap's managers: read again (one metadata-only GET, with managedFields)
+        // only where the list came without them
+        let follow_ups = reqs.iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps/c" && !r.asks_drop()).count();
+        let existence = 1; // the target is looked up before the lists
+        match mode {
+            DropManagedFields::Honour => {
+                assert!(server.dropped_answers() > 0);
+                assert_eq!(follow_ups, existence + 1, "{mode:?}: {:#?}", shown());
+            }
+            _ => {
+                assert_eq!(server.dropped_answers(), 0);
+                assert_eq!(follow_ups, existence, "{mode:?}: no follow-up where managedFields came: {:#?}", shown());
+            }
+        }
+        assert!(reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")), "{mode:?}: {:#?}", shown());
+        assert_read_only(&server);
+    }
+}
+
+#[test]
+fn many_objects_whose_managed_fields_were_dropped_are_read_again_with_a_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = finalizer_manager_snapshot(dir.path(), 40);
+    let args: Vec<String> = vec!["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into()];
+    let want = offline_file(&snap, &args);
+    let server = ApiServer::start(&snap);
+    let env = Env::new(&server.url(), None);
+    let got = why_stuck_c(&env);
+    assert_eq!(got.status.code(), want.status.code(), "{}", stderr(&got));
+    assert_eq!(json(&got), json(&want));
+    let reqs = server.requests();
+    let gets = reqs.iter().filter(|r| r.path.starts_with("/api/v1/namespaces/labs/configmaps/")).count();
+    assert_eq!(gets, 1, "only the target's existence is a GET");
+    let relists: Vec<_> = reqs.iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps" && r.wants_metadata() && !r.asks_drop()).collect();
+    assert_eq!(relists.len(), 1, "one list of the namespace with managedFields");
+    // and the cluster-wide answer (-A) reads them again too
+    let all = live(&env, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into(), "-A".into()], &[]);
+    let want_all = offline_file(&snap, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into(), "-A".into()]);
+    if supported(&want_all) {
+        assert_eq!(json(&all), json(&want_all), "{}", stderr(&all));
+    }
+    assert_read_only(&server);
+}
+
+#[test]
+fn built_in_finalizers_need_no_managed_fields_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    // b is in another namespace: listed metadata-only (without managedFields) only
+    let pvc = |name: &str, ns: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": ns, "uid": format!("uid-{name}"),
+          "finalizers": ["kubernetes.io/pvc-protection"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+          "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"kubernetes.io/pvc-protection\"": {}}}}}]},
+          "spec": {}, "status": {"phase": "Bound"}})
+    };
+    let snap = write_snapshot(dir.path(), vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}}),
+        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "uid": "ns2"}}), pvc("a", "labs"), pvc("b", "other")]);
+    let args: Vec<String> = vec!["why-stuck".into(), "pvc/a".into(), "-n".into(), "labs".into(), "-A".into()];
+    let want = offline_file(&snap, &args);
+    let server = ApiServer::start(&snap);
+    let env = Env::new(&server.url(), None);
+    let got = live(&env, &args, &[]);
+    assert_eq!(got.status.code(), want.status.code(), "{}", stderr(&got));
+    assert_eq!(json(&got), json(&want));
+    let reqs = server.requests();
+    assert!(server.dropped_answers() > 0);
+    assert!(reqs.iter().any(|r| r.path == "/api/v1/persistentvolumeclaims" && r.asks_drop_first()), "listed without managedFields everywhere");
+    assert!(!reqs.iter().any(|r| r.path.ends_with("/persistentvolumeclaims/b")), "no follow-up for a built-in finalizer");
+    assert!(!reqs.iter().any(|r| r.wants_metadata() && !r.asks_drop() && r.path.ends_with("/persistentvolumeclaims")), "no relist");
+    assert_read_only(&server);
 }

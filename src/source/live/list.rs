@@ -2,7 +2,8 @@
 //! offers it, else JSON: see [`super::protobuf`]) unless the analysis reads the kind's spec or
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
 //! full list as the fallback when the server cannot produce metadata (406) — except for
-//! Secrets, whose contents are never fetched.
+//! Secrets, whose contents are never fetched. Answers' metadata-only lists are asked without
+//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958); captures keep them.
 
 use serde::Deserialize;
 
@@ -18,6 +19,16 @@ pub const PAGE: usize = 500;
 /// read in full).
 pub const METADATA_LIST_ACCEPT: &str =
     "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+/// [`METADATA_LIST_ACCEPT`] with KEP-5958's opt-out of `metadata.managedFields` first (alpha in
+/// Kubernetes 1.37, `ManagedFieldsOptOut`): protobuf and JSON without managedFields, then the
+/// same two with them. A server that does not know the `drop` parameter ignores it (the
+/// apiserver's negotiation records unknown parameters and serves the media type as if they were
+/// absent) and one that refused such an entry would go on to the next: either way today's
+/// answer comes back, with managedFields.
+pub const METADATA_LIST_ACCEPT_DROP: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
+application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
+application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
+application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const JSON: &str = "application/json";
 
@@ -48,6 +59,31 @@ fn is_secret(t: &ListType) -> bool {
 /// is analysed in full, otherwise every kind is listed metadata-only.
 pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool) -> Result<Vec<RawDoc>, Failure> {
     list_selected(r, t, namespace, full, None).await
+}
+
+/// A list and whether its answer came without managedFields.
+pub struct Listed {
+    pub docs: Vec<RawDoc>,
+    /// Asked without managedFields ([`METADATA_LIST_ACCEPT_DROP`]) and no object of the answer
+    /// carries any: the server honoured the opt-out (an object written since server-side apply
+    /// has at least one entry), so the managers of finalizers must be read again.
+    pub managed_fields_dropped: bool,
+}
+
+/// [`list`], with the metadata-only lists asked without managedFields when `drop` is set (the
+/// full-body lists keep them).
+pub async fn list_dropping(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool, drop: bool) -> Result<Listed, Failure> {
+    if !drop || (full && wants_body(t)) {
+        return list(r, t, namespace, full).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+    }
+    let docs = match paged(r, t, namespace, METADATA_LIST_ACCEPT_DROP, None).await {
+        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
+            return paged(r, t, namespace, JSON, None).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+        }
+        other => other?,
+    };
+    let managed_fields_dropped = !docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
+    Ok(Listed { docs, managed_fields_dropped })
 }
 
 /// [`list`], narrowed by a field selector (`metadata.name=…`).

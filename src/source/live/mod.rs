@@ -29,6 +29,15 @@
 //! are more than [`CRD_GETS`]): those being deleted (the CRD finalizer's cleanup of their
 //! instances), the object asked about and the CRDs among its dependents (what a plan may
 //! delete), and any CRD that discovery does not serve (so that it maps its kind as before).
+//!
+//! managedFields: an answer's metadata-only lists ask for them to be left out first
+//! (`drop=metadata.managedFields`, KEP-5958, alpha in Kubernetes 1.37 behind
+//! `ManagedFieldsOptOut`), then as before; a server without the gate ignores the parameter and
+//! sends them. The analysis reads them only for who set a finalizer that no built-in
+//! controller removes, so where a list came without any, its objects with such finalizers are
+//! read again with them (a GET each, or a list
+//! per namespace when many: [`MANAGED_FIELDS_GETS`]) and merged by uid, before the workloads
+//! named like those managers are looked up. Captures (`bodies_everywhere`) keep them.
 
 pub mod cache;
 pub mod discovery;
@@ -44,6 +53,7 @@ use std::path::Path;
 use futures::{stream, StreamExt};
 use k8s_openapi::jiff::Timestamp;
 
+use crate::controllers::builtin_owner;
 use crate::snapshot::object::group_of;
 use crate::snapshot::raw::{Flattened, RawDoc};
 use crate::snapshot::Snapshot;
@@ -73,6 +83,13 @@ pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
 /// Workload kinds looked up by name, wherever they are, when a field manager that set a
 /// finalizer is named like one (`managedFields` attribution).
 pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] = &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+
+/// Where a list came without managedFields (KEP-5958), the objects of a type with finalizers
+/// are read again with a GET each up to this many; more, with lists.
+pub const MANAGED_FIELDS_GETS: usize = 16;
+/// …with a list in each namespace concerned up to this many namespaces; more, one list of the
+/// type everywhere.
+pub const MANAGED_FIELDS_NAMESPACES: usize = 8;
 
 /// More CRDs wanted in full than this are read with one full list rather than a GET each.
 pub const CRD_GETS: usize = 32;
@@ -218,7 +235,7 @@ impl Session {
         }
         let mut done = 0;
         let mut total = tasks.len();
-        let first = self.run(&tasks, o, &mut done, &mut total).await;
+        let (mut first, first_dropped) = self.run(&tasks, o, &mut done, &mut total).await;
 
         let mut second_tasks: Vec<Task> = Vec::new();
         // owner kinds named by what was read, in every namespace
@@ -267,7 +284,19 @@ impl Session {
             }
         }
         total += second_tasks.len();
-        let mut second = self.run(&second_tasks, o, &mut done, &mut total).await;
+        let (mut second, second_dropped) = self.run(&second_tasks, o, &mut done, &mut total).await;
+
+        // the managers of finalizers, where lists came without managedFields (before the
+        // workloads named like them are looked up)
+        let mut managed_fields_failures = Vec::new();
+        if first_dropped.iter().chain(&second_dropped).any(|d| *d) {
+            let n = first.len();
+            let mut both: Vec<_> = first.into_iter().chain(second).collect();
+            let dropped: Vec<bool> = first_dropped.into_iter().chain(second_dropped).collect();
+            managed_fields_failures = self.restore_managed_fields(&mut both, &dropped, o, &mut done, &mut total).await;
+            second = both.split_off(n);
+            first = both;
+        }
 
         // workloads named like the field managers that set finalizers, wherever they run
         if !o.bodies_everywhere {
@@ -275,7 +304,9 @@ impl Session {
             for (_, res) in &first {
                 for doc in res.iter().flatten() {
                     for m in doc.metadata.iter().flat_map(|m| m.managed_fields.iter()).flat_map(|m| m.0.iter()) {
-                        if !m.manager.is_empty() && !m.manager.starts_with("kubectl") {
+                        // managers are asked about only for finalizers no built-in controller removes
+                        let attributed = m.finalizers.iter().any(|f| builtin_owner(f).is_none());
+                        if attributed && !m.manager.is_empty() && !m.manager.starts_with("kubectl") {
                             managers.insert(m.manager.clone());
                         }
                     }
@@ -321,6 +352,7 @@ impl Session {
         let mut flat = Flattened::default();
         let mut incomplete = d.incomplete.clone();
         incomplete.extend(crd_failures);
+        incomplete.extend(managed_fields_failures);
         let mut seen = HashSet::new();
         let (full, meta): (Vec<_>, Vec<_>) = first.into_iter().chain(second).partition(|((_, _, full), _)| *full);
         for ((t, ns, _), res) in full.into_iter().chain(meta) {
@@ -397,22 +429,145 @@ impl Session {
         o: &ReadOptions<'_>,
         done: &mut usize,
         total: &mut usize,
-    ) -> Vec<(Task, Result<Vec<RawDoc>, Failure>)> {
+    ) -> (Vec<(Task, Result<Vec<RawDoc>, Failure>)>, Vec<bool>) {
+        let drop = !o.bodies_everywhere;
         let mut s = stream::iter(tasks.iter().cloned())
             .map(|(t, ns, full)| async move {
-                let res = list::list(&self.reader, &t, ns.as_deref(), full).await;
+                let res = list::list_dropping(&self.reader, &t, ns.as_deref(), full, drop).await;
                 ((t, ns, full), res)
             })
             .buffered(o.concurrency.max(1));
         let mut out = Vec::with_capacity(tasks.len());
-        while let Some(r) = s.next().await {
+        let mut dropped = Vec::with_capacity(tasks.len());
+        while let Some((task, res)) = s.next().await {
             *done += 1;
             if let Some(p) = o.progress {
                 p(Progress { done: *done, total: *total });
             }
-            out.push(r);
+            dropped.push(res.as_ref().is_ok_and(|l| l.managed_fields_dropped));
+            out.push((task, res.map(|l| l.docs)));
         }
-        out
+        (out, dropped)
+    }
+
+    /// The managers of finalizers, where a list came without managedFields: the objects with
+    /// a finalizer that no built-in controller removes (only those are attributed by
+    /// managedFields) whose managedFields no other answer carried are read again, metadata-only
+    /// and with managedFields, and their entries put back by uid. Bounded per type: up to
+    /// [`MANAGED_FIELDS_GETS`] objects are read with a GET each; more are read with a list
+    /// of the type in each namespace concerned (up to [`MANAGED_FIELDS_NAMESPACES`]), or one
+    /// list of the type everywhere. Returns what could not be read.
+    #[allow(clippy::type_complexity)]
+    async fn restore_managed_fields(
+        &self,
+        read: &mut [(Task, Result<Vec<RawDoc>, Failure>)],
+        dropped: &[bool],
+        o: &ReadOptions<'_>,
+        done: &mut usize,
+        total: &mut usize,
+    ) -> Vec<String> {
+        let carried: HashSet<String> = read
+            .iter()
+            .flat_map(|(_, res)| res.iter().flatten())
+            .filter_map(|d| d.metadata.as_ref().filter(|m| m.managed_fields.is_some())?.uid.clone())
+            .collect();
+        // type → (uid → (namespace, name))
+        let mut wanted: Vec<(ListType, HashMap<String, (Option<String>, String)>)> = Vec::new();
+        for (((t, _, _), res), _) in read.iter().zip(dropped).filter(|(_, d)| **d) {
+            for m in res.iter().flatten().filter_map(|d| d.metadata.as_ref()) {
+                let (Some(uid), Some(name)) = (&m.uid, &m.name) else { continue };
+                // a built-in finalizer's remover is known without them
+                if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none()) || carried.contains(uid) {
+                    continue;
+                }
+                let i = match wanted.iter().position(|(w, _)| w == t) {
+                    Some(i) => i,
+                    None => {
+                        wanted.push((t.clone(), HashMap::new()));
+                        wanted.len() - 1
+                    }
+                };
+                wanted[i].1.insert(uid.clone(), (m.namespace.clone(), name.clone()));
+            }
+        }
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        // one request: a GET of an object, or a list of a type in a namespace (None: everywhere)
+        enum Ask {
+            Get(ListType, Option<String>, String),
+            List(ListType, Option<String>),
+        }
+        let mut asks = Vec::new();
+        for (t, objects) in &wanted {
+            if objects.len() <= MANAGED_FIELDS_GETS {
+                asks.extend(objects.values().map(|(ns, n)| Ask::Get(t.clone(), ns.clone(), n.clone())));
+                continue;
+            }
+            let namespaces: BTreeSet<Option<String>> = objects.values().map(|(ns, _)| ns.clone()).collect();
+            if t.namespaced && namespaces.len() <= MANAGED_FIELDS_NAMESPACES {
+                asks.extend(namespaces.into_iter().map(|ns| Ask::List(t.clone(), ns)));
+            } else {
+                asks.push(Ask::List(t.clone(), None));
+            }
+        }
+        *total += asks.len();
+        let mut s = stream::iter(asks)
+            .map(|a| async move {
+                match a {
+                    Ask::Get(t, ns, n) => {
+                        let res = list::get_metadata(&self.reader, &t, ns.as_deref(), &n).await.map(|d| vec![d]);
+                        let what = match &ns {
+                            Some(ns) => format!("{} \"{n}\" in namespace \"{ns}\"", t.qualified()),
+                            None => format!("{} \"{n}\"", t.qualified()),
+                        };
+                        (what, res)
+                    }
+                    Ask::List(t, ns) => {
+                        let res = list::list(&self.reader, &t, ns.as_deref(), false).await;
+                        let what = match &ns {
+                            Some(ns) => format!("{} in namespace \"{ns}\"", t.qualified()),
+                            None => t.qualified(),
+                        };
+                        (what, res)
+                    }
+                }
+            })
+            .buffered(o.concurrency.max(1));
+        let wanted_uids: HashSet<&String> = wanted.iter().flat_map(|(_, objects)| objects.keys()).collect();
+        let mut found: HashMap<String, Vec<crate::snapshot::object::FinalizerManager>> = HashMap::new();
+        let mut failed = Vec::new();
+        while let Some((what, res)) = s.next().await {
+            *done += 1;
+            if let Some(p) = o.progress {
+                p(Progress { done: *done, total: *total });
+            }
+            match res {
+                Ok(docs) => {
+                    for m in docs.into_iter().filter_map(|d| d.metadata) {
+                        if let (Some(uid), Some(mf)) = (m.uid, m.managed_fields)
+                            && wanted_uids.contains(&uid)
+                        {
+                            found.insert(uid, mf.0);
+                        }
+                    }
+                }
+                // gone since it was listed: it is answered as listed
+                Err(Failure::Status { code: 404, .. }) => {}
+                Err(f) => failed.push(format!("the managedFields of {what} could not be read: {}", f.describe())),
+            }
+        }
+        drop(s);
+        for (_, res) in read.iter_mut() {
+            for m in res.iter_mut().flatten().filter_map(|d| d.metadata.as_mut()) {
+                if m.managed_fields.is_none()
+                    && let Some(entries) = m.uid.as_ref().and_then(|u| found.get(u))
+                {
+                    m.managed_fields = Some(crate::snapshot::raw::RawManagedFields(entries.clone()));
+                }
+            }
+        }
+        failed
     }
 }
 

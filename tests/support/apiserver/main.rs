@@ -1,4 +1,4 @@
-//! `cargo run --example apiserver -- --snapshot FILE [--port N] [--legacy] [--page N]`: the test
+//! `cargo run --example apiserver -- --snapshot FILE [--port N] [--legacy] [--page N] [--drop MODE]`: the test
 //! API server on its own, to point kubectl or kubectl-gc at by hand.
 
 #[path = "mod.rs"]
@@ -17,8 +17,16 @@ fn main() {
             "--port" => port = args.next().and_then(|p| p.parse().ok()).expect("--port takes a number"),
             "--legacy" => options.aggregated = false,
             "--page" => options.max_page = args.next().and_then(|p| p.parse().ok()).expect("--page takes a number"),
+            "--drop" => {
+                options.drop_managed_fields = match args.next().as_deref() {
+                    Some("honour") => apiserver::DropManagedFields::Honour,
+                    Some("ignore") => apiserver::DropManagedFields::Ignore,
+                    Some("skip") => apiserver::DropManagedFields::Skip,
+                    _ => panic!("--drop takes honour, ignore or skip"),
+                }
+            }
             "-h" | "--help" => {
-                println!("usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N]");
+                println!("usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)]");
                 return;
             }
             other => {

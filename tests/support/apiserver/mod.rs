@@ -2,8 +2,10 @@
 //! runtime), serving a snapshot file with the API's wire behaviour: `/version`, legacy and
 //! aggregated discovery (with the Content-Type kubectl requires), per-group resource lists,
 //! list and get on namespaced and cluster-wide paths with `limit`/`continue`, metadata-only
-//! answers when the Accept header asks for them, label and field selectors, and injected
-//! faults per resource or group. Every request is recorded for assertions.
+//! answers when the Accept header asks for them, label and field selectors, KEP-5958's
+//! `drop=metadata.managedFields` Accept parameter (honoured as a 1.37 server with the
+//! `ManagedFieldsOptOut` gate on, or not: see [`DropManagedFields`]), and injected faults per
+//! resource or group. Every request is recorded for assertions.
 //!
 //! Also the example binary `cargo run --example apiserver -- --snapshot FILE --port N`.
 
@@ -50,6 +52,37 @@ impl Recorded {
     pub fn offers_protobuf(&self) -> bool {
         self.accept.contains("application/vnd.kubernetes.protobuf")
     }
+
+    /// Whether the client asked for answers without managedFields (KEP-5958) anywhere in
+    /// its Accept header.
+    pub fn asks_drop(&self) -> bool {
+        self.accept.split(',').any(|m| drop_param(m).is_some())
+    }
+
+    /// Whether the first media type of the Accept header asks without managedFields.
+    pub fn asks_drop_first(&self) -> bool {
+        self.accept.split(',').next().is_some_and(|m| drop_param(m).is_some())
+    }
+}
+
+/// What the server does with the Accept parameter `drop=metadata.managedFields` (KEP-5958).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropManagedFields {
+    /// A 1.37 server with the `ManagedFieldsOptOut` gate on: answers (JSON and protobuf,
+    /// metadata-only or full) leave managedFields out.
+    Honour,
+    /// A server without the gate or before 1.37: the parameter is unknown, and the apiserver's
+    /// negotiation (`acceptMediaTypeOptions`) records unknown parameters and serves the media
+    /// type as if they were absent, managedFields included.
+    Ignore,
+    /// A stricter server (or proxy) that finds no media type it serves with that parameter and
+    /// goes on to the next entry of the Accept header.
+    Skip,
+}
+
+/// The `drop` parameter's value of one media type of an Accept header.
+fn drop_param(media: &str) -> Option<&str> {
+    media.split(';').skip(1).find_map(|p| p.trim().strip_prefix("drop="))
 }
 
 /// What goes wrong.
@@ -127,11 +160,13 @@ pub struct Options {
     /// Serve metadata-only lists in protobuf to clients that prefer it (as the API server
     /// does, custom resources included); off, JSON only (a server that never speaks it).
     pub protobuf: bool,
+    /// The `drop=metadata.managedFields` Accept parameter (default: honoured).
+    pub drop_managed_fields: DropManagedFields,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { aggregated: true, max_page: 0, faults: Vec::new(), protobuf: true }
+        Options { aggregated: true, max_page: 0, faults: Vec::new(), protobuf: true, drop_managed_fields: DropManagedFields::Honour }
     }
 }
 
@@ -140,12 +175,15 @@ struct Shared {
     aggregated: bool,
     max_page: usize,
     protobuf: bool,
+    drop_managed_fields: Mutex<DropManagedFields>,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
     /// Response body bytes sent (uncompressed), for the benchmark's transfer figures.
     bytes_sent: std::sync::atomic::AtomicU64,
     /// Lists answered in protobuf.
     protobuf_answers: std::sync::atomic::AtomicUsize,
+    /// Answers (lists and gets) that left managedFields out.
+    dropped_answers: std::sync::atomic::AtomicUsize,
 }
 
 /// A running server; stops when dropped.
@@ -166,10 +204,12 @@ impl ApiServer {
             aggregated: options.aggregated,
             max_page: options.max_page,
             protobuf: options.protobuf,
+            drop_managed_fields: Mutex::new(options.drop_managed_fields),
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
             bytes_sent: std::sync::atomic::AtomicU64::new(0),
             protobuf_answers: std::sync::atomic::AtomicUsize::new(0),
+            dropped_answers: std::sync::atomic::AtomicUsize::new(0),
         });
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -204,6 +244,17 @@ impl ApiServer {
         self.shared.log.lock().unwrap().clear();
         self.shared.bytes_sent.store(0, std::sync::atomic::Ordering::Relaxed);
         self.shared.protobuf_answers.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.shared.dropped_answers.store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Answers that left managedFields out since the start (or the last `clear_requests`).
+    pub fn dropped_answers(&self) -> usize {
+        self.shared.dropped_answers.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Switches how `drop=metadata.managedFields` is treated from the next request on.
+    pub fn set_drop_managed_fields(&self, d: DropManagedFields) {
+        *self.shared.drop_managed_fields.lock().unwrap() = d;
     }
 
     /// Response body bytes sent since the start (or the last `clear_requests`).
@@ -325,20 +376,45 @@ enum ListAs {
     Full,
 }
 
-fn negotiate(accept: &str, protobuf: bool) -> ListAs {
+/// Also whether managedFields are left out (the chosen media type's `drop` parameter names
+/// them, and the server honours it).
+fn negotiate(accept: &str, protobuf: bool, d: DropManagedFields) -> (ListAs, bool) {
     for media in accept.split(',').map(str::trim) {
+        let dropping = match (drop_param(media), d) {
+            (None, _) | (Some(_), DropManagedFields::Ignore) => false,
+            (Some(_), DropManagedFields::Skip) => continue,
+            // unknown drop targets are ignored (forward compatibility)
+            (Some(v), DropManagedFields::Honour) => drops_managed_fields(v),
+        };
         let metadata = media.contains("as=PartialObjectMetadataList");
         if media.starts_with("application/vnd.kubernetes.protobuf") && metadata && protobuf {
-            return ListAs::ProtobufMetadata;
+            return (ListAs::ProtobufMetadata, dropping);
         }
         if media.starts_with("application/json") && metadata {
-            return ListAs::JsonMetadata;
+            return (ListAs::JsonMetadata, dropping);
         }
         if media.starts_with("application/json") || media.starts_with("*/*") || media.is_empty() {
-            return ListAs::Full;
+            return (ListAs::Full, dropping);
         }
     }
-    ListAs::Full
+    (ListAs::Full, false)
+}
+
+/// Whether a `drop` value names managedFields (fields are joined with `+`).
+fn drops_managed_fields(v: &str) -> bool {
+    v.split('+').any(|f| f.trim() == "metadata.managedFields")
+}
+
+/// An object without `metadata.managedFields`, where the answer leaves them out.
+fn without_managed_fields(o: &Value, dropping: bool) -> std::borrow::Cow<'_, Value> {
+    if !dropping || o["metadata"].get("managedFields").is_none() {
+        return std::borrow::Cow::Borrowed(o);
+    }
+    let mut o = o.clone();
+    if let Some(m) = o["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
+    std::borrow::Cow::Owned(o)
 }
 
 enum Target<'a> {
@@ -411,6 +487,13 @@ fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str)
     let Some(o) = found else {
         return status(404, "NotFound", &format!("{}{} \"{name}\" not found", res.plural, group_suffix(res)), None);
     };
+    // one object: its first media type decides (the client's GETs offer one)
+    let dropping = *s.drop_managed_fields.lock().unwrap() == DropManagedFields::Honour
+        && accept.split(',').next().and_then(drop_param).is_some_and(drops_managed_fields);
+    if dropping {
+        s.dropped_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let o = &*without_managed_fields(o, dropping);
     if accept.contains("as=PartialObjectMetadata") && !accept.contains("as=PartialObjectMetadataList") {
         let body = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]});
         return json_response(body, METADATA_CONTENT_TYPE);
@@ -452,7 +535,11 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
         meta.insert("continue".into(), format!("offset-{next}").into());
         meta.insert("remainingItemCount".into(), (all.len() - next).into());
     }
-    let answer = negotiate(accept, protobuf);
+    let (answer, dropping) = negotiate(accept, protobuf, *s.drop_managed_fields.lock().unwrap());
+    if dropping {
+        s.dropped_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let page: Vec<std::borrow::Cow<'_, Value>> = page.into_iter().map(|o| without_managed_fields(o, dropping)).collect();
     if answer == ListAs::ProtobufMetadata {
         use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
         let list = pb::PartialObjectMetadataList {
@@ -480,7 +567,7 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
     let items: Vec<Value> = page
         .iter()
         .map(|o| {
-            let mut o = if res.group == "events.k8s.io" { store::as_events_v1(o) } else { (*o).clone() };
+            let mut o = if res.group == "events.k8s.io" { store::as_events_v1(o) } else { (**o).clone() };
             if res.builtin {
                 // built-in list items carry no apiVersion/kind on the wire
                 if let Some(m) = o.as_object_mut() {
