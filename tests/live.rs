@@ -446,6 +446,40 @@ fn exec_credentials_and_impersonation_reach_the_server() {
 }
 
 #[test]
+fn user_extras_client_certificates_and_compression_flags_reach_the_server() {
+    let server = ApiServer::start(&site_basics());
+    let env = Env::new(&server.url(), Some("labs"));
+    // extras go out as Impersonate-Extra-* headers, a key once per value, odd keys escaped
+    let args = ["--as", "jane", "--as-user-extra", "scopes=view", "--as-user-extra", "scopes=edit", "--as-user-extra", "acme.io/team=a b"];
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &[&args[..], &["--disable-compression"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reqs = server.requests();
+    assert!(!reqs.is_empty());
+    for r in &reqs {
+        assert_eq!(r.impersonate_user, "jane");
+        // header names travel lower-cased; the API server unescapes %2f as %2F
+        assert_eq!(r.impersonate_extra, ["scopes=view", "scopes=edit", "acme.io%2fteam=a b"], "{r:?}");
+        assert_eq!(r.accept_encoding, "identity", "{r:?}");
+    }
+    // without --disable-compression the client takes gzip
+    server.clear_requests();
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(server.requests().iter().all(|r| r.accept_encoding.contains("gzip") && r.impersonate_extra.is_empty()));
+    // refused as kubectl refuses them: extras without --as, a malformed extra, a missing cert
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as-user-extra", "k=v"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--as-user-extra requires --as"), "{}", stderr(&o));
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--as", "jane", "--as-user-extra", "novalue"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("KEY=VALUE"), "{}", stderr(&o));
+    let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &["--client-certificate", "/nonexistent/cert.pem"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.starts_with("error: ") && err.contains("/nonexistent/cert.pem") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
 fn proxies_in_the_environment_are_not_used_for_loopback() {
     let server = ApiServer::start(&site_basics());
     let env = Env::new(&server.url(), None);

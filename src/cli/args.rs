@@ -263,6 +263,18 @@ pub struct Connection {
     /// UID to impersonate
     #[arg(long = "as-uid", global = true, value_name = "UID", help_heading = "Connection")]
     pub as_uid: Option<String>,
+    /// User extra to impersonate, KEY=VALUE (repeatable; a key may take several values)
+    #[arg(long = "as-user-extra", global = true, value_name = "KEY=VALUE", help_heading = "Connection")]
+    pub as_user_extra: Vec<String>,
+    /// Path to a client certificate file for TLS
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]
+    pub client_certificate: Option<PathBuf>,
+    /// Path to a client key file for TLS
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]
+    pub client_key: Option<PathBuf>,
+    /// Ask the server not to compress its answers
+    #[arg(long, global = true, help_heading = "Connection")]
+    pub disable_compression: bool,
     /// How long to wait for one server request ("0" = no limit; "30s", "1m")
     #[arg(long, global = true, value_name = "DURATION", help_heading = "Connection")]
     pub request_timeout: Option<String>,

@@ -141,6 +141,17 @@ fn connect_options(c: &Connection) -> Result<ConnectOptions> {
         as_user: c.as_user.clone(),
         as_groups: c.as_group.clone(),
         as_uid: c.as_uid.clone(),
+        as_user_extra: c
+            .as_user_extra
+            .iter()
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+                _ => Err(anyhow::anyhow!("--as-user-extra takes KEY=VALUE, not \"{kv}\"")),
+            })
+            .collect::<Result<_>>()?,
+        client_certificate: c.client_certificate.clone(),
+        client_key: c.client_key.clone(),
+        disable_compression: c.disable_compression,
         request_timeout: match &c.request_timeout {
             Some(s) => request_timeout(s)?,
             None => None,

@@ -23,6 +23,7 @@ pub struct Reader {
     client: kube::Client,
     server: String,
     timeout: Option<Duration>,
+    headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
 /// A successful answer.
@@ -79,10 +80,15 @@ impl Failure {
 }
 
 impl Reader {
-    pub fn new(config: kube::Config, timeout: Option<Duration>) -> Result<Reader, Error> {
+    /// A reader whose every request also carries `headers`.
+    pub fn new(
+        config: kube::Config,
+        timeout: Option<Duration>,
+        headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    ) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
         let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
-        Ok(Reader { client, server, timeout })
+        Ok(Reader { client, server, timeout, headers })
     }
 
     pub fn server(&self) -> &str {
@@ -122,8 +128,11 @@ impl Reader {
     }
 
     async fn get_once(&self, path: &str, accept: &str) -> Result<Answer, (Failure, Option<Duration>)> {
-        let req = http::Request::get(path)
-            .header(http::header::ACCEPT, accept)
+        let mut req = http::Request::get(path).header(http::header::ACCEPT, accept);
+        for (name, value) in &self.headers {
+            req = req.header(name, value);
+        }
+        let req = req
             .body(kube::client::Body::from(Vec::new()))
             .map_err(|e| (Failure::Transport(e.to_string()), None))?;
         let resp = self.client.send(req).await.map_err(|e| (Failure::Transport(transport_message(&e)), None))?;

@@ -31,6 +31,11 @@ pub struct ConnectOptions {
     pub as_user: Option<String>,
     pub as_groups: Vec<String>,
     pub as_uid: Option<String>,
+    /// `--as-user-extra KEY=VALUE`, in order (a key may repeat).
+    pub as_user_extra: Vec<(String, String)>,
+    pub client_certificate: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+    pub disable_compression: bool,
     /// Per request; `None` = no limit (kubectl's "0").
     pub request_timeout: Option<Duration>,
     pub insecure_skip_tls_verify: bool,
@@ -46,11 +51,23 @@ const FLAGS: &str = "kubectl-gc-flags";
 pub struct Loaded {
     pub config: kube::Config,
     pub default_namespace: String,
+    /// Headers every request carries besides kube's own: `Impersonate-Extra-*` (kube reads
+    /// a kubeconfig's extras but does not send them) and `Accept-Encoding: identity` for
+    /// `--disable-compression`.
+    pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
 pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if !o.as_groups.is_empty() && o.as_user.is_none() {
         return Err(Error::Config("--as-group requires --as".into()));
+    }
+    if !o.as_user_extra.is_empty() && o.as_user.is_none() {
+        return Err(Error::Config("--as-user-extra requires --as".into()));
+    }
+    for path in [&o.client_certificate, &o.client_key].into_iter().flatten() {
+        if let Err(e) = std::fs::metadata(path) {
+            return Err(Error::Config(format!("{}: {e}", path.display())));
+        }
     }
     let mut kc = match read_kubeconfig(o)? {
         Some(kc) => kc,
@@ -104,7 +121,11 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     }
 
     // User flags edit the user the context resolves to (creating one when there is none).
-    let wants_user_edit = o.token.is_some() || o.as_user.is_some() || o.as_uid.is_some();
+    let wants_user_edit = o.token.is_some()
+        || o.as_user.is_some()
+        || o.as_uid.is_some()
+        || o.client_certificate.is_some()
+        || o.client_key.is_some();
     if wants_user_edit || user_name.is_none() {
         let name = user_name.clone().unwrap_or_else(|| FLAGS.to_string());
         if !kc.auth_infos.iter().any(|a| a.name == name) {
@@ -128,6 +149,14 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         if let Some(u) = &o.as_uid {
             auth.impersonate_uid = Some(u.clone());
         }
+        if let Some(p) = &o.client_certificate {
+            auth.client_certificate = Some(p.display().to_string());
+            auth.client_certificate_data = None;
+        }
+        if let Some(p) = &o.client_key {
+            auth.client_key = Some(p.display().to_string());
+            auth.client_key_data = None;
+        }
         user_name = Some(name);
     }
 
@@ -150,7 +179,32 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         config.proxy_url = None;
     }
     let default_namespace = config.default_namespace.clone();
-    Ok(Loaded { config, default_namespace })
+    let mut headers = Vec::new();
+    for (key, value) in &o.as_user_extra {
+        let name = http::HeaderName::from_bytes(format!("impersonate-extra-{}", escape_extra_key(key)).as_bytes())
+            .map_err(|e| Error::Config(format!("--as-user-extra {key}: {e}")))?;
+        let value = http::HeaderValue::from_str(value).map_err(|e| Error::Config(format!("--as-user-extra {key}: {e}")))?;
+        headers.push((name, value));
+    }
+    if o.disable_compression {
+        headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
+    }
+    Ok(Loaded { config, default_namespace, headers })
+}
+
+/// An extra's key as client-go writes it into a header name: characters a header name cannot
+/// hold are percent-encoded (the API server decodes them).
+fn escape_extra_key(key: &str) -> String {
+    let mut out = String::new();
+    for b in key.bytes() {
+        let legal = b.is_ascii_alphanumeric() || b"!#$&'*+-.^_`|~".contains(&b);
+        if legal && b != b'%' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The kubeconfig kubectl would read, or `None` when there is none at all.

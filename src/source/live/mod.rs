@@ -118,7 +118,7 @@ pub struct Session {
 /// Loads the kubeconfig and builds the client (no request is sent yet).
 pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
     let loaded = kubeconfig::load(o).await?;
-    Ok(Session { reader: Reader::new(loaded.config, o.request_timeout)?, default_namespace: loaded.default_namespace })
+    Ok(Session { reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?, default_namespace: loaded.default_namespace })
 }
 
 /// What to read.

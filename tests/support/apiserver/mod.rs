@@ -41,6 +41,9 @@ pub struct Recorded {
     pub accept: String,
     pub authorization: String,
     pub impersonate_user: String,
+    /// `Impersonate-Extra-*` headers as `key=value` (the key as sent), in order.
+    pub impersonate_extra: Vec<String>,
+    pub accept_encoding: String,
 }
 
 impl Recorded {
@@ -291,9 +294,14 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
-    let (authorization, impersonate_user) = {
+    let (authorization, impersonate_user, accept_encoding, impersonate_extra) = {
         let header_of = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-        (header_of("authorization"), header_of("impersonate-user"))
+        let extra: Vec<String> = req
+            .headers()
+            .iter()
+            .filter_map(|(n, v)| Some(format!("{}={}", n.as_str().strip_prefix("impersonate-extra-")?, v.to_str().ok()?)))
+            .collect();
+        (header_of("authorization"), header_of("impersonate-user"), header_of("accept-encoding"), extra)
     };
     s.log.lock().unwrap().push(Recorded {
         method: req.method().to_string(),
@@ -302,6 +310,8 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
         accept: accept.clone(),
         authorization,
         impersonate_user,
+        impersonate_extra,
+        accept_encoding,
     });
     let method = req.method().clone();
     drop(req);
