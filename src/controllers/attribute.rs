@@ -122,7 +122,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
     for m in &managers {
         let found = l.workloads.named_or_running(m);
         for &w in &found {
-            let by_name = l.workloads.is_named(g, w, m);
+            let by_name = l.workloads.is_named(w, m);
             if by_name || cands.contains_key(&w) || found.len() == 1 {
                 cands.entry(w).or_default().score += if by_name { MANAGER_NAME } else { MANAGER_CONTAINER };
             }

@@ -226,8 +226,8 @@ impl<'g> Workloads<'g> {
         v
     }
 
-    pub fn is_named(&self, g: &Graph, wl: NodeId, name: &str) -> bool {
-        g.object(wl).is_some_and(|o| o.name == name)
+    pub fn is_named(&self, wl: NodeId, name: &str) -> bool {
+        self.g.object(wl).is_some_and(|o| o.name == name)
     }
 }
 

@@ -465,7 +465,7 @@ impl Graph {
         };
         let start = bisect(0, self.observed, |i| ns(i) < namespace);
         let end = bisect(start, self.observed, |i| ns(i) <= namespace);
-        (start..end).filter_map(move |i| Some((NodeId(i as u32), self.object(NodeId(i as u32))?)))
+        self.observed_in(start..end)
     }
 
     /// A node's identity: its object's coordinates, or a virtual node's reference's.
@@ -553,13 +553,12 @@ impl Graph {
 
     /// Observed nodes in a stable order (namespace, kind, name), for output.
     pub fn observed(&self) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
-        self.nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| match n.presence {
-                Presence::Observed(oi) => Some((NodeId(i as u32), &self.snapshot.objects[oi])),
-                Presence::Virtual => None,
-            })
+        self.observed_in(0..self.observed)
+    }
+
+    /// Observed nodes (all of `0..observed`) in a range of node ids, with their objects.
+    fn observed_in(&self, ids: std::ops::Range<usize>) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
+        ids.filter_map(move |i| Some((NodeId(i as u32), self.object(NodeId(i as u32))?)))
     }
 
     /// Whether the owner type of a reference is namespaced, if the mapper knows it.

@@ -154,6 +154,16 @@ pub struct ReadOptions<'a> {
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
 }
 
+impl ReadOptions<'_> {
+    /// One request more done out of `total`.
+    fn tick(&self, done: &mut usize, total: usize) {
+        *done += 1;
+        if let Some(p) = self.progress {
+            p(Progress { done: *done, total });
+        }
+    }
+}
+
 impl Session {
     /// Discovers the served types (see [`discovery::discover`]).
     pub async fn discover(&self, concurrency: usize) -> Result<Discovery, Error> {
@@ -328,10 +338,7 @@ impl Session {
                 })
                 .buffered(o.concurrency.max(1));
             while let Some(r) = s.next().await {
-                done += 1;
-                if let Some(p) = o.progress {
-                    p(Progress { done, total });
-                }
+                o.tick(&mut done, total);
                 second.push(r);
             }
         }
@@ -387,16 +394,10 @@ impl Session {
         done: &mut usize,
         total: &mut usize,
     ) -> (Vec<RawDoc>, Vec<String>) {
-        let progress = |done: usize, total: usize| {
-            if let Some(p) = o.progress {
-                p(Progress { done, total });
-            }
-        };
         if names.len() > CRD_GETS {
             *total += 1;
             let res = list::list(&self.reader, t, None, true).await;
-            *done += 1;
-            progress(*done, *total);
+            o.tick(done, *total);
             return match res {
                 Ok(docs) => (docs.into_iter().filter(|d| d.metadata.as_ref().and_then(|m| m.name.as_ref()).is_some_and(|n| names.contains(n))).collect(), Vec::new()),
                 Err(f) => (Vec::new(), vec![format!("{} could not be read in full: {}", t.qualified(), f.describe())]),
@@ -411,8 +412,7 @@ impl Session {
             .buffered(o.concurrency.max(1));
         let (mut docs, mut failed) = (Vec::new(), Vec::new());
         while let Some((n, res)) = s.next().await {
-            *done += 1;
-            progress(*done, *total);
+            o.tick(done, *total);
             match res {
                 Ok(doc) => docs.push(doc),
                 Err(Failure::Status { code: 404, .. }) => {}
@@ -440,10 +440,7 @@ impl Session {
         let mut out = Vec::with_capacity(tasks.len());
         let mut dropped = Vec::with_capacity(tasks.len());
         while let Some((task, res)) = s.next().await {
-            *done += 1;
-            if let Some(p) = o.progress {
-                p(Progress { done: *done, total: *total });
-            }
+            o.tick(done, *total);
             dropped.push(res.as_ref().is_ok_and(|l| l.managed_fields_dropped));
             out.push((task, res.map(|l| l.docs)));
         }
@@ -538,10 +535,7 @@ impl Session {
         let mut found: HashMap<String, Vec<crate::snapshot::object::FinalizerManager>> = HashMap::new();
         let mut failed = Vec::new();
         while let Some((what, res)) = s.next().await {
-            *done += 1;
-            if let Some(p) = o.progress {
-                p(Progress { done: *done, total: *total });
-            }
+            o.tick(done, *total);
             match res {
                 Ok(docs) => {
                     for m in docs.into_iter().filter_map(|d| d.metadata) {
