@@ -91,7 +91,11 @@ fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&dir).expect("target/bench");
     let bin = release_binary();
-    println!("kubectl-gc benchmark — {} cores, {}", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), machine());
+    println!(
+        "kubectl-gc benchmark — {} cores, {}",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        machine()
+    );
     println!("binary: {}", bin.display());
     // Every file first, and the binary's end-to-end runs before this process holds anything
     // big: Linux reports a child's peak memory including what its parent held when it forked.
@@ -99,14 +103,27 @@ fn main() {
     for &n in &args.sizes {
         let opts = synth::Options { objects: n, ..Default::default() };
         let file = dir.join(format!("synth-{n}.json"));
-        let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create"))).expect("generate");
+        let (count, lm) =
+            synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
+                .expect("generate");
         let (stuck_plural, stuck_ns, stuck_name) = lm.stuck.clone().expect("the generator plants a stuck object");
         let mut e2e = Duration::MAX;
         let mut rss = 0;
         // best of three at every size, so that the 1M / 100k ratio compares like with like
         for _ in 0..3 {
             let mut cmd = std::process::Command::new(&bin);
-            cmd.args(["why-stuck", &format!("{stuck_plural}/{stuck_name}"), "-n", &stuck_ns, "-o", "json", "--now", synth::NOW, "--snapshot"]).arg(&file);
+            cmd.args([
+                "why-stuck",
+                &format!("{stuck_plural}/{stuck_name}"),
+                "-n",
+                &stuck_ns,
+                "-o",
+                "json",
+                "--now",
+                synth::NOW,
+                "--snapshot",
+            ])
+            .arg(&file);
             let t = Instant::now();
             let (r, code) = peak_rss_of(&mut cmd);
             e2e = e2e.min(t.elapsed());
@@ -138,7 +155,8 @@ fn main() {
             None => println!("  naive: skipped above --naive-up-to"),
         }
 
-        let (load, snapshot) = best(runs, || kubectl_gc::source::file::load(std::slice::from_ref(&file)).expect("load"));
+        let (load, snapshot) =
+            best(runs, || kubectl_gc::source::file::load(std::slice::from_ref(&file)).expect("load"));
         let (graph_t, g) = best(1, || Graph::build(snapshot.clone()));
         drop(snapshot);
         let now: k8s_openapi::jiff::Timestamp = synth::NOW.parse().unwrap();
@@ -151,22 +169,40 @@ fn main() {
         assert!(d.stuck, "the planted object is stuck");
         let ns = lm.namespace.clone().expect("namespace");
         let ns_node = g.find("", "Namespace", None, &ns).expect("namespace node");
-        let popts = kubectl_gc::plan::PlanOptions { cascade: kubectl_gc::plan::Cascade::Background, assume_finalizers: None, now };
+        let popts = kubectl_gc::plan::PlanOptions {
+            cascade: kubectl_gc::plan::Cascade::Background,
+            assume_finalizers: None,
+            now,
+        };
         let (plan_t, p) = best(runs, || kubectl_gc::plan::plan(&g, &live, ns_node, &popts));
         println!("  load (read + parse + validate)        {}", secs(load));
         println!("  graph                                 {}", secs(graph_t));
         println!("  controller index (Liveness::new)      {}", secs(liveness_t));
         println!("  why-stuck {stuck_plural}/{stuck_name}   {}", secs(why_t));
-        println!("  plan ns/{ns} ({} removed, {} blocked)  {}", p.result.removed.len(), p.result.blocked.len(), secs(plan_t));
-        println!("  kubectl-gc why-stuck (whole process)  {}   peak RSS {:.0} MB = {:.2}× the file (target ≤ 2.5×)", secs(e2e), rss as f64 / 1e6, rss as f64 / bytes as f64);
+        println!(
+            "  plan ns/{ns} ({} removed, {} blocked)  {}",
+            p.result.removed.len(),
+            p.result.blocked.len(),
+            secs(plan_t)
+        );
+        println!(
+            "  kubectl-gc why-stuck (whole process)  {}   peak RSS {:.0} MB = {:.2}× the file (target ≤ 2.5×)",
+            secs(e2e),
+            rss as f64 / 1e6,
+            rss as f64 / bytes as f64
+        );
         println!(
             "  ratios: why-stuck process / syntax floor = {:.2}× (target ≤ 3×){}",
             e2e.as_secs_f64() / syntax.as_secs_f64(),
-            naive.map(|nv| format!(", / naive parse = {:.2}× (target ≤ 0.3×)", e2e.as_secs_f64() / nv.as_secs_f64())).unwrap_or_default()
+            naive
+                .map(|nv| format!(", / naive parse = {:.2}× (target ≤ 0.3×)", e2e.as_secs_f64() / nv.as_secs_f64()))
+                .unwrap_or_default()
         );
         why_stuck_by_size.push((n, e2e));
     }
-    if let (Some(small), Some(big)) = (why_stuck_by_size.iter().find(|x| x.0 == 100_000), why_stuck_by_size.iter().find(|x| x.0 == 1_000_000)) {
+    if let (Some(small), Some(big)) =
+        (why_stuck_by_size.iter().find(|x| x.0 == 100_000), why_stuck_by_size.iter().find(|x| x.0 == 1_000_000))
+    {
         println!("\n1M / 100k why-stuck time: {:.1}× (target ≤ 11×)", big.1.as_secs_f64() / small.1.as_secs_f64());
     }
     if !args.skip_live {
@@ -187,13 +223,20 @@ fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Me
     let t = Instant::now();
     let out = cmd.output().expect("run");
     let wall = t.elapsed();
-    assert!(out.status.code().is_some_and(|c| c == 0 || c == 2), "{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 2),
+        "{:?} failed: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reqs = server.requests();
     let discovery_requests = reqs
         .iter()
         .filter(|r| {
             let segments = r.path.split('/').filter(|s| !s.is_empty()).count();
-            r.path == "/version" || (r.path.starts_with("/api/") || r.path == "/api") && segments <= 2 || r.path.starts_with("/apis") && segments <= 3
+            r.path == "/version"
+                || (r.path.starts_with("/api/") || r.path == "/api") && segments <= 2
+                || r.path.starts_with("/apis") && segments <= 3
         })
         .count();
     Measured { wall, requests: reqs.len(), discovery_requests, bytes: server.bytes_sent() }
@@ -211,8 +254,12 @@ fn hermetic(cmd: &mut std::process::Command, home: &Path, kubeconfig: &Path) {
 fn live(dir: &Path, bin: &Path, n: usize) {
     let opts = synth::Options { objects: n, full: true, ..Default::default() };
     let file = dir.join(format!("synth-full-{n}.json"));
-    let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create"))).expect("generate");
-    println!("\n== live: {count} objects ({} namespaces, full objects as the API serves them), test API server on 127.0.0.1", opts.namespaces);
+    let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
+        .expect("generate");
+    println!(
+        "\n== live: {count} objects ({} namespaces, full objects as the API serves them), test API server on 127.0.0.1",
+        opts.namespaces
+    );
     let server = apiserver::ApiServer::start(&file);
     let tmp = dir.join("live-home");
     let _ = std::fs::remove_dir_all(&tmp);
@@ -227,7 +274,8 @@ fn live(dir: &Path, bin: &Path, n: usize) {
 
     // kubectl-gc tree -A, cold discovery cache
     let mut gc = std::process::Command::new(bin);
-    gc.args(["tree", &format!("deploy/{dname}"), "-n", &dns, "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache"));
+    gc.args(["tree", &format!("deploy/{dname}"), "-n", &dns, "-A", "-o", "json", "--cache-dir"])
+        .arg(tmp.join("gc-cache"));
     hermetic(&mut gc, &tmp, &kubeconfig);
     let ours = measure(&server, &mut gc);
     let ours_protobuf = server.protobuf_answers();
@@ -235,7 +283,9 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     // `ManagedFieldsOptOut` gate off): `drop=metadata.managedFields` is ignored
     server.set_drop_managed_fields(apiserver::DropManagedFields::Ignore);
     let mut gc_old = std::process::Command::new(bin);
-    gc_old.args(["tree", &format!("deploy/{dname}"), "-n", &dns, "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache-old"));
+    gc_old
+        .args(["tree", &format!("deploy/{dname}"), "-n", &dns, "-A", "-o", "json", "--cache-dir"])
+        .arg(tmp.join("gc-cache-old"));
     hermetic(&mut gc_old, &tmp, &kubeconfig);
     let ours_old = measure(&server, &mut gc_old);
     server.set_drop_managed_fields(apiserver::DropManagedFields::Honour);
@@ -254,15 +304,24 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     get.args(["get", &names.join(","), "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("kubectl-cache"));
     hermetic(&mut get, &tmp, &kubeconfig);
     let mut theirs = measure(&server, &mut get);
-    let mut their_accepts: Vec<String> = server.requests().iter().filter(|r| r.query.contains("limit=")).map(|r| r.accept.clone()).collect();
+    let mut their_accepts: Vec<String> =
+        server.requests().iter().filter(|r| r.query.contains("limit=")).map(|r| r.accept.clone()).collect();
     their_accepts.sort();
     their_accepts.dedup();
     theirs.wall = t.elapsed();
     theirs.requests += disc_reqs;
     theirs.bytes += disc_bytes;
 
-    println!("  kubectl-gc tree deploy/{dname} -A      {}  {:>5} requests ({} discovery)  {:>7.1} MB", secs(ours.wall), ours.requests, ours.discovery_requests, ours.bytes as f64 / 1e6);
-    println!("    ({ours_protobuf} metadata lists answered in protobuf; the server honours drop=metadata.managedFields, KEP-5958, alpha in 1.37)");
+    println!(
+        "  kubectl-gc tree deploy/{dname} -A      {}  {:>5} requests ({} discovery)  {:>7.1} MB",
+        secs(ours.wall),
+        ours.requests,
+        ours.discovery_requests,
+        ours.bytes as f64 / 1e6
+    );
+    println!(
+        "    ({ours_protobuf} metadata lists answered in protobuf; the server honours drop=metadata.managedFields, KEP-5958, alpha in 1.37)"
+    );
     println!(
         "  … against a server without it         {}  {:>5} requests ({} discovery)  {:>7.1} MB",
         secs(ours_old.wall),
@@ -270,7 +329,13 @@ fn live(dir: &Path, bin: &Path, n: usize) {
         ours_old.discovery_requests,
         ours_old.bytes as f64 / 1e6
     );
-    println!("  kubectl get <{} types> -A -o json  {}  {:>5} requests  {:>7.1} MB", names.len(), secs(theirs.wall), theirs.requests, theirs.bytes as f64 / 1e6);
+    println!(
+        "  kubectl get <{} types> -A -o json  {}  {:>5} requests  {:>7.1} MB",
+        names.len(),
+        secs(theirs.wall),
+        theirs.requests,
+        theirs.bytes as f64 / 1e6
+    );
     println!("    (kubectl's lists asked for: {})", their_accepts.join(" | "));
     println!(
         "  ratio: {:.1}× faster, {:.1}× fewer bytes (targets ≥ 5×, ≥ 3×); discovery in {} requests (target ≤ 3)",
@@ -287,7 +352,8 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     // why-stuck on a namespaced object: what the cheap path transfers
     let (plural, sns, sname) = lm.stuck.clone().expect("a stuck object");
     let mut ws = std::process::Command::new(bin);
-    ws.args(["why-stuck", &format!("{plural}/{sname}"), "-n", &sns, "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache"));
+    ws.args(["why-stuck", &format!("{plural}/{sname}"), "-n", &sns, "-o", "json", "--cache-dir"])
+        .arg(tmp.join("gc-cache"));
     hermetic(&mut ws, &tmp, &kubeconfig);
     let cheap = measure(&server, &mut ws);
     println!(
@@ -303,6 +369,10 @@ fn live(dir: &Path, bin: &Path, n: usize) {
 fn machine() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }

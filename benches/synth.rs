@@ -20,7 +20,7 @@
 
 use std::io::Write;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -36,7 +36,16 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { objects: 10_000, namespaces: 100, crds: 300, crd_groups: 30, seed: 1, full: false, managed_fields: true, chain_depth: 1000 }
+        Options {
+            objects: 10_000,
+            namespaces: 100,
+            crds: 300,
+            crd_groups: 30,
+            seed: 1,
+            full: false,
+            managed_fields: true,
+            chain_depth: 1000,
+        }
     }
 }
 
@@ -124,8 +133,15 @@ impl<W: Write> Writer<W> {
             annotate(&kind, &mut o);
         }
         if self.opts.managed_fields {
-            let manager = o["metadata"]["labels"]["app.kubernetes.io/managed-by"].as_str().unwrap_or("kube-controller-manager").to_string();
-            o["metadata"]["managedFields"] = if self.opts.full { Value::Array(managed_fields(&kind, &o)) } else { uniform_managed_fields(&manager, &o) };
+            let manager = o["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+                .as_str()
+                .unwrap_or("kube-controller-manager")
+                .to_string();
+            o["metadata"]["managedFields"] = if self.opts.full {
+                Value::Array(managed_fields(&kind, &o))
+            } else {
+                uniform_managed_fields(&manager, &o)
+            };
             let api_version = o["apiVersion"].clone();
             if let Some(fins) = o["metadata"]["finalizers"].as_array().cloned() {
                 let mut set = serde_json::Map::new();
@@ -141,7 +157,20 @@ impl<W: Write> Writer<W> {
         if self.opts.full {
             full_body(&kind, &mut o, self.count);
         } else {
-            let keep = matches!(kind.as_str(), "Namespace" | "Node" | "Pod" | "Lease" | "CustomResourceDefinition" | "Deployment" | "ReplicaSet" | "StatefulSet" | "ClusterRole" | "ClusterRoleBinding" | "PersistentVolumeClaim");
+            let keep = matches!(
+                kind.as_str(),
+                "Namespace"
+                    | "Node"
+                    | "Pod"
+                    | "Lease"
+                    | "CustomResourceDefinition"
+                    | "Deployment"
+                    | "ReplicaSet"
+                    | "StatefulSet"
+                    | "ClusterRole"
+                    | "ClusterRoleBinding"
+                    | "PersistentVolumeClaim"
+            );
             if !keep {
                 let m = o.as_object_mut().unwrap();
                 m.retain(|k, _| k == "apiVersion" || k == "kind" || k == "metadata");
@@ -172,9 +201,18 @@ fn owner(api_version: &str, kind: &str, name: &str, uid: &str) -> Value {
 
 /// Writes the cluster; returns the number of objects and the landmarks.
 pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landmarks)> {
-    let mut s = Writer { w, first: true, count: 0, rng: Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1), opts: opts.clone() };
+    let mut s = Writer {
+        w,
+        first: true,
+        count: 0,
+        rng: Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+        opts: opts.clone(),
+    };
     let mut lm = Landmarks::default();
-    s.w.write_all(format!("{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":{{}},\"capturedAt\":\"{NOW}\",\"items\":[\n").as_bytes())?;
+    s.w.write_all(
+        format!("{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"metadata\":{{}},\"capturedAt\":\"{NOW}\",\"items\":[\n")
+            .as_bytes(),
+    )?;
     let created = "2026-11-20T10:00:00Z";
     // control plane
     for ns in ["kube-system", "default"] {
@@ -210,7 +248,8 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
         let sa = s.uid();
         s.emit(json!({"apiVersion":"v1","kind":"ServiceAccount","metadata":meta("operator",Some(&ns),&sa,created)}))?;
         let cr = s.uid();
-        let resources: Vec<String> = kinds.iter().filter(|k| k.0 == group).flat_map(|k| [k.2.clone(), format!("{}/finalizers", k.2)]).collect();
+        let resources: Vec<String> =
+            kinds.iter().filter(|k| k.0 == group).flat_map(|k| [k.2.clone(), format!("{}/finalizers", k.2)]).collect();
         s.emit(json!({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":meta(&format!("operator-{g}"),None,&cr,created),
             "rules":[{"apiGroups":[group],"resources":resources,"verbs":["get","list","watch","update","patch"]}]}))?;
         let crb = s.uid();
@@ -269,8 +308,10 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
                 // Deployment → ReplicaSet → 3 Pods
                 0..=3 => {
                     let d = s.uid();
-                    s.emit(json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":meta(&base,Some(ns),&d,created),
-                        "spec":{"replicas":3},"status":{"replicas":3,"readyReplicas":3}}))?;
+                    s.emit(
+                        json!({"apiVersion":"apps/v1","kind":"Deployment","metadata":meta(&base,Some(ns),&d,created),
+                        "spec":{"replicas":3},"status":{"replicas":3,"readyReplicas":3}}),
+                    )?;
                     if lm.deployment.is_none() {
                         lm.deployment = Some((ns.clone(), base.clone()));
                     }
@@ -290,7 +331,8 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
                     // those of its recent rollouts): counted in the object budget
                     if opts.full && s.count < opts.objects {
                         let n = s.count as u64;
-                        let eu = format!("{:08x}-e0e0-4e0e-8e0e-{:012x}", n.wrapping_mul(2_654_435_761) & 0xffff_ffff, n);
+                        let eu =
+                            format!("{:08x}-e0e0-4e0e-8e0e-{:012x}", n.wrapping_mul(2_654_435_761) & 0xffff_ffff, n);
                         s.emit(json!({"apiVersion":"v1","kind":"Event",
                             "metadata":{"name":format!("{base}.{:016x}", n.wrapping_mul(0x9E37_79B9_7F4A_7C15)),"namespace":ns,"uid":eu,"resourceVersion":"1","creationTimestamp":created},
                             "involvedObject":{"kind":"Deployment","namespace":ns,"name":base,"uid":d,"apiVersion":"apps/v1","resourceVersion":"1"},
@@ -398,9 +440,11 @@ fn annotate(kind: &str, o: &mut Value) {
             let r = o["spec"]["replicas"].as_u64().unwrap_or(1);
             json!({"deployment.kubernetes.io/desired-replicas": r.to_string(), "deployment.kubernetes.io/max-replicas": (r + 1).to_string(), "deployment.kubernetes.io/revision": "1"})
         }
-        "PersistentVolumeClaim" => json!({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
+        "PersistentVolumeClaim" => {
+            json!({"pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes",
             "volume.beta.kubernetes.io/storage-provisioner": "rancher.io/local-path", "volume.kubernetes.io/selected-node": "node-0",
-            "volume.kubernetes.io/storage-provisioner": "rancher.io/local-path"}),
+            "volume.kubernetes.io/storage-provisioner": "rancher.io/local-path"})
+        }
         _ => return,
     };
     o["metadata"]["annotations"] = a;
@@ -427,7 +471,8 @@ fn fset(dot: bool, names: &[&str]) -> Value {
 }
 
 fn labels_set(o: &Value) -> Value {
-    let names: Vec<String> = o["metadata"]["labels"].as_object().map(|l| l.keys().cloned().collect()).unwrap_or_default();
+    let names: Vec<String> =
+        o["metadata"]["labels"].as_object().map(|l| l.keys().cloned().collect()).unwrap_or_default();
     fset(true, &names.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
@@ -495,46 +540,132 @@ fn managed_fields(kind: &str, o: &Value) -> Vec<Value> {
             let sts = o["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet";
             let extra: Vec<(&str, Value)> = if sts { vec![] } else { vec![("f:generateName", json!({}))] };
             vec![
-                mf(kcm, av, t0, None, json!({"f:metadata": meta_set(o, &extra), "f:spec": pod_spec_set(true, if sts { "data" } else { "config" })})),
-                mf("kubelet", av, t1, Some("status"), json!({"f:status": {
+                mf(
+                    kcm,
+                    av,
+                    t0,
+                    None,
+                    json!({"f:metadata": meta_set(o, &extra), "f:spec": pod_spec_set(true, if sts { "data" } else { "config" })}),
+                ),
+                mf(
+                    "kubelet",
+                    av,
+                    t1,
+                    Some("status"),
+                    json!({"f:status": {
                     "f:conditions": {"k:{\"type\":\"ContainersReady\"}": fset(true, &["lastProbeTime", "lastTransitionTime", "status", "type"]),
                                      "k:{\"type\":\"Initialized\"}": fset(true, &["lastProbeTime", "lastTransitionTime", "status", "type"]),
                                      "k:{\"type\":\"PodReadyToStartContainers\"}": fset(true, &["lastProbeTime", "lastTransitionTime", "status", "type"]),
                                      "k:{\"type\":\"Ready\"}": fset(true, &["lastProbeTime", "lastTransitionTime", "status", "type"])},
                     "f:containerStatuses": {}, "f:hostIP": {}, "f:hostIPs": {}, "f:phase": {}, "f:podIP": {},
-                    "f:podIPs": {".": {}, "k:{\"ip\":\"10.244.3.17\"}": fset(true, &["ip"])}, "f:startTime": {}}})),
+                    "f:podIPs": {".": {}, "k:{\"ip\":\"10.244.3.17\"}": fset(true, &["ip"])}, "f:startTime": {}}}),
+                ),
             ]
         }
         "ReplicaSet" => vec![
-            mf(kcm, av, t0, None, json!({"f:metadata": meta_set(o, &[("f:annotations", fset(true, &["deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas", "deployment.kubernetes.io/revision"]))]),
-                "f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": template(&["pod-template-hash"])}})),
-            mf(kcm, av, t1, Some("status"), json!({"f:status": fset(false, &["availableReplicas", "fullyLabeledReplicas", "observedGeneration", "readyReplicas", "replicas"])})),
+            mf(
+                kcm,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[("f:annotations", fset(true, &["deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas", "deployment.kubernetes.io/revision"]))]),
+                "f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": template(&["pod-template-hash"])}}),
+            ),
+            mf(
+                kcm,
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": fset(false, &["availableReplicas", "fullyLabeledReplicas", "observedGeneration", "readyReplicas", "replicas"])}),
+            ),
         ],
         "Deployment" => vec![
-            mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {}, "f:selector": {},
-                "f:strategy": {"f:rollingUpdate": fset(true, &["maxSurge", "maxUnavailable"]), "f:type": {}}, "f:template": template(&[])}})),
-            mf(kcm, av, t1, None, json!({"f:metadata": {"f:annotations": fset(true, &["deployment.kubernetes.io/revision"])}})),
-            mf(kcm, av, t1, Some("status"), json!({"f:status": {"f:availableReplicas": {}, "f:conditions": {".": {},
+            mf(
+                by,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {}, "f:selector": {},
+                "f:strategy": {"f:rollingUpdate": fset(true, &["maxSurge", "maxUnavailable"]), "f:type": {}}, "f:template": template(&[])}}),
+            ),
+            mf(
+                kcm,
+                av,
+                t1,
+                None,
+                json!({"f:metadata": {"f:annotations": fset(true, &["deployment.kubernetes.io/revision"])}}),
+            ),
+            mf(
+                kcm,
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": {"f:availableReplicas": {}, "f:conditions": {".": {},
                 "k:{\"type\":\"Available\"}": fset(true, &["lastTransitionTime", "lastUpdateTime", "message", "reason", "status", "type"]),
                 "k:{\"type\":\"Progressing\"}": fset(true, &["lastTransitionTime", "lastUpdateTime", "message", "reason", "status", "type"])},
-                "f:observedGeneration": {}, "f:readyReplicas": {}, "f:replicas": {}, "f:updatedReplicas": {}}})),
+                "f:observedGeneration": {}, "f:readyReplicas": {}, "f:replicas": {}, "f:updatedReplicas": {}}}),
+            ),
         ],
         "StatefulSet" => vec![
-            mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:persistentVolumeClaimRetentionPolicy": fset(true, &["whenDeleted", "whenScaled"]),
+            mf(
+                by,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:persistentVolumeClaimRetentionPolicy": fset(true, &["whenDeleted", "whenScaled"]),
                 "f:podManagementPolicy": {}, "f:replicas": {}, "f:revisionHistoryLimit": {}, "f:selector": {}, "f:serviceName": {}, "f:template": template(&[]),
-                "f:updateStrategy": {"f:rollingUpdate": fset(true, &["partition"]), "f:type": {}}, "f:volumeClaimTemplates": {}}})),
-            mf(kcm, av, t1, Some("status"), json!({"f:status": fset(false, &["availableReplicas", "collisionCount", "currentReplicas", "currentRevision", "observedGeneration", "readyReplicas", "replicas", "updateRevision", "updatedReplicas"])})),
+                "f:updateStrategy": {"f:rollingUpdate": fset(true, &["partition"]), "f:type": {}}, "f:volumeClaimTemplates": {}}}),
+            ),
+            mf(
+                kcm,
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": fset(false, &["availableReplicas", "collisionCount", "currentReplicas", "currentRevision", "observedGeneration", "readyReplicas", "replicas", "updateRevision", "updatedReplicas"])}),
+            ),
         ],
         "PersistentVolumeClaim" => vec![
-            mf(kcm, av, t0, None, json!({"f:metadata": meta_set(o, &[("f:annotations", fset(true, &["pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller", "volume.beta.kubernetes.io/storage-provisioner", "volume.kubernetes.io/storage-provisioner"]))]),
-                "f:spec": {"f:accessModes": {}, "f:resources": {"f:requests": fset(true, &["storage"])}, "f:volumeMode": {}, "f:volumeName": {}}})),
-            mf("kube-scheduler", av, t0, None, json!({"f:metadata": {"f:annotations": {"f:volume.kubernetes.io/selected-node": {}}}})),
-            mf(kcm, av, t1, Some("status"), json!({"f:status": {"f:accessModes": {}, "f:capacity": fset(true, &["storage"]), "f:phase": {}}})),
+            mf(
+                kcm,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[("f:annotations", fset(true, &["pv.kubernetes.io/bind-completed", "pv.kubernetes.io/bound-by-controller", "volume.beta.kubernetes.io/storage-provisioner", "volume.kubernetes.io/storage-provisioner"]))]),
+                "f:spec": {"f:accessModes": {}, "f:resources": {"f:requests": fset(true, &["storage"])}, "f:volumeMode": {}, "f:volumeName": {}}}),
+            ),
+            mf(
+                "kube-scheduler",
+                av,
+                t0,
+                None,
+                json!({"f:metadata": {"f:annotations": {"f:volume.kubernetes.io/selected-node": {}}}}),
+            ),
+            mf(
+                kcm,
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": {"f:accessModes": {}, "f:capacity": fset(true, &["storage"]), "f:phase": {}}}),
+            ),
         ],
-        "ConfigMap" => vec![mf(by, av, t0, None, json!({"f:data": fset(true, &["app.yaml"]), "f:metadata": meta_set(o, &[])}))],
-        "Secret" => vec![mf(by, av, t0, None, json!({"f:data": fset(true, &["password", "username"]), "f:metadata": meta_set(o, &[]), "f:type": {}}))],
-        "Service" => vec![mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:internalTrafficPolicy": {},
-            "f:ports": {".": {}, "k:{\"port\":80,\"protocol\":\"TCP\"}": fset(true, &["name", "port", "protocol", "targetPort"])}, "f:selector": {}, "f:sessionAffinity": {}, "f:type": {}}}))],
+        "ConfigMap" => {
+            vec![mf(by, av, t0, None, json!({"f:data": fset(true, &["app.yaml"]), "f:metadata": meta_set(o, &[])}))]
+        }
+        "Secret" => vec![mf(
+            by,
+            av,
+            t0,
+            None,
+            json!({"f:data": fset(true, &["password", "username"]), "f:metadata": meta_set(o, &[]), "f:type": {}}),
+        )],
+        "Service" => vec![mf(
+            by,
+            av,
+            t0,
+            None,
+            json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:internalTrafficPolicy": {},
+            "f:ports": {".": {}, "k:{\"port\":80,\"protocol\":\"TCP\"}": fset(true, &["name", "port", "protocol", "targetPort"])}, "f:selector": {}, "f:sessionAffinity": {}, "f:type": {}}}),
+        )],
         "Namespace" => vec![mf(by, av, t0, None, json!({"f:metadata": {"f:labels": labels_set(o)}}))],
         "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding" => {
             let mut f = json!({"f:metadata": meta_set(o, &[])});
@@ -549,20 +680,68 @@ fn managed_fields(kind: &str, o: &Value) -> Vec<Value> {
             vec![mf(by, av, t0, None, f)]
         }
         "Node" => vec![
-            mf("kubelet", av, t0, None, json!({"f:metadata": {"f:annotations": fset(true, &["node.alpha.kubernetes.io/ttl", "volumes.kubernetes.io/controller-managed-attach-detach"]), "f:labels": labels_set(o)}})),
-            mf("kubelet", av, t1, Some("status"), json!({"f:status": {"f:allocatable": {}, "f:capacity": {}, "f:conditions": {"k:{\"type\":\"Ready\"}": fset(true, &["lastHeartbeatTime", "lastTransitionTime", "message", "reason", "status"])}, "f:images": {}, "f:nodeInfo": {}}})),
+            mf(
+                "kubelet",
+                av,
+                t0,
+                None,
+                json!({"f:metadata": {"f:annotations": fset(true, &["node.alpha.kubernetes.io/ttl", "volumes.kubernetes.io/controller-managed-attach-detach"]), "f:labels": labels_set(o)}}),
+            ),
+            mf(
+                "kubelet",
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": {"f:allocatable": {}, "f:capacity": {}, "f:conditions": {"k:{\"type\":\"Ready\"}": fset(true, &["lastHeartbeatTime", "lastTransitionTime", "message", "reason", "status"])}, "f:images": {}, "f:nodeInfo": {}}}),
+            ),
         ],
-        "Lease" => vec![mf(by, av, t0, None, json!({"f:spec": fset(false, &["acquireTime", "holderIdentity", "leaseDurationSeconds", "leaseTransitions", "renewTime"])}))],
+        "Lease" => vec![mf(
+            by,
+            av,
+            t0,
+            None,
+            json!({"f:spec": fset(false, &["acquireTime", "holderIdentity", "leaseDurationSeconds", "leaseTransitions", "renewTime"])}),
+        )],
         "CustomResourceDefinition" => vec![
-            mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:conversion": fset(true, &["strategy"]), "f:group": {}, "f:names": fset(false, &["categories", "kind", "listKind", "plural", "singular"]), "f:scope": {}, "f:versions": {}}})),
-            mf("kube-apiserver", av, t1, Some("status"), json!({"f:status": {"f:acceptedNames": fset(false, &["categories", "kind", "listKind", "plural", "singular"]),
-                "f:conditions": {"k:{\"type\":\"Established\"}": condition_set(), "k:{\"type\":\"NamesAccepted\"}": condition_set()}}})),
+            mf(
+                by,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[]), "f:spec": {"f:conversion": fset(true, &["strategy"]), "f:group": {}, "f:names": fset(false, &["categories", "kind", "listKind", "plural", "singular"]), "f:scope": {}, "f:versions": {}}}),
+            ),
+            mf(
+                "kube-apiserver",
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": {"f:acceptedNames": fset(false, &["categories", "kind", "listKind", "plural", "singular"]),
+                "f:conditions": {"k:{\"type\":\"Established\"}": condition_set(), "k:{\"type\":\"NamesAccepted\"}": condition_set()}}}),
+            ),
         ],
-        "Event" => vec![mf(kcm, av, t0, None, json!({"f:count": {}, "f:firstTimestamp": {}, "f:involvedObject": {}, "f:lastTimestamp": {}, "f:message": {}, "f:reason": {},
-            "f:reportingComponent": {}, "f:source": {"f:component": {}}, "f:type": {}}))],
+        "Event" => vec![mf(
+            kcm,
+            av,
+            t0,
+            None,
+            json!({"f:count": {}, "f:firstTimestamp": {}, "f:involvedObject": {}, "f:lastTimestamp": {}, "f:message": {}, "f:reason": {},
+            "f:reportingComponent": {}, "f:source": {"f:component": {}}, "f:type": {}}),
+        )],
         _ if o["apiVersion"].as_str().is_some_and(|a| a.contains(".synth.example.com/")) => vec![
-            mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[]), "f:spec": fset(true, &["region", "size", "tier"])})),
-            mf("operator", av, t1, Some("status"), json!({"f:status": {".": {}, "f:conditions": {".": {}, "k:{\"type\":\"Ready\"}": condition_set(), "k:{\"type\":\"Synced\"}": condition_set()}, "f:observedGeneration": {}}})),
+            mf(
+                by,
+                av,
+                t0,
+                None,
+                json!({"f:metadata": meta_set(o, &[]), "f:spec": fset(true, &["region", "size", "tier"])}),
+            ),
+            mf(
+                "operator",
+                av,
+                t1,
+                Some("status"),
+                json!({"f:status": {".": {}, "f:conditions": {".": {}, "k:{\"type\":\"Ready\"}": condition_set(), "k:{\"type\":\"Synced\"}": condition_set()}, "f:observedGeneration": {}}}),
+            ),
         ],
         _ => vec![mf(by, av, t0, None, json!({"f:metadata": meta_set(o, &[])}))],
     }
@@ -626,7 +805,8 @@ fn full_body(kind: &str, o: &mut Value, n: usize) {
             spec["enableServiceLinks"] = json!(true);
             spec["preemptionPolicy"] = json!("PreemptLowerPriority");
             let since = "2026-11-20T10:00:30Z";
-            let cond = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": since});
+            let cond =
+                |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": since});
             let status = json!({"phase": "Running", "hostIP": "192.168.10.21", "hostIPs": [{"ip": "192.168.10.21"}], "podIP": ip, "podIPs": [{"ip": ip}], "startTime": since, "qosClass": "Burstable",
                 "conditions": [cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"), cond("ContainersReady"), cond("PodScheduled")],
                 "containerStatuses": [{"name": "main", "state": {"running": {"startedAt": "2026-11-20T10:00:41Z"}}, "lastState": {}, "ready": true, "restartCount": 0,
@@ -642,50 +822,76 @@ fn full_body(kind: &str, o: &mut Value, n: usize) {
             let mut add = json!({"spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels, "creationTimestamp": null}, "spec": template_spec(&sa, config)}, "revisionHistoryLimit": 10},
                                  "status": {"observedGeneration": 1, "replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}});
             match kind {
-                "Deployment" => merge(&mut add, json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}, "progressDeadlineSeconds": 600},
+                "Deployment" => merge(
+                    &mut add,
+                    json!({"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}, "progressDeadlineSeconds": 600},
                     "status": {"updatedReplicas": replicas, "conditions": [
                         {"type": "Available", "status": "True", "lastUpdateTime": "2026-11-20T10:01:00Z", "lastTransitionTime": "2026-11-20T10:01:00Z", "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."},
-                        {"type": "Progressing", "status": "True", "lastUpdateTime": "2026-11-20T10:01:00Z", "lastTransitionTime": "2026-11-20T10:00:00Z", "reason": "NewReplicaSetAvailable", "message": format!("ReplicaSet \"{}-5f6d7c9b8\" has successfully progressed.", name.as_str().unwrap_or(""))}]}})),
+                        {"type": "Progressing", "status": "True", "lastUpdateTime": "2026-11-20T10:01:00Z", "lastTransitionTime": "2026-11-20T10:00:00Z", "reason": "NewReplicaSetAvailable", "message": format!("ReplicaSet \"{}-5f6d7c9b8\" has successfully progressed.", name.as_str().unwrap_or(""))}]}}),
+                ),
                 "ReplicaSet" => merge(&mut add, json!({"status": {"fullyLabeledReplicas": replicas}})),
                 _ => {
-                    add["spec"]["template"]["spec"]["volumes"] = json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]);
-                    merge(&mut add, json!({"spec": {"serviceName": name, "podManagementPolicy": "OrderedReady", "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+                    add["spec"]["template"]["spec"]["volumes"] =
+                        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]);
+                    merge(
+                        &mut add,
+                        json!({"spec": {"serviceName": name, "podManagementPolicy": "OrderedReady", "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
                         "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
                         "volumeClaimTemplates": [{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "creationTimestamp": null},
                             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}, "volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}]},
                         "status": {"currentReplicas": replicas, "updatedReplicas": replicas, "currentRevision": format!("{}-7b9c5d6f4", name.as_str().unwrap_or("")),
-                                   "updateRevision": format!("{}-7b9c5d6f4", name.as_str().unwrap_or("")), "collisionCount": 0}}));
+                                   "updateRevision": format!("{}-7b9c5d6f4", name.as_str().unwrap_or("")), "collisionCount": 0}}),
+                    );
                 }
             }
             merge(o, add);
         }
-        "PersistentVolumeClaim" => merge(o, json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}, "volumeName": format!("pvc-{:032x}", n), "storageClassName": "standard", "volumeMode": "Filesystem"},
-            "status": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}})),
-        "ConfigMap" => o["data"] = json!({"app.yaml": "server:\n  port: 8080\n  readTimeout: 30s\n  writeTimeout: 30s\nlogging:\n  level: info\n  format: json\ncache:\n  size: 512Mi\n  ttl: 10m\nupstream:\n  url: http://backend.internal:8080\n  retries: 3\nfeatures:\n  - audit\n  - metrics\n  - tracing\n"}),
+        "PersistentVolumeClaim" => merge(
+            o,
+            json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}, "volumeName": format!("pvc-{:032x}", n), "storageClassName": "standard", "volumeMode": "Filesystem"},
+            "status": {"accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}}),
+        ),
+        "ConfigMap" => {
+            o["data"] = json!({"app.yaml": "server:\n  port: 8080\n  readTimeout: 30s\n  writeTimeout: 30s\nlogging:\n  level: info\n  format: json\ncache:\n  size: 512Mi\n  ttl: 10m\nupstream:\n  url: http://backend.internal:8080\n  retries: 3\nfeatures:\n  - audit\n  - metrics\n  - tracing\n"})
+        }
         "Secret" => {
             o["data"] = json!({"password": "c2VjcmV0LXBhc3N3b3JkLXZhbHVlLWZvci10aGUtc2VydmljZQ==", "username": "YXBwLXNlcnZpY2UtYWNjb3VudA=="});
             o["type"] = json!("Opaque");
         }
-        "Service" => o["spec"] = json!({"type": "ClusterIP", "clusterIP": format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 2), "clusterIPs": [format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 2)],
+        "Service" => {
+            o["spec"] = json!({"type": "ClusterIP", "clusterIP": format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 2), "clusterIPs": [format!("10.96.{}.{}", (n / 250) % 256, n % 250 + 2)],
             "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
-            "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}], "selector": {"app": name}}),
+            "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}], "selector": {"app": name}})
+        }
         "CustomResourceDefinition" => {
-            let t: usize = o["spec"]["names"]["kind"].as_str().and_then(|k| k.trim_start_matches("Widget").parse().ok()).unwrap_or(0);
+            let t: usize = o["spec"]["names"]["kind"]
+                .as_str()
+                .and_then(|k| k.trim_start_matches("Widget").parse().ok())
+                .unwrap_or(0);
             merge(o, json!({"spec": {"conversion": {"strategy": "None"}}}));
             let schema = crd_schema(o["spec"]["names"]["kind"].as_str().unwrap_or(""), 20 + (t * 37) % 81);
             if let Some(v) = o["spec"]["versions"].get_mut(0) {
-                merge(v, json!({"schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}},
+                merge(
+                    v,
+                    json!({"schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}},
                     "additionalPrinterColumns": [{"name": "READY", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Ready')].status"},
                                                  {"name": "SYNCED", "type": "string", "jsonPath": ".status.conditions[?(@.type=='Synced')].status"},
-                                                 {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}));
+                                                 {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}),
+                );
             }
             let names = o["spec"]["names"].clone();
-            merge(o, json!({"status": {"acceptedNames": names, "storedVersions": ["v1"], "conditions": [
-                condition("NamesAccepted", "NoConflicts", "no conflicts found"), condition("Established", "InitialNamesAccepted", "the initial names have been accepted")]}}));
+            merge(
+                o,
+                json!({"status": {"acceptedNames": names, "storedVersions": ["v1"], "conditions": [
+                condition("NamesAccepted", "NoConflicts", "no conflicts found"), condition("Established", "InitialNamesAccepted", "the initial names have been accepted")]}}),
+            );
         }
-        _ if o["apiVersion"].as_str().is_some_and(|a| a.contains(".synth.example.com/")) => merge(o, json!({
+        _ if o["apiVersion"].as_str().is_some_and(|a| a.contains(".synth.example.com/")) => merge(
+            o,
+            json!({
             "spec": {"tier": "standard", "region": "eu-west-1", "deletionPolicy": "Delete", "providerConfigRef": {"name": "default"}},
-            "status": {"observedGeneration": 1, "conditions": [condition("Ready", "Available", ""), condition("Synced", "ReconcileSuccess", "")]}})),
+            "status": {"observedGeneration": 1, "conditions": [condition("Ready", "Available", ""), condition("Synced", "ReconcileSuccess", "")]}}),
+        ),
         _ => {}
     }
 }

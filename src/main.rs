@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::exit::{is_broken_pipe, Exit};
+use cli::exit::{Exit, is_broken_pipe};
 
 /// mimalloc asks for transparent huge pages, and a 2 MiB page is zeroed whole at its first
 /// touch. Where guest memory is backed lazily by the host (a Firecracker VM such as this

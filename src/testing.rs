@@ -1,11 +1,11 @@
 //! Test builders: snapshots from compact object descriptions, so each test reads as its
 //! scenario (the GC tests' makeID / makeNode).
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::graph::{Graph, NodeId};
-use crate::snapshot::raw::{Flattened, RawDoc};
 use crate::snapshot::Snapshot;
+use crate::snapshot::raw::{Flattened, RawDoc};
 
 /// An object: `obj("v1", "ConfigMap", Some("ns"), "name", "uid")`, refined with the methods below.
 pub fn obj(api_version: &str, kind: &str, namespace: Option<&str>, name: &str, uid: &str) -> Value {

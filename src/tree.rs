@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::collector::{classify_reference, OwnerState};
+use crate::collector::{OwnerState, classify_reference};
 use crate::controllers::{ControllerState, Liveness};
 use crate::diagnose::FindingCode;
 use crate::graph::{Graph, NodeId};
@@ -64,12 +64,7 @@ pub fn build(g: &Graph, live: &Liveness, root: NodeId, direction: Direction) -> 
             continue;
         }
         let mut next: Vec<(NodeId, Edge)> = match direction {
-            Direction::Dependents => g
-                .node(node)
-                .dependents
-                .iter()
-                .map(|&d| (d, edge_between(g, d, node)))
-                .collect(),
+            Direction::Dependents => g.node(node).dependents.iter().map(|&d| (d, edge_between(g, d, node))).collect(),
             Direction::Owners => {
                 let mut owners: Vec<(NodeId, Edge)> = g
                     .owners(node)

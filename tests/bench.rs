@@ -15,7 +15,14 @@ fn generate(opts: &synth::Options) -> (Vec<u8>, synth::Landmarks) {
 
 #[test]
 fn the_generator_is_deterministic_and_plants_a_stuck_object() {
-    let opts = synth::Options { objects: 2_000, namespaces: 10, crds: 20, crd_groups: 4, chain_depth: 50, ..Default::default() };
+    let opts = synth::Options {
+        objects: 2_000,
+        namespaces: 10,
+        crds: 20,
+        crd_groups: 4,
+        chain_depth: 50,
+        ..Default::default()
+    };
     let (a, lm) = generate(&opts);
     let (b, _) = generate(&opts);
     assert_eq!(a, b, "same flags, same bytes");

@@ -59,7 +59,8 @@ fn namespaced_object_defaults_to_namespace_default() {
 
 #[test]
 fn cluster_scoped_types_ignore_namespace() {
-    let out = run(&["tree", "ns/labs", "-n", "elsewhere", "--snapshot", &snap("site-basics"), "-o", "json", "--now", NOW]);
+    let out =
+        run(&["tree", "ns/labs", "-n", "elsewhere", "--snapshot", &snap("site-basics"), "-o", "json", "--now", NOW]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout_json(&out)["object"].get("namespace").is_none());
 }
@@ -150,7 +151,11 @@ fn directories_and_several_snapshots_merge() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("labs");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(dir.path().join("ns.json"), r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"labs","uid":"n1"}}"#).unwrap();
+    std::fs::write(
+        dir.path().join("ns.json"),
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"labs","uid":"n1"}}"#,
+    )
+    .unwrap();
     std::fs::write(
         sub.join("cms.yaml"),
         "apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: child, namespace: labs, uid: c1, ownerReferences: [{apiVersion: v1, kind: Namespace, name: labs, uid: n1}]}\n",
@@ -200,7 +205,12 @@ fn why_stuck_plan_appends_the_dry_run_once_the_blockers_are_gone() {
     let v = stdout_json(&out);
     assert_eq!(v["stuck"], true);
     assert_eq!(v["plan"]["cascade"], "Foreground", "the propagation the deletion already has");
-    let mut removed: Vec<String> = v["plan"]["result"]["removed"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect();
+    let mut removed: Vec<String> = v["plan"]["result"]["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
     removed.sort();
     assert_eq!(removed, ["alpha", "alpha-audit", "alpha-config"]);
     assert_eq!(v["plan"]["result"]["blocked"].as_array().unwrap().len(), 0);
@@ -208,6 +218,7 @@ fn why_stuck_plan_appends_the_dry_run_once_the_blockers_are_gone() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("Once the blockers are gone"), "{text}");
     // without --plan there is no plan key
-    let plain = stdout_json(&run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]));
+    let plain =
+        stdout_json(&run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]));
     assert!(plain.get("plan").is_none());
 }

@@ -153,7 +153,8 @@ fn kubectl_dispatches_and_help_says_kubectl_gc() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("kubectl-gc {}", env!("CARGO_PKG_VERSION")));
     // exit codes come through kubectl: 2 = stuck
     let f = fixture("site-operator-gone");
-    let out = k.run(&["gc", "why-stuck", "site/alpha", "-n", "labs", "--snapshot", &f, "--now", "2026-11-29T12:00:00Z"]);
+    let out =
+        k.run(&["gc", "why-stuck", "site/alpha", "-n", "labs", "--snapshot", &f, "--now", "2026-11-29T12:00:00Z"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

@@ -22,7 +22,14 @@ fn strs(v: &Value) -> Vec<String> {
 fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     let mut args: Vec<String> = strs(&chk["args"]);
     let snapshot = fixture.join("snapshot.json");
-    args.extend(["--snapshot".into(), snapshot.display().to_string(), "--now".into(), now.into(), "-o".into(), "json".into()]);
+    args.extend([
+        "--snapshot".into(),
+        snapshot.display().to_string(),
+        "--now".into(),
+        now.into(),
+        "-o".into(),
+        "json".into(),
+    ]);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = run(&argv);
     let mut errs = Vec::new();
@@ -69,7 +76,8 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
         }
     }
     if let Some(want) = chk.get("dependents") {
-        let mut got: Vec<String> = out["dependents"].as_array().into_iter().flatten().map(|d| key(&d["object"])).collect();
+        let mut got: Vec<String> =
+            out["dependents"].as_array().into_iter().flatten().map(|d| key(&d["object"])).collect();
         got.sort();
         let mut want = strs(want);
         want.sort();
@@ -96,7 +104,8 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
         }
     }
     if let Some(want) = chk.get("blocked") {
-        let got: BTreeSet<String> = res["blocked"].as_array().into_iter().flatten().map(|b| key(&b["object"])).collect();
+        let got: BTreeSet<String> =
+            res["blocked"].as_array().into_iter().flatten().map(|b| key(&b["object"])).collect();
         let want: BTreeSet<String> = strs(want).into_iter().collect();
         if got != want {
             errs.push(format!("blocked {got:?}, expected {want:?}"));

@@ -146,7 +146,9 @@ fn is_semver_with_v(v: &str) -> bool {
     let ident_ok = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
     let nums: Vec<&str> = core.split('.').collect();
     nums.len() == 3
-        && nums.iter().all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && (n.len() == 1 || !n.starts_with('0')))
+        && nums
+            .iter()
+            .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && (n.len() == 1 || !n.starts_with('0')))
         && pre.is_none_or(ident_ok)
 }
 
@@ -161,10 +163,16 @@ fn index_manifest_follows_krews_rules() {
     assert!(m.pointer("/spec/homepage").and_then(Value::as_str).is_some_and(|h| h.starts_with("https://")));
     for p in m.pointer("/spec/platforms").and_then(Value::as_array).unwrap() {
         let uri = p["uri"].as_str().unwrap();
-        let (os, arch) = (p["selector"]["matchLabels"]["os"].as_str().unwrap(), p["selector"]["matchLabels"]["arch"].as_str().unwrap());
+        let (os, arch) = (
+            p["selector"]["matchLabels"]["os"].as_str().unwrap(),
+            p["selector"]["matchLabels"]["arch"].as_str().unwrap(),
+        );
         let ext = if os == "windows" { "zip" } else { "tar.gz" };
         let asset = format!("kubectl-gc_v{}_{os}_{arch}.{ext}", env!("CARGO_PKG_VERSION"));
-        assert!(uri.ends_with(&format!("/v{}/{asset}", env!("CARGO_PKG_VERSION"))), "{uri} is the asset release.sh names {asset}");
+        assert!(
+            uri.ends_with(&format!("/v{}/{asset}", env!("CARGO_PKG_VERSION"))),
+            "{uri} is the asset release.sh names {asset}"
+        );
     }
 }
 
@@ -188,9 +196,17 @@ fn the_validator_catches_what_krew_rejects() {
     broken(&|m| m["spec"]["platforms"][0]["sha256"] = "ABC".into(), "gc", "sha256");
     broken(&|m| m["spec"]["platforms"][0]["uri"] = "https://x/kubectl-gc".into(), "gc", ".tar.gz or .zip");
     broken(&|m| m["spec"]["platforms"][4]["bin"] = "kubectl-gc".into(), "gc", ".exe on windows");
-    broken(&|m| m["spec"]["platforms"][0]["selector"]["matchLabels"]["distro"] = "x".into(), "gc", "neither os nor arch");
+    broken(
+        &|m| m["spec"]["platforms"][0]["selector"]["matchLabels"]["distro"] = "x".into(),
+        "gc",
+        "neither os nor arch",
+    );
     broken(&|m| m["spec"]["platforms"][0]["selector"] = serde_json::json!({}), "gc", "selector is empty");
-    broken(&|m| m["spec"]["platforms"][1]["selector"]["matchLabels"]["arch"] = "amd64".into(), "gc", "more than one platform");
+    broken(
+        &|m| m["spec"]["platforms"][1]["selector"]["matchLabels"]["arch"] = "amd64".into(),
+        "gc",
+        "more than one platform",
+    );
     broken(&|m| m["spec"]["platforms"][0]["files"] = serde_json::json!([]), "gc", "must not be empty");
 }
 
@@ -296,7 +312,8 @@ fn release_script_packs_the_layout_the_manifest_expects() {
 
     // "<sha256>  <archive>" on stdout, and the archive named as the manifest's uri says
     let (os, arch) = host_platform();
-    let (printed_sha, path) = stdout.trim().rsplit_once('\n').map_or(stdout.trim(), |(_, l)| l).split_once("  ").unwrap();
+    let (printed_sha, path) =
+        stdout.trim().rsplit_once('\n').map_or(stdout.trim(), |(_, l)| l).split_once("  ").unwrap();
     let path = PathBuf::from(path);
     let expected = format!("kubectl-gc_v{}_{os}_{arch}.tar.gz", env!("CARGO_PKG_VERSION"));
     assert_eq!(path.file_name().unwrap().to_str().unwrap(), expected);
@@ -414,7 +431,11 @@ pub fn big_snapshot(n: usize) -> tempfile::NamedTempFile {
         }));
     }
     let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
-    std::fs::write(f.path(), serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap()).unwrap();
+    std::fs::write(
+        f.path(),
+        serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap(),
+    )
+    .unwrap();
     f
 }
 
@@ -437,7 +458,10 @@ fn a_closed_pipe_ends_quietly() {
         drop(stdout);
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe") && !stderr.contains("error"), "{output}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe") && !stderr.contains("error"),
+            "{output}: {stderr}"
+        );
         assert_eq!(out.status.code(), Some(0), "{output}: the answer was computed; exit 0, killed by no signal");
     }
 }

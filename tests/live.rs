@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::apiserver::{ApiServer, DropManagedFields, Fault, FaultKind, Options};
-use crate::support::{self, assert_read_only, checks, fixtures, run, stderr, stdout, Env, DEADLINE, NOW};
+use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, checks, fixtures, run, stderr, stdout};
 
 /// The checks a fixture's answers are compared on: its why-stuck, tree and plan checks with
 /// `-o json`, plus a tree of every why-stuck target.
@@ -60,8 +60,14 @@ fn supported(o: &Output) -> bool {
 #[test]
 fn live_answers_equal_offline_answers_on_every_fixture() {
     let mut compared = 0;
-    for (fixture, mode) in fixtures().into_iter().flat_map(|f| [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip].map(|m| (f.clone(), m))) {
-        let server = ApiServer::start_with(&fixture.join("snapshot.json"), Options { drop_managed_fields: mode, ..Options::default() }, 0);
+    for (fixture, mode) in fixtures().into_iter().flat_map(|f| {
+        [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip].map(|m| (f.clone(), m))
+    }) {
+        let server = ApiServer::start_with(
+            &fixture.join("snapshot.json"),
+            Options { drop_managed_fields: mode, ..Options::default() },
+            0,
+        );
         let env = Env::new(&server.url(), None);
         for args in comparable_checks(&fixture) {
             let want = offline(&fixture, &args);
@@ -90,11 +96,18 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
     let pb = ApiServer::start(&fixture.join("snapshot.json"));
     let env = Env::new(&pb.url(), None);
     // no protobuf at all, and none for one type (an aggregated API server speaks JSON only)
-    let plain = ApiServer::start_with(&fixture.join("snapshot.json"), Options { protobuf: false, ..Options::default() }, 0);
+    let plain =
+        ApiServer::start_with(&fixture.join("snapshot.json"), Options { protobuf: false, ..Options::default() }, 0);
     let plain_env = Env::new(&plain.url(), None);
     let mixed = ApiServer::start_with(
         &fixture.join("snapshot.json"),
-        Options { faults: vec![Fault::resource("configmaps", FaultKind::NoProtobuf), Fault::group("own.labhub.io", FaultKind::NoProtobuf)], ..Options::default() },
+        Options {
+            faults: vec![
+                Fault::resource("configmaps", FaultKind::NoProtobuf),
+                Fault::group("own.labhub.io", FaultKind::NoProtobuf),
+            ],
+            ..Options::default()
+        },
         0,
     );
     let mixed_env = Env::new(&mixed.url(), None);
@@ -109,11 +122,22 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
             assert_eq!(json(&got), json(&want), "{what} {args:?}: the answer differs from offline");
         }
     }
-    let metadata_lists = |s: &ApiServer| s.requests().into_iter().filter(|r| r.wants_metadata() && !r.path.split('/').any(|p| p == "alpha")).collect::<Vec<_>>();
+    let metadata_lists = |s: &ApiServer| {
+        s.requests()
+            .into_iter()
+            .filter(|r| r.wants_metadata() && !r.path.split('/').any(|p| p == "alpha"))
+            .collect::<Vec<_>>()
+    };
     let asked = metadata_lists(&pb);
     assert!(!asked.is_empty());
-    assert!(asked.iter().all(|r| r.offers_protobuf() && r.accept.contains("application/json;as=PartialObjectMetadataList")), "protobuf first, JSON metadata second");
-    assert!(asked.iter().all(|r| !r.accept.split(',').any(|m| m.trim() == "application/json")), "never a plain JSON list instead of metadata");
+    assert!(
+        asked.iter().all(|r| r.offers_protobuf() && r.accept.contains("application/json;as=PartialObjectMetadataList")),
+        "protobuf first, JSON metadata second"
+    );
+    assert!(
+        asked.iter().all(|r| !r.accept.split(',').any(|m| m.trim() == "application/json")),
+        "never a plain JSON list instead of metadata"
+    );
     assert_eq!(pb.protobuf_answers(), asked.len(), "every metadata list answered in protobuf");
     assert_eq!(plain.protobuf_answers(), 0);
     assert!(mixed.protobuf_answers() > 0 && mixed.protobuf_answers() < metadata_lists(&mixed).len());
@@ -165,7 +189,10 @@ fn a_namespaced_answer_reads_its_namespace_cluster_scoped_types_and_owner_kinds_
     // pods in labs are owned by ReplicaSets in labs, found there: no cluster-wide list of them
     assert!(!listed("/apis/apps/v1/replicasets"), "owners found in the namespace need no cluster-wide list");
     // the object itself first, metadata-only
-    let get = reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/namespaces/labs/sites/alpha").expect("GET of the target");
+    let get = reqs
+        .iter()
+        .find(|r| r.path == "/apis/own.labhub.io/v1/namespaces/labs/sites/alpha")
+        .expect("GET of the target");
     assert!(get.wants_metadata());
     // metadata-only, except for kinds whose body the analysis reads
     let cm = reqs.iter().find(|r| r.path == "/api/v1/namespaces/labs/configmaps").unwrap();
@@ -191,9 +218,11 @@ fn an_owner_not_found_in_the_namespace_is_looked_for_in_every_namespace() {
     let o = live(&env, &["why-stuck".into(), "configmap/shared-config".into(), "-n".into(), "tenant-b".into()], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let reqs = server.requests();
-    let sites = reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/sites").expect("sites listed in every namespace");
+    let sites =
+        reqs.iter().find(|r| r.path == "/apis/own.labhub.io/v1/sites").expect("sites listed in every namespace");
     assert!(sites.wants_metadata(), "{sites:?}");
-    let codes: Vec<String> = json(&o)["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect();
+    let codes: Vec<String> =
+        json(&o)["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap().to_string()).collect();
     assert!(codes.contains(&"OwnerRefInvalidNamespace".to_string()), "{codes:?}");
     assert_read_only(&server);
 }
@@ -225,11 +254,15 @@ fn workloads_named_like_a_finalizers_field_manager_are_looked_up_by_name() {
     assert_eq!(v["finalizers"][0]["removedBy"], "Deployment acme/acme-operator");
     let reqs = server.requests();
     assert!(
-        reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")),
+        reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments"
+            && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")),
         "{:?}",
         reqs.iter().map(|r| format!("{}?{}", r.path, r.query)).collect::<Vec<_>>()
     );
-    assert!(!reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && !r.query.contains("fieldSelector")), "no full cluster-wide list of deployments");
+    assert!(
+        !reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && !r.query.contains("fieldSelector")),
+        "no full cluster-wide list of deployments"
+    );
     assert_read_only(&server);
 }
 
@@ -249,8 +282,12 @@ fn the_context_namespace_is_the_default_for_n() {
 
 #[test]
 fn legacy_discovery_and_paging_give_the_same_answer() {
-    let want = offline(&support::root().join("tests/fixtures/site-basics"), &["why-stuck".into(), "site/alpha".into(), "-n".into(), "labs".into()]);
-    let server = ApiServer::start_with(&site_basics(), Options { aggregated: false, max_page: 1, ..Options::default() }, 0);
+    let want = offline(
+        &support::root().join("tests/fixtures/site-basics"),
+        &["why-stuck".into(), "site/alpha".into(), "-n".into(), "labs".into()],
+    );
+    let server =
+        ApiServer::start_with(&site_basics(), Options { aggregated: false, max_page: 1, ..Options::default() }, 0);
     let env = Env::new(&server.url(), None);
     let o = why_stuck_site(&env, &[]);
     assert_eq!(json(&o), json(&want));
@@ -282,22 +319,36 @@ const SITE: &[&str] = &["why-stuck", "site/alpha", "-n", "labs"];
 
 #[test]
 fn forbidden_type_is_named_in_incomplete() {
-    assert_partial("site-basics", vec![Fault::resource("secrets", FaultKind::Status(403))], SITE, "secrets in namespace \"labs\"");
+    assert_partial(
+        "site-basics",
+        vec![Fault::resource("secrets", FaultKind::Status(403))],
+        SITE,
+        "secrets in namespace \"labs\"",
+    );
 }
 
 #[test]
 fn server_errors_are_retried_then_named() {
-    let s = assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Status(500))], SITE, "configmaps");
+    let s =
+        assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Status(500))], SITE, "configmaps");
     let n = s.requests().iter().filter(|r| r.path.ends_with("/configmaps")).count();
     assert_eq!(n, 3, "a 500 is tried three times");
 }
 
 #[test]
 fn persistent_429_is_named_and_a_passing_one_is_retried() {
-    assert_partial("site-basics", vec![Fault::resource("services", FaultKind::TooMany { retry_after: 0 })], SITE, "services");
+    assert_partial(
+        "site-basics",
+        vec![Fault::resource("services", FaultKind::TooMany { retry_after: 0 })],
+        SITE,
+        "services",
+    );
     let server = ApiServer::start_with(
         &site_basics(),
-        Options { faults: vec![Fault::resource("services", FaultKind::TooMany { retry_after: 1 }).times(1)], ..Options::default() },
+        Options {
+            faults: vec![Fault::resource("services", FaultKind::TooMany { retry_after: 1 }).times(1)],
+            ..Options::default()
+        },
         0,
     );
     let env = Env::new(&server.url(), None);
@@ -325,7 +376,11 @@ fn expired_continue_relists_once_then_is_named() {
     // once: the list starts over and the answer is complete
     let server = ApiServer::start_with(
         &site_basics(),
-        Options { max_page: 1, faults: vec![Fault::resource("configmaps", FaultKind::Gone).on_continue().times(1)], ..Options::default() },
+        Options {
+            max_page: 1,
+            faults: vec![Fault::resource("configmaps", FaultKind::Gone).on_continue().times(1)],
+            ..Options::default()
+        },
         0,
     );
     let env = Env::new(&server.url(), None);
@@ -334,12 +389,22 @@ fn expired_continue_relists_once_then_is_named() {
     let cm: Vec<_> = server.requests().into_iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").collect();
     assert!(cm.iter().filter(|r| !r.query.contains("continue")).count() == 2, "relisted from the start: {cm:?}");
     // always: named
-    assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Gone).on_continue()], SITE, "configmaps");
+    assert_partial(
+        "site-basics",
+        vec![Fault::resource("configmaps", FaultKind::Gone).on_continue()],
+        SITE,
+        "configmaps",
+    );
 }
 
 #[test]
 fn slow_list_times_out_and_is_named() {
-    assert_partial("site-basics", vec![Fault::resource("configmaps", FaultKind::Slow(Duration::from_secs(5)))], SITE, "no answer within 1s");
+    assert_partial(
+        "site-basics",
+        vec![Fault::resource("configmaps", FaultKind::Slow(Duration::from_secs(5)))],
+        SITE,
+        "no answer within 1s",
+    );
 }
 
 #[test]
@@ -362,7 +427,10 @@ fn no_metadata_support_falls_back_to_full_lists_but_never_for_secrets() {
     let env = Env::new(&server.url(), None);
     let o = why_stuck_site(&env, &[]);
     assert!(incomplete(&o).is_empty(), "{:?}", incomplete(&o));
-    assert!(server.requests().iter().any(|r| r.path.ends_with("/configmaps") && !r.wants_metadata()), "full-list fallback");
+    assert!(
+        server.requests().iter().any(|r| r.path.ends_with("/configmaps") && !r.wants_metadata()),
+        "full-list fallback"
+    );
     assert_partial("site-basics", vec![Fault::resource("secrets", FaultKind::NoMetadata)], SITE, "secrets");
 }
 
@@ -391,11 +459,19 @@ fn connection_failures_are_one_clear_line() {
     c.args(SITE);
     assert_fails(&run(c, DEADLINE), "no kubeconfig found");
     // discovery itself fails
-    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::path("/api", FaultKind::Status(500))], ..Options::default() }, 0);
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { faults: vec![Fault::path("/api", FaultKind::Status(500))], ..Options::default() },
+        0,
+    );
     let env = Env::new(&server.url(), None);
     assert_fails(&live(&env, &site, &[]), "/api");
     // a server that never answers
-    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::path("/apis", FaultKind::Slow(Duration::from_secs(30)))], ..Options::default() }, 0);
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { faults: vec![Fault::path("/apis", FaultKind::Slow(Duration::from_secs(30)))], ..Options::default() },
+        0,
+    );
     let env = Env::new(&server.url(), None);
     let start = Instant::now();
     assert_fails(&live(&env, &site, &["--request-timeout", "1s"]), "did not answer");
@@ -450,7 +526,16 @@ fn user_extras_client_certificates_and_compression_flags_reach_the_server() {
     let server = ApiServer::start(&site_basics());
     let env = Env::new(&server.url(), Some("labs"));
     // extras go out as Impersonate-Extra-* headers, a key once per value, odd keys escaped
-    let args = ["--as", "jane", "--as-user-extra", "scopes=view", "--as-user-extra", "scopes=edit", "--as-user-extra", "acme.io/team=a b"];
+    let args = [
+        "--as",
+        "jane",
+        "--as-user-extra",
+        "scopes=view",
+        "--as-user-extra",
+        "scopes=edit",
+        "--as-user-extra",
+        "acme.io/team=a b",
+    ];
     let o = live(&env, &["why-stuck".into(), "site/alpha".into()], &[&args[..], &["--disable-compression"]].concat());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let reqs = server.requests();
@@ -484,7 +569,10 @@ fn proxies_in_the_environment_are_not_used_for_loopback() {
     let server = ApiServer::start(&site_basics());
     let env = Env::new(&server.url(), None);
     let mut c = env.gc();
-    c.args(SITE).args(["-o", "json", "--now", NOW]).env("HTTPS_PROXY", "http://127.0.0.1:9").env("NO_PROXY", "example.com");
+    c.args(SITE)
+        .args(["-o", "json", "--now", NOW])
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "example.com");
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
@@ -518,7 +606,11 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
 
 #[test]
 fn namespace_snapshot_records_discovery_capture_time_and_gaps() {
-    let server = ApiServer::start_with(&site_basics(), Options { faults: vec![Fault::resource("secrets", FaultKind::Status(403))], ..Options::default() }, 0);
+    let server = ApiServer::start_with(
+        &site_basics(),
+        Options { faults: vec![Fault::resource("secrets", FaultKind::Status(403))], ..Options::default() },
+        0,
+    );
     let env = Env::new(&server.url(), None);
     let mut c = env.gc();
     c.args(["snapshot", "-n", "labs"]);
@@ -576,8 +668,9 @@ fn discovery_is_cached_like_kubectl_and_a_stale_cache_is_refreshed() {
 
 /// A CRD's schema, as big as generated provider schemas make them.
 fn big_schema() -> Value {
-    let props: serde_json::Map<String, Value> =
-        (0..200).map(|i| (format!("field{i}"), serde_json::json!({"type": "string", "description": "x".repeat(100)}))).collect();
+    let props: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("field{i}"), serde_json::json!({"type": "string", "description": "x".repeat(100)})))
+        .collect();
     serde_json::json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": props}}}})
 }
 
@@ -587,7 +680,8 @@ fn crd(plural: &str, kind: &str, deleting: bool) -> Value {
     let mut conditions = vec![serde_json::json!({"type": "Established", "status": "True"})];
     if deleting {
         meta["deletionTimestamp"] = "2026-11-29T10:00:00Z".into();
-        conditions.push(serde_json::json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress"}));
+        conditions
+            .push(serde_json::json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress"}));
     }
     serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": meta,
         "spec": {"group": "acme.example.com", "scope": "Namespaced",
@@ -650,7 +744,11 @@ fn crds_are_listed_metadata_only_and_read_in_full_only_where_an_answer_reads_the
         let lists: Vec<_> = reqs.iter().filter(|r| r.path == CRDS).collect();
         assert_eq!(lists.len(), 1, "{a:?}: one list of CRDs");
         assert!(lists[0].wants_metadata(), "{a:?}: the CRD list is metadata-only: {:?}", lists[0]);
-        let mut got_full: Vec<&String> = reqs.iter().filter(|r| r.path.starts_with(&format!("{CRDS}/")) && !r.wants_metadata()).map(|r| &r.path).collect();
+        let mut got_full: Vec<&String> = reqs
+            .iter()
+            .filter(|r| r.path.starts_with(&format!("{CRDS}/")) && !r.wants_metadata())
+            .map(|r| &r.path)
+            .collect();
         got_full.sort();
         got_full.dedup();
         assert_eq!(got_full, fetched, "{a:?}: CRDs read in full");
@@ -668,14 +766,20 @@ fn crds_are_listed_metadata_only_and_read_in_full_only_where_an_answer_reads_the
     assert_eq!(run(c, DEADLINE).status.code(), Some(0));
     assert!(server.requests().iter().any(|r| r.path == CRDS && !r.wants_metadata()), "a capture lists CRDs in full");
     let capture: Value = serde_json::from_slice(&std::fs::read(dir.path().join("capture.json")).unwrap()).unwrap();
-    let gadget_crd = capture["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == "gadgets.acme.example.com").unwrap();
+    let gadget_crd = capture["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["metadata"]["name"] == "gadgets.acme.example.com")
+        .unwrap();
     assert_eq!(gadget_crd["spec"]["names"]["kind"], "Gadget");
 }
 
 #[test]
 fn many_crds_wanted_in_full_are_read_with_one_list() {
     let dir = tempfile::tempdir().unwrap();
-    let mut items = vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}})];
+    let mut items =
+        vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}})];
     for i in 0..40 {
         items.push(crd(&format!("things{i}"), &format!("Thing{i}"), true));
     }
@@ -711,7 +815,10 @@ fn the_discovery_cache_is_refreshed_when_a_crd_changes() {
     let relabelled = dir.path().join("relabelled.json");
     std::fs::write(&relabelled, doc.to_string()).unwrap();
     crd_of(&mut doc)["metadata"]["resourceVersion"] = "2002".into();
-    crd_of(&mut doc)["spec"]["versions"].as_array_mut().unwrap().push(serde_json::json!({"name": "v1beta1", "served": true, "storage": false}));
+    crd_of(&mut doc)["spec"]["versions"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "v1beta1", "served": true, "storage": false}));
     let versioned = dir.path().join("versioned.json");
     std::fs::write(&versioned, doc.to_string()).unwrap();
 
@@ -719,11 +826,17 @@ fn the_discovery_cache_is_refreshed_when_a_crd_changes() {
     let env = Env::new(&original.url(), None);
     let cache = env.dir.path().join("cache");
     let cache_arg = cache.to_str().unwrap();
-    let cached_file = |s: &ApiServer| cache.join("discovery").join(s.url().replace("http://", "").replace(':', "_")).join("kubectl-gc.json");
+    let cached_file = |s: &ApiServer| {
+        cache.join("discovery").join(s.url().replace("http://", "").replace(':', "_")).join("kubectl-gc.json")
+    };
     let o = why_stuck_site(&env, &["--cache-dir", cache_arg]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let recorded: Value = serde_json::from_slice(&std::fs::read(cached_file(&original)).unwrap()).unwrap();
-    assert_eq!(recorded["crds"], serde_json::json!({"sites.own.labhub.io": "1004"}), "the CRDs seen are recorded with the cache");
+    assert_eq!(
+        recorded["crds"],
+        serde_json::json!({"sites.own.labhub.io": "1004"}),
+        "the CRDs seen are recorded with the cache"
+    );
     // unchanged: no discovery
     original.clear_requests();
     why_stuck_site(&env, &["--cache-dir", cache_arg]);
@@ -799,9 +912,11 @@ fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again(
         assert_eq!(got.status.code(), want.status.code(), "{mode:?}: {}", stderr(&got));
         assert_eq!(json(&got), json(&want), "{mode:?}: the manager-attributed answer differs from offline");
         let reqs = server.requests();
-        let shown = || reqs.iter().map(|r| format!("{} {}?{} [{}]", r.method, r.path, r.query, r.accept)).collect::<Vec<_>>();
+        let shown =
+            || reqs.iter().map(|r| format!("{} {}?{} [{}]", r.method, r.path, r.query, r.accept)).collect::<Vec<_>>();
         // every metadata-only list asks without managedFields first, then as before
-        let metadata_lists: Vec<_> = reqs.iter().filter(|r| r.accept.contains("as=PartialObjectMetadataList")).collect();
+        let metadata_lists: Vec<_> =
+            reqs.iter().filter(|r| r.accept.contains("as=PartialObjectMetadataList")).collect();
         assert!(!metadata_lists.is_empty());
         for r in &metadata_lists {
             let media: Vec<&str> = r.accept.split(',').map(str::trim).collect();
@@ -821,7 +936,8 @@ fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again(
         assert!(reqs.iter().filter(|r| !r.wants_metadata()).all(|r| !r.asks_drop()), "{mode:?}: {:#?}", shown());
         // the held ConfigMap's managers: read again (one metadata-only GET, with managedFields)
         // only where the list came without them
-        let follow_ups = reqs.iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps/c" && !r.asks_drop()).count();
+        let follow_ups =
+            reqs.iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps/c" && !r.asks_drop()).count();
         let existence = 1; // the target is looked up before the lists
         match mode {
             DropManagedFields::Honour => {
@@ -833,7 +949,12 @@ fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again(
                 assert_eq!(follow_ups, existence, "{mode:?}: no follow-up where managedFields came: {:#?}", shown());
             }
         }
-        assert!(reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments" && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")), "{mode:?}: {:#?}", shown());
+        assert!(
+            reqs.iter().any(|r| r.path == "/apis/apps/v1/deployments"
+                && r.query.contains("fieldSelector=metadata.name%3Dacme-operator")),
+            "{mode:?}: {:#?}",
+            shown()
+        );
         assert_read_only(&server);
     }
 }
@@ -852,7 +973,10 @@ fn many_objects_whose_managed_fields_were_dropped_are_read_again_with_a_list() {
     let reqs = server.requests();
     let gets = reqs.iter().filter(|r| r.path.starts_with("/api/v1/namespaces/labs/configmaps/")).count();
     assert_eq!(gets, 1, "only the target's existence is a GET");
-    let relists: Vec<_> = reqs.iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps" && r.wants_metadata() && !r.asks_drop()).collect();
+    let relists: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.path == "/api/v1/namespaces/labs/configmaps" && r.wants_metadata() && !r.asks_drop())
+        .collect();
     assert_eq!(relists.len(), 1, "one list of the namespace with managedFields");
     // and the cluster-wide answer (-A) reads them again too
     let all = live(&env, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into(), "-A".into()], &[]);
@@ -873,8 +997,15 @@ fn built_in_finalizers_need_no_managed_fields_read_again() {
           "managedFields": [{"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"kubernetes.io/pvc-protection\"": {}}}}}]},
           "spec": {}, "status": {"phase": "Bound"}})
     };
-    let snap = write_snapshot(dir.path(), vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}}),
-        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "uid": "ns2"}}), pvc("a", "labs"), pvc("b", "other")]);
+    let snap = write_snapshot(
+        dir.path(),
+        vec![
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}}),
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "uid": "ns2"}}),
+            pvc("a", "labs"),
+            pvc("b", "other"),
+        ],
+    );
     let args: Vec<String> = vec!["why-stuck".into(), "pvc/a".into(), "-n".into(), "labs".into(), "-A".into()];
     let want = offline_file(&snap, &args);
     let server = ApiServer::start(&snap);
@@ -884,8 +1015,17 @@ fn built_in_finalizers_need_no_managed_fields_read_again() {
     assert_eq!(json(&got), json(&want));
     let reqs = server.requests();
     assert!(server.dropped_answers() > 0);
-    assert!(reqs.iter().any(|r| r.path == "/api/v1/persistentvolumeclaims" && r.asks_drop_first()), "listed without managedFields everywhere");
-    assert!(!reqs.iter().any(|r| r.path.ends_with("/persistentvolumeclaims/b")), "no follow-up for a built-in finalizer");
-    assert!(!reqs.iter().any(|r| r.wants_metadata() && !r.asks_drop() && r.path.ends_with("/persistentvolumeclaims")), "no relist");
+    assert!(
+        reqs.iter().any(|r| r.path == "/api/v1/persistentvolumeclaims" && r.asks_drop_first()),
+        "listed without managedFields everywhere"
+    );
+    assert!(
+        !reqs.iter().any(|r| r.path.ends_with("/persistentvolumeclaims/b")),
+        "no follow-up for a built-in finalizer"
+    );
+    assert!(
+        !reqs.iter().any(|r| r.wants_metadata() && !r.asks_drop() && r.path.ends_with("/persistentvolumeclaims")),
+        "no relist"
+    );
     assert_read_only(&server);
 }

@@ -178,7 +178,11 @@ fn dot_groups_namespaces_and_marks_invalid_references() {
     // no attribute given twice in one statement
     for e in &dot.edges {
         for key in ["color", "style", "label", "penwidth"] {
-            assert!(e.attrs.matches(&format!(" {key}=")).count() + usize::from(e.attrs.starts_with(&format!("{key}="))) <= 1, "{e:?}");
+            assert!(
+                e.attrs.matches(&format!(" {key}=")).count() + usize::from(e.attrs.starts_with(&format!("{key}=")))
+                    <= 1,
+                "{e:?}"
+            );
         }
     }
 }
@@ -227,8 +231,11 @@ fn hostile_snapshot() -> tempfile::NamedTempFile {
                                            "uid": "00000000-0000-0000-0000-000000000001", "controller": true}]}}
     ]);
     let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
-    std::fs::write(f.path(), serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap())
-        .unwrap();
+    std::fs::write(
+        f.path(),
+        serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap(),
+    )
+    .unwrap();
     f
 }
 
@@ -250,7 +257,8 @@ fn names_are_escaped() {
     let mm = tree(&path, &["deploy/web", "-n", "shop"], "mermaid");
     let node_line = mm.lines().find(|l| l.contains("ConfigMap/")).unwrap();
     assert!(
-        node_line.ends_with(r#"["ConfigMap/evil#34;#125;#59; x -#62; y #91;label#61;#92;N#92;l#124;#60;b#62;#37;#37;"]"#),
+        node_line
+            .ends_with(r#"["ConfigMap/evil#34;#125;#59; x -#62; y #91;label#61;#92;N#92;l#124;#60;b#62;#37;#37;"]"#),
         "{node_line}"
     );
     let body: Vec<&str> = mm.lines().filter(|l| !l.starts_with("%%")).collect();
@@ -266,7 +274,9 @@ fn render_if_graphviz(text: &str, format: &str) -> Option<Vec<u8>> {
         .stderr(Stdio::piped())
         .spawn()
     else {
-        eprintln!("skipping the Graphviz render: `dot` is not installed (apt-get install graphviz); the DOT text was still checked");
+        eprintln!(
+            "skipping the Graphviz render: `dot` is not installed (apt-get install graphviz); the DOT text was still checked"
+        );
         return None;
     };
     child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
@@ -300,7 +310,10 @@ fn mermaid_is_a_flowchart_with_class_defs() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("%% kubectl gc tree: dependents of Site/alpha"));
     assert_eq!(lines[1], "flowchart LR");
-    assert_eq!(lines.iter().filter(|l| l.trim_start().starts_with("subgraph ")).count(), lines.iter().filter(|l| l.trim() == "end").count());
+    assert_eq!(
+        lines.iter().filter(|l| l.trim_start().starts_with("subgraph ")).count(),
+        lines.iter().filter(|l| l.trim() == "end").count()
+    );
     assert!(lines.contains(&"  subgraph ns0[\"namespace labs\"]"));
     // nodes: id["label"], details after <br/>
     let nodes: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| l.starts_with('n') && l.contains("[\"")).collect();
@@ -309,7 +322,11 @@ fn mermaid_is_a_flowchart_with_class_defs() {
     assert!(site.contains("<br/>Terminating<br/>") && site.contains("FinalizerControllerDown"), "{site}");
     let site_id = site.split('[').next().unwrap();
     // edges: thick for blockOwnerDeletion, plain otherwise
-    let edges: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| l.contains("-->") || l.contains("==>") || l.contains("-.->")).collect();
+    let edges: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| l.contains("-->") || l.contains("==>") || l.contains("-.->"))
+        .collect();
     assert_eq!(edges.len(), 2, "{text}");
     assert!(edges.iter().any(|e| e.starts_with(&format!("{site_id} ==>|blockOwnerDeletion| n"))), "{edges:?}");
     assert!(edges.iter().any(|e| e.starts_with(&format!("{site_id} --> n"))), "{edges:?}");

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::apiserver::ApiServer;
-use crate::support::{self, assert_read_only, run, stderr, stdout, Env, DEADLINE, NOW};
+use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, run, stderr, stdout};
 
 const KUBECTL: &str = "/usr/bin/kubectl";
 

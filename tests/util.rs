@@ -19,7 +19,17 @@ pub fn gc() -> Command {
 }
 
 pub fn hermetic(c: &mut Command) {
-    for v in ["KUBECONFIG", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_COLOR", "KUBECACHEDIR", "FORCE_COLOR", "CLICOLOR_FORCE"] {
+    for v in [
+        "KUBECONFIG",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "NO_COLOR",
+        "KUBECACHEDIR",
+        "FORCE_COLOR",
+        "CLICOLOR_FORCE",
+    ] {
         c.env_remove(v);
     }
     c.env("HOME", std::env::temp_dir().join("kubectl-gc-test-home"));

@@ -311,7 +311,9 @@ mod tests {
     fn complete_is_hidden_and_takes_words_after_a_subcommand() {
         let cmd = Args::command();
         assert!(cmd.find_subcommand("__complete").is_some_and(|c| c.is_hide_set()));
-        for words in [vec!["tree", "--snapshot", "f.json", "-n", "labs", "site", ""], vec!["why", "--help"], vec![""], vec![]] {
+        for words in
+            [vec!["tree", "--snapshot", "f.json", "-n", "labs", "site", ""], vec!["why", "--help"], vec![""], vec![]]
+        {
             let argv = ["kubectl-gc", "__complete"].into_iter().chain(words.iter().copied());
             let a = Args::try_parse_from(argv).unwrap_or_else(|e| panic!("{words:?}: {e}"));
             let Command::Complete(c) = a.command else { panic!("not __complete") };
@@ -321,11 +323,16 @@ mod tests {
 
     #[test]
     fn flags_are_accepted_after_the_subcommand_and_its_arguments() {
-        let a = Args::try_parse_from(["kubectl-gc", "tree", "site/alpha", "-n", "labs", "--context", "x", "--owners"]).unwrap();
+        let a = Args::try_parse_from(["kubectl-gc", "tree", "site/alpha", "-n", "labs", "--context", "x", "--owners"])
+            .unwrap();
         assert_eq!(a.global.namespace.as_deref(), Some("labs"));
         assert_eq!(a.global.connection.context.as_deref(), Some("x"));
-        let a = Args::try_parse_from(["kubectl-gc", "-n", "labs", "plan", "deploy", "web", "--cascade=orphan"]).unwrap();
+        let a =
+            Args::try_parse_from(["kubectl-gc", "-n", "labs", "plan", "deploy", "web", "--cascade=orphan"]).unwrap();
         let Command::Plan(p) = a.command else { panic!("not plan") };
-        assert_eq!((p.target.what.as_str(), p.target.name.as_deref(), p.cascade), ("deploy", Some("web"), CascadeArg::Orphan));
+        assert_eq!(
+            (p.target.what.as_str(), p.target.name.as_deref(), p.cascade),
+            ("deploy", Some("web"), CascadeArg::Orphan)
+        );
     }
 }

@@ -181,10 +181,12 @@ pub fn complete(words: &[String]) -> Completion {
     match seen.subcommand.as_deref() {
         None => subcommands(&root, last),
         Some("help") => subcommands(&root, last),
-        Some("completion") if seen.positionals.is_empty() => match cmd.get_arguments().find(|a| a.get_id() == "shell") {
-            Some(arg) => value_of(arg, last, "", &seen),
-            None => Completion::none(),
-        },
+        Some("completion") if seen.positionals.is_empty() => {
+            match cmd.get_arguments().find(|a| a.get_id() == "shell") {
+                Some(arg) => value_of(arg, last, "", &seen),
+                None => Completion::none(),
+            }
+        }
         Some("why-stuck" | "tree" | "plan") => target(&seen, last),
         _ => Completion::none(),
     }
@@ -279,9 +281,9 @@ fn types(mapper: &RestMapper, prefix: &str) -> Vec<Candidate> {
         .map(|t| {
             let shared = all.iter().filter(|o| o.plural == t.plural).count() > 1;
             let core_has_it = all.iter().any(|o| o.plural == t.plural && o.group.is_empty());
-            let value = if shared && !(t.group.is_empty() && core_has_it) { t.qualified_plural() } else { t.plural.clone() };
-            let description =
-                if t.group.is_empty() { t.kind.clone() } else { format!("{} ({})", t.kind, t.group) };
+            let value =
+                if shared && !(t.group.is_empty() && core_has_it) { t.qualified_plural() } else { t.plural.clone() };
+            let description = if t.group.is_empty() { t.kind.clone() } else { format!("{} ({})", t.kind, t.group) };
             Candidate { value, description: Some(description) }
         })
         .filter(|c| c.value.to_lowercase().starts_with(&prefix.to_lowercase()))
@@ -324,7 +326,9 @@ fn namespaces(seen: &Seen) -> Vec<Candidate> {
     let set: BTreeSet<String> = snapshot
         .objects
         .iter()
-        .filter_map(|o| if o.kind == "Namespace" && o.group().is_empty() { Some(o.name.clone()) } else { o.namespace.clone() })
+        .filter_map(|o| {
+            if o.kind == "Namespace" && o.group().is_empty() { Some(o.name.clone()) } else { o.namespace.clone() }
+        })
         .collect();
     set.into_iter().map(|value| Candidate { value, description: None }).collect()
 }
@@ -421,7 +425,10 @@ mod tests {
     #[test]
     fn names_of_that_type_in_the_namespace() {
         let f = fixture("site-operator-gone");
-        assert_eq!(values(&["tree", "--snapshot", &f, "-n", "labs", "configmap", ""]).0, ["alpha-audit", "alpha-config"]);
+        assert_eq!(
+            values(&["tree", "--snapshot", &f, "-n", "labs", "configmap", ""]).0,
+            ["alpha-audit", "alpha-config"]
+        );
         assert_eq!(values(&["tree", "-nlabs", "--snapshot", &f, "site/"]).0, ["site/alpha"]);
         assert_eq!(values(&["tree", "--snapshot", &f, "configmap", ""]).0, Vec::<String>::new(), "default namespace");
         assert_eq!(values(&["tree", "--snapshot", &f, "-A", "configmap", "alpha-c"]).0, ["alpha-config"]);

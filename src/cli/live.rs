@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use kubectl_gc::discovery::RestMapper;
@@ -47,7 +47,9 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
             (true, None) => Scope::Cluster,
             (false, None) => Scope::Namespace(namespace),
             (_, Some((type_arg, name))) => {
-                let mapper = |d: &live::Discovery| RestMapper::from_snapshot(&Snapshot { resource_lists: d.lists.clone(), ..Default::default() });
+                let mapper = |d: &live::Discovery| {
+                    RestMapper::from_snapshot(&Snapshot { resource_lists: d.lists.clone(), ..Default::default() })
+                };
                 let mut resolved = mapper(&discovery).resolve(type_arg).cloned();
                 if resolved.is_err() && discovery.from_cache {
                     // a type the cached discovery does not know: ask the server
@@ -64,8 +66,14 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
                         None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
                     }
                 }
-                target_ref = Some(live::TargetRef { group: rt.group.clone(), kind: rt.kind.clone(), namespace: ns.clone(), name: name.to_string() });
-                focus = ns.clone().or_else(|| (rt.group.is_empty() && rt.kind == "Namespace").then(|| name.to_string()));
+                target_ref = Some(live::TargetRef {
+                    group: rt.group.clone(),
+                    kind: rt.kind.clone(),
+                    namespace: ns.clone(),
+                    name: name.to_string(),
+                });
+                focus =
+                    ns.clone().or_else(|| (rt.group.is_empty() && rt.kind == "Namespace").then(|| name.to_string()));
                 match ns {
                     _ if dependents_anywhere || global.all_namespaces => Scope::Cluster,
                     Some(ns) => Scope::Namespace(ns),
@@ -95,7 +103,9 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
             // the cluster may serve types the cached discovery lacks: rediscover, and read again
             // if discovery did change (a CRD's labels changing changes nothing served)
             let fresh = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
-            let changed = fresh.types != discovery.types || fresh.lists != discovery.lists || fresh.incomplete != discovery.incomplete;
+            let changed = fresh.types != discovery.types
+                || fresh.lists != discovery.lists
+                || fresh.incomplete != discovery.incomplete;
             discovery = fresh;
             if changed {
                 snapshot = session.read(&discovery, &options).await;
@@ -114,7 +124,9 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
 
 /// `--cache-dir`, else `KUBECACHEDIR` (clap reads it), else `~/.kube/cache`.
 fn cache_dir(c: &Connection) -> Option<std::path::PathBuf> {
-    c.cache_dir.clone().or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".kube").join("cache")))
+    c.cache_dir
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".kube").join("cache")))
 }
 
 /// `TYPE/NAME` or `TYPE NAME`; `None` when malformed (the resolver reports it).

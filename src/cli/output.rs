@@ -39,7 +39,12 @@ pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("KUBECTL_GC_TIMINGS").is_some() {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         let mb = |k: &str| {
-            status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()).unwrap_or(0) / 1024
+            status
+                .lines()
+                .find(|l| l.starts_with(k))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .unwrap_or(0)
+                / 1024
         };
         let _ = writeln!(
             io::stderr().lock(),

@@ -2,14 +2,14 @@
 
 use std::io::Write;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::Timestamp;
 
 use kubectl_gc::controllers::Liveness;
 use kubectl_gc::graph::{Graph, NodeId};
+use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::render::{self, style::Style};
 use kubectl_gc::snapshot::Snapshot;
-use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::{diagnose, source, tree};
 
 use super::args::{Args, AssumeArg, CascadeArg, Command, Format, Global, Target, TreeFormat};
@@ -45,7 +45,10 @@ pub fn run(args: Args) -> Result<Exit> {
                 Format::Text => {
                     render::text::write_why_stuck(&g, &d, style(global), &mut out)?;
                     if let Some(p) = &then {
-                        writeln!(out, "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n")?;
+                        writeln!(
+                            out,
+                            "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n"
+                        )?;
                         render::plan::write_text(p, &g, style(global).color, &mut out)?;
                     }
                 }
@@ -124,7 +127,8 @@ pub fn run(args: Args) -> Result<Exit> {
             warn_about(&snapshot);
             match &a.output {
                 Some(path) => {
-                    let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+                    let file =
+                        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
                     let mut w = std::io::BufWriter::new(file);
                     kubectl_gc::snapshot::write::write(&snapshot, &mut w)
                         .and_then(|_| w.flush())

@@ -5,7 +5,7 @@
 //! The functions read the cluster through [`GcView`], so the planner's simulated world and
 //! any other state can be judged with the same code.
 
-use crate::collector::references::{classify, LiveOwner, OwnerState};
+use crate::collector::references::{LiveOwner, OwnerState, classify};
 use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::{OwnerRef, Uid};
@@ -166,7 +166,10 @@ pub fn attempt_to_delete_item(v: &impl GcView, n: NodeId) -> Decision {
     }
     // F2
     if !waiting.is_empty() && v.has_dependents(n) {
-        return Decision::Delete { propagation: Propagation::Foreground, unblock: v.any_dependent_deleting_dependents(n) };
+        return Decision::Delete {
+            propagation: Propagation::Foreground,
+            unblock: v.any_dependent_deleting_dependents(n),
+        };
     }
     // F3
     let propagation = if item.finalizers.iter().any(|f| f == "orphan") {

@@ -3,4 +3,4 @@
 pub mod decide;
 pub mod references;
 
-pub use references::{classify_reference, Dangling, OwnerState};
+pub use references::{Dangling, OwnerState, classify_reference};

@@ -117,7 +117,7 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{graph, node, obj, ObjExt};
+    use crate::testing::{ObjExt, graph, node, obj};
     use serde_json::json;
 
     fn state_of(g: &Graph, kind: &str, name: &str) -> Vec<OwnerState> {
@@ -138,11 +138,17 @@ mod tests {
     fn owner_deleting_with_foreground_is_waiting_but_with_orphan_is_solid() {
         // §3.3 step 6, §6.16
         let g = graph(vec![
-            obj("v1", "ConfigMap", Some("a"), "fg", "o1").deleting("2026-01-01T00:00:00Z").finalizers(&["foregroundDeletion"]),
+            obj("v1", "ConfigMap", Some("a"), "fg", "o1")
+                .deleting("2026-01-01T00:00:00Z")
+                .finalizers(&["foregroundDeletion"]),
             obj("v1", "ConfigMap", Some("a"), "or", "o2").deleting("2026-01-01T00:00:00Z").finalizers(&["orphan"]),
-            obj("v1", "Pod", Some("a"), "p", "p1")
-                .owned_by("v1", "ConfigMap", "fg", "o1", None)
-                .owned_by("v1", "ConfigMap", "or", "o2", None),
+            obj("v1", "Pod", Some("a"), "p", "p1").owned_by("v1", "ConfigMap", "fg", "o1", None).owned_by(
+                "v1",
+                "ConfigMap",
+                "or",
+                "o2",
+                None,
+            ),
         ]);
         assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Waiting, OwnerState::Solid]);
     }
@@ -150,7 +156,13 @@ mod tests {
     #[test]
     fn absent_owner_is_dangling_and_gets_a_virtual_node() {
         // I2 TestCreateWithNonExistentOwner
-        let g = graph(vec![obj("v1", "Pod", Some("a"), "p", "p1").owned_by("v1", "ReplicationController", "test.rc.1", "doesn't matter", None)]);
+        let g = graph(vec![obj("v1", "Pod", Some("a"), "p", "p1").owned_by(
+            "v1",
+            "ReplicationController",
+            "test.rc.1",
+            "doesn't matter",
+            None,
+        )]);
         assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Dangling(Dangling::Absent)]);
         let v = g.by_uid(&crate::snapshot::Uid("doesn't matter".into())).unwrap();
         assert_eq!(g.node(v).presence, Presence::Virtual);
@@ -186,8 +198,20 @@ mod tests {
         // §6.5
         let g = graph(vec![
             obj("v1", "PersistentVolume", None, "pv-valid", "pv1"),
-            obj("v1", "ConfigMap", Some("a"), "cm-valid", "c1").owned_by("v1", "PersistentVolume", "pv-valid", "pv1", None),
-            obj("v1", "ConfigMap", Some("a"), "cm-missing", "c2").owned_by("v1", "PersistentVolume", "missing-name", "missing-uid", None),
+            obj("v1", "ConfigMap", Some("a"), "cm-valid", "c1").owned_by(
+                "v1",
+                "PersistentVolume",
+                "pv-valid",
+                "pv1",
+                None,
+            ),
+            obj("v1", "ConfigMap", Some("a"), "cm-missing", "c2").owned_by(
+                "v1",
+                "PersistentVolume",
+                "missing-name",
+                "missing-uid",
+                None,
+            ),
         ]);
         assert_eq!(state_of(&g, "ConfigMap", "cm-valid"), [OwnerState::Solid]);
         assert_eq!(state_of(&g, "ConfigMap", "cm-missing"), [OwnerState::Dangling(Dangling::Absent)]);
@@ -198,7 +222,13 @@ mod tests {
         // §6.6
         let g = graph(vec![
             obj("v1", "ConfigMap", Some("a"), "owner", "o1"),
-            obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r", "r1").owned_by("v1", "ConfigMap", "owner", "o1", None),
+            obj("rbac.authorization.k8s.io/v1", "ClusterRole", None, "r", "r1").owned_by(
+                "v1",
+                "ConfigMap",
+                "owner",
+                "o1",
+                None,
+            ),
         ]);
         let s = state_of(&g, "ClusterRole", "r");
         assert_eq!(s, [OwnerState::NamespacedOwnerOfClusterScoped]);
@@ -210,12 +240,21 @@ mod tests {
         // §6.9, I13's invalid refs, I14 cm-invalid
         let g = graph(vec![
             obj("v1", "ConfigMap", Some("a"), "typo", "c1").owned_by("test/v1", "invalid0", "x", "u0", None),
-            obj("v1", "ConfigMap", Some("a"), "old", "c2").owned_by("extensions/v1beta1", "Deployment", "x", "u1", None),
+            obj("v1", "ConfigMap", Some("a"), "old", "c2").owned_by(
+                "extensions/v1beta1",
+                "Deployment",
+                "x",
+                "u1",
+                None,
+            ),
             obj("v1", "ConfigMap", Some("a"), "unserved", "c3").owned_by("apps/v1beta2", "Deployment", "x", "u2", None),
         ]);
         assert!(matches!(state_of(&g, "ConfigMap", "typo")[0], OwnerState::Unresolvable(Unresolvable::UnknownKind)));
         assert!(matches!(state_of(&g, "ConfigMap", "old")[0], OwnerState::Unresolvable(_)));
-        assert!(matches!(state_of(&g, "ConfigMap", "unserved")[0], OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })));
+        assert!(matches!(
+            state_of(&g, "ConfigMap", "unserved")[0],
+            OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })
+        ));
     }
 
     #[test]
@@ -223,7 +262,13 @@ mod tests {
         // §6.10
         let g = graph(vec![
             obj("autoscaling/v2", "HorizontalPodAutoscaler", Some("a"), "h", "h1"),
-            obj("v1", "ConfigMap", Some("a"), "c", "c1").owned_by("autoscaling/v1", "HorizontalPodAutoscaler", "h", "h1", None),
+            obj("v1", "ConfigMap", Some("a"), "c", "c1").owned_by(
+                "autoscaling/v1",
+                "HorizontalPodAutoscaler",
+                "h",
+                "h1",
+                None,
+            ),
         ]);
         assert_eq!(state_of(&g, "ConfigMap", "c"), [OwnerState::Solid]);
     }
@@ -254,7 +299,10 @@ mod tests {
             obj("v1", "ConfigMap", Some("a"), "d", "c2").owned_by("own.labhub.io/v2", "Site", "s", "s1", None),
         ]);
         assert_eq!(state_of(&g, "ConfigMap", "c"), [OwnerState::Solid]);
-        assert!(matches!(state_of(&g, "ConfigMap", "d")[0], OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })));
+        assert!(matches!(
+            state_of(&g, "ConfigMap", "d")[0],
+            OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })
+        ));
     }
 
     #[test]
@@ -263,7 +311,13 @@ mod tests {
         let g = graph(vec![
             obj("v1", "ConfigMap", Some("a"), "owner", "o1"),
             obj("v1", "Event", Some("a"), "e", "e1").owned_by("v1", "ConfigMap", "owner", "o1", Some(true)),
-            obj("events.k8s.io/v1", "Event", Some("a"), "e2", "e2").owned_by("v1", "ConfigMap", "owner", "o1", Some(true)),
+            obj("events.k8s.io/v1", "Event", Some("a"), "e2", "e2").owned_by(
+                "v1",
+                "ConfigMap",
+                "owner",
+                "o1",
+                Some(true),
+            ),
         ]);
         let o = node(&g, "ConfigMap", "owner");
         assert!(g.node(o).dependents.is_empty());

@@ -220,7 +220,8 @@ impl<'g> Workloads<'g> {
     /// Workloads (or bare pods) named `name`, or with a container named `name`.
     pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
         let n = self.named();
-        let mut v: Vec<NodeId> = n.by_name.get(name).into_iter().chain(n.by_container.get(name)).flatten().copied().collect();
+        let mut v: Vec<NodeId> =
+            n.by_name.get(name).into_iter().chain(n.by_container.get(name)).flatten().copied().collect();
         v.sort_unstable();
         v.dedup();
         v

@@ -23,7 +23,7 @@ use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
 pub use finding::{Finding, FindingCode, Related, Severity};
-pub use owners::{owner_findings, GcVerdict};
+pub use owners::{GcVerdict, owner_findings};
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
@@ -131,7 +131,15 @@ impl Explainer<'_, '_> {
         }
     }
 
-    fn finding(&mut self, code: FindingCode, severity: Severity, object: NodeId, related: Vec<Related>, message: String, remedy: Vec<String>) {
+    fn finding(
+        &mut self,
+        code: FindingCode,
+        severity: Severity,
+        object: NodeId,
+        related: Vec<Related>,
+        message: String,
+        remedy: Vec<String>,
+    ) {
         self.findings.push(Finding { code, severity, object, related, message, remedy });
     }
 
@@ -169,9 +177,7 @@ impl Explainer<'_, '_> {
 
     /// Whether some foreground owner waits for x through a blocking reference.
     fn waited_on_by_gc(&self, x: NodeId) -> bool {
-        self.waits_on.iter().any(|(owner, deps)| {
-            deps.contains(&x) && self.g.refs_to(x, *owner).any(|r| r.blocks())
-        })
+        self.waits_on.iter().any(|(owner, deps)| deps.contains(&x) && self.g.refs_to(x, *owner).any(|r| r.blocks()))
     }
 
     fn explain_finalizer(&mut self, x: NodeId, f: &str) {
@@ -219,14 +225,26 @@ impl Explainer<'_, '_> {
             "kubernetes.io/pv-protection" => {
                 let o = g.object(x).expect("explained objects are observed");
                 let phase = o.str_field("/status/phase").unwrap_or("");
-                self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who} once the volume is no longer bound (phase {phase})"));
+                self.pending(
+                    x,
+                    &owner,
+                    Vec::new(),
+                    format!("{f} is removed by {who} once the volume is no longer bound (phase {phase})"),
+                );
             }
             _ => self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who}, which is alive")),
         }
     }
 
     fn pending(&mut self, x: NodeId, owner: &FinalizerOwner, related: Vec<Related>, message: String) {
-        self.finding(FindingCode::FinalizerPending, Severity::Info, x, related, format!("{message} ({})", owner.evidence.join("; ")), Vec::new());
+        self.finding(
+            FindingCode::FinalizerPending,
+            Severity::Info,
+            x,
+            related,
+            format!("{message} ({})", owner.evidence.join("; ")),
+            Vec::new(),
+        );
     }
 
     fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
@@ -275,7 +293,11 @@ impl Explainer<'_, '_> {
             );
             return;
         }
-        let what = if f == "orphan" { "its dependents were orphaned or never existed" } else { "no blocking dependent remains" };
+        let what = if f == "orphan" {
+            "its dependents were orphaned or never existed"
+        } else {
+            "no blocking dependent remains"
+        };
         self.finding(
             FindingCode::GarbageCollectorStalled,
             Severity::Error,
@@ -391,7 +413,8 @@ impl Explainer<'_, '_> {
                 "Do not clear the namespace's 'kubernetes' finalizer by hand: that strands whatever remains in it, including content of the failing group (check: kubectl get {} -o yaml)",
                 remedy::kubectl_target(g, x)
             ));
-            let mut msg = format!("{} cannot finish: the namespace controller cannot discover every API group", describe(g, x));
+            let mut msg =
+                format!("{} cannot finish: the namespace controller cannot discover every API group", describe(g, x));
             if let Some(c) = condition {
                 msg.push_str(&format!(" ({}: {})", c.reason, c.message));
             }
@@ -454,21 +477,21 @@ impl Explainer<'_, '_> {
                 Severity::Error,
                 x,
                 node.and_then(|_| g.find("", "Node", None, node_name)).map(Related::Node).into_iter().collect(),
-                format!("{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating", describe(g, x)),
-                vec![
-                    format!("Bring the node back, or once it is certainly gone: kubectl delete {} --grace-period=0 --force", remedy::kubectl_target(g, x)),
-                ],
+                format!(
+                    "{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating",
+                    describe(g, x)
+                ),
+                vec![format!(
+                    "Bring the node back, or once it is certainly gone: kubectl delete {} --grace-period=0 --force",
+                    remedy::kubectl_target(g, x)
+                )],
             );
             self.local_stuck.push(x);
         }
     }
 
     fn deleting_for(&self, x: NodeId) -> i64 {
-        self.g
-            .object(x)
-            .and_then(|o| o.deletion_timestamp)
-            .map(|t| self.now.as_second() - t.as_second())
-            .unwrap_or(0)
+        self.g.object(x).and_then(|o| o.deletion_timestamp).map(|t| self.now.as_second() - t.as_second()).unwrap_or(0)
     }
 
     /// Stuck = stuck on its own account, or waiting on something stuck (reverse BFS).
@@ -493,9 +516,7 @@ impl Explainer<'_, '_> {
 }
 
 fn pod_uses_claim(pod: &crate::snapshot::Object, claim: &str) -> bool {
-    pod.field("/spec/volumes")
-        .and_then(|v| v.as_array())
-        .is_some_and(|vols| {
-            vols.iter().any(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) == Some(claim))
-        })
+    pod.field("/spec/volumes").and_then(|v| v.as_array()).is_some_and(|vols| {
+        vols.iter().any(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) == Some(claim))
+    })
 }

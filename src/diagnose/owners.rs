@@ -1,7 +1,7 @@
 //! Owner-reference problems on one object, and what the GC will therefore do with it
 //! (gc-semantics §3.2 D–F, §6).
 
-use crate::collector::{classify_reference, Dangling, OwnerState};
+use crate::collector::{Dangling, OwnerState, classify_reference};
 use crate::graph::{Graph, NodeId};
 
 use super::finding::{Finding, FindingCode, Related, Severity};
@@ -36,8 +36,12 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         GcVerdict::Collected
     };
     let consequence = match verdict {
-        GcVerdict::NeverActedOn => "the garbage collector never acts on this object (no deletion, no clean-up of its other references)",
-        GcVerdict::Kept => "another owner is solid, so the garbage collector strips this reference and keeps the object",
+        GcVerdict::NeverActedOn => {
+            "the garbage collector never acts on this object (no deletion, no clean-up of its other references)"
+        }
+        GcVerdict::Kept => {
+            "another owner is solid, so the garbage collector strips this reference and keeps the object"
+        }
         GcVerdict::Collected => "no owner is solid, so the garbage collector deletes this object",
         GcVerdict::NoOwners => "",
     };
@@ -96,9 +100,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
             OwnerState::NamespacedOwnerOfClusterScoped => (
                 FindingCode::OwnerRefInvalidNamespace,
                 vec![g.by_uid(&r.uid).map_or_else(absent, Related::Node)],
-                format!(
-                    "cluster-scoped {x_ref} names the namespaced owner {named}: invalid; {consequence}"
-                ),
+                format!("cluster-scoped {x_ref} names the namespaced owner {named}: invalid; {consequence}"),
             ),
         };
         out.push(Finding {

@@ -9,11 +9,8 @@ use super::owners::GcVerdict;
 /// `sites.own.labhub.io alpha -n labs`: how kubectl names the object.
 pub fn kubectl_target(g: &Graph, x: NodeId) -> String {
     let id = &g.identity(x);
-    let resource = g
-        .mapper
-        .kind(id.group(), id.kind)
-        .map(|t| t.qualified_plural())
-        .unwrap_or_else(|| id.kind.to_lowercase());
+    let resource =
+        g.mapper.kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase());
     match &id.namespace {
         Some(ns) => format!("{resource} {} -n {ns}", shell_word(id.name)),
         None => format!("{resource} {}", shell_word(id.name)),
@@ -47,7 +44,10 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<String> {
             let ns = w.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default();
             let res = w.kind.to_lowercase();
             if owner.evidence.iter().any(|e| e.contains("scaled to zero")) {
-                out.push(format!("Scale {who} back up so it removes {f} itself: kubectl scale {res}/{}{ns} --replicas=1", w.name));
+                out.push(format!(
+                    "Scale {who} back up so it removes {f} itself: kubectl scale {res}/{}{ns} --replicas=1",
+                    w.name
+                ));
             } else {
                 out.push(format!(
                     "Bring {who} back so it removes {f} itself; see why its pods are not ready: kubectl describe {res}/{}{ns}",

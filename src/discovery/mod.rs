@@ -8,8 +8,8 @@ pub mod builtin;
 
 use std::collections::HashMap;
 
-use crate::snapshot::object::{group_of, version_of};
 use crate::snapshot::Snapshot;
+use crate::snapshot::object::{group_of, version_of};
 
 /// Where a resource's mapping came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -186,11 +186,7 @@ impl RestMapper {
             return Err(Unresolvable::MalformedApiVersion);
         }
         let t = self.kind(group_of(api_version), kind).ok_or(Unresolvable::UnknownKind)?;
-        if t.serves(version) {
-            Ok(t)
-        } else {
-            Err(Unresolvable::VersionNotServed { served: t.versions.clone() })
-        }
+        if t.serves(version) { Ok(t) } else { Err(Unresolvable::VersionNotServed { served: t.versions.clone() }) }
     }
 
     /// Resolves a TYPE argument as kubectl does: kind, plural, singular or short name,
@@ -203,20 +199,21 @@ impl RestMapper {
         };
         let mut found: Vec<&ResourceType> = self.types.iter().filter(|t| named(t, &lower)).collect();
         if found.is_empty()
-            && let Some((name, rest)) = lower.split_once('.') {
-                found = self
-                    .types
-                    .iter()
-                    .filter(|t| named(t, name))
-                    .filter(|t| {
-                        t.group == rest
-                            || rest
-                                .split_once('.')
-                                .is_some_and(|(v, g)| t.group == g && looks_like_version(v) && t.serves(v))
-                            || (looks_like_version(rest) && t.group.is_empty() && t.serves(rest))
-                    })
-                    .collect();
-            }
+            && let Some((name, rest)) = lower.split_once('.')
+        {
+            found = self
+                .types
+                .iter()
+                .filter(|t| named(t, name))
+                .filter(|t| {
+                    t.group == rest
+                        || rest
+                            .split_once('.')
+                            .is_some_and(|(v, g)| t.group == g && looks_like_version(v) && t.serves(v))
+                        || (looks_like_version(rest) && t.group.is_empty() && t.serves(rest))
+                })
+                .collect();
+        }
         if found.len() > 1 {
             let core: Vec<_> = found.iter().copied().filter(|t| t.group.is_empty()).collect();
             if core.len() == 1 {
@@ -314,7 +311,9 @@ mod tests {
     #[test]
     fn resolves_kubectl_type_forms() {
         let m = mapper();
-        for arg in ["deploy", "Deployment", "deployments", "deployment", "deployments.apps", "deployments.v1.apps", "DEPLOY"] {
+        for arg in
+            ["deploy", "Deployment", "deployments", "deployment", "deployments.apps", "deployments.v1.apps", "DEPLOY"]
+        {
             assert_eq!(m.resolve(arg).unwrap().kind, "Deployment", "{arg}");
         }
         assert_eq!(m.resolve("rs").unwrap().kind, "ReplicaSet");

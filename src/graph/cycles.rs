@@ -114,8 +114,10 @@ mod tests {
 
     /// A ConfigMap `name` (uid = name) owned by the given uids.
     fn cm(name: &str, owners: &[&str]) -> String {
-        let refs: Vec<String> =
-            owners.iter().map(|u| format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"{u}","uid":"{u}"}}"#)).collect();
+        let refs: Vec<String> = owners
+            .iter()
+            .map(|u| format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"{u}","uid":"{u}"}}"#))
+            .collect();
         format!(
             r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","namespace":"n","uid":"{name}","ownerReferences":[{}]}}}}"#,
             refs.join(",")

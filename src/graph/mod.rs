@@ -114,11 +114,7 @@ impl HashIndex {
         if matches(first) {
             return Some(first);
         }
-        self.collisions
-            .get(&h)?
-            .iter()
-            .copied()
-            .find(|&id| matches(id))
+        self.collisions.get(&h)?.iter().copied().find(|&id| matches(id))
     }
 }
 
@@ -233,17 +229,12 @@ fn canonical_order(objects: &[Object]) -> CanonicalOrder<'_> {
         k.kind = kind_rank[k.kind as usize];
     }
     keys.sort_unstable_by(|a, b| {
-        (a.namespace, a.kind, a.name)
-            .cmp(&(b.namespace, b.kind, b.name))
-            .then_with(|| {
-                let (a, b) = (&objects[a.index as usize], &objects[b.index as usize]);
-                (&a.name, a.group(), &a.uid).cmp(&(&b.name, b.group(), &b.uid))
-            })
+        (a.namespace, a.kind, a.name).cmp(&(b.namespace, b.kind, b.name)).then_with(|| {
+            let (a, b) = (&objects[a.index as usize], &objects[b.index as usize]);
+            (&a.name, a.group(), &a.uid).cmp(&(&b.name, b.group(), &b.uid))
+        })
     });
-    CanonicalOrder {
-        order: keys.into_iter().map(|k| (k.index, k.group_kind)).collect(),
-        kinds,
-    }
+    CanonicalOrder { order: keys.into_iter().map(|k| (k.index, k.group_kind)).collect(), kinds }
 }
 
 impl Graph {
@@ -254,10 +245,7 @@ impl Graph {
         let objects = &snapshot.objects;
         let n = objects.len();
         let CanonicalOrder { order, kinds } = canonical_order(objects);
-        let ignored: Vec<bool> = kinds
-            .iter()
-            .map(|&(group, kind)| ignored_by_gc(group, kind))
-            .collect();
+        let ignored: Vec<bool> = kinds.iter().map(|&(group, kind)| ignored_by_gc(group, kind)).collect();
         let mut g = Graph {
             mapper,
             nodes: Vec::with_capacity(n),
@@ -280,10 +268,7 @@ impl Graph {
                 continue;
             }
             let id = NodeId(g.nodes.len() as u32);
-            g.nodes.push(Node {
-                presence: Presence::Observed(i as usize),
-                dependents: Vec::new(),
-            });
+            g.nodes.push(Node { presence: Presence::Observed(i as usize), dependents: Vec::new() });
             node_of[i as usize] = id.0;
             lists[gk as usize].push(id);
             g.node_kind.push(gk);
@@ -291,8 +276,7 @@ impl Graph {
         g.observed = g.nodes.len();
         for (i, o) in objects.iter().enumerate() {
             if node_of[i] != u32::MAX {
-                g.uid_to_node
-                    .insert(hash_of(&[o.uid.as_str()]), NodeId(node_of[i]));
+                g.uid_to_node.insert(hash_of(&[o.uid.as_str()]), NodeId(node_of[i]));
             }
         }
         let kind_count = kinds.len();
@@ -304,7 +288,7 @@ impl Graph {
             .filter(|(_, (_, list))| !list.is_empty())
             .map(|(gk, ((group, kind), list))| (gk as u32, (group.to_string(), kind.to_string(), list)))
             .collect();
-        sorted.sort_unstable_by(|a, b| (&a.1 .0, &a.1 .1).cmp(&(&b.1 .0, &b.1 .1)));
+        sorted.sort_unstable_by(|a, b| (&a.1.0, &a.1.1).cmp(&(&b.1.0, &b.1.1)));
         let mut position = vec![u32::MAX; kind_count];
         for (pos, (gk, _)) in sorted.iter().enumerate() {
             position[*gk as usize] = pos as u32;
@@ -361,10 +345,7 @@ impl Graph {
                     };
                     g.uid_to_node.insert(hash_of(&[identity.uid.as_str()]), id);
                     g.virtual_identities.insert(id.0, identity);
-                    g.nodes.push(Node {
-                        presence: Presence::Virtual,
-                        dependents: Vec::new(),
-                    });
+                    g.nodes.push(Node { presence: Presence::Virtual, dependents: Vec::new() });
                     id
                 }
             };
@@ -444,25 +425,15 @@ impl Graph {
 
     /// The observed nodes of several kinds, in node order.
     pub fn of_kinds(&self, kinds: &[(&str, &str)]) -> Vec<NodeId> {
-        let mut ids: Vec<NodeId> = kinds
-            .iter()
-            .flat_map(|&(group, kind)| self.of_kind(group, kind))
-            .copied()
-            .collect();
+        let mut ids: Vec<NodeId> = kinds.iter().flat_map(|&(group, kind)| self.of_kind(group, kind)).copied().collect();
         ids.sort_unstable();
         ids
     }
 
     /// The observed nodes of one namespace (`None`: the cluster-scoped ones), in node order:
     /// nodes are sorted by namespace first, so they are one run, found by bisection.
-    pub fn in_namespace(
-        &self,
-        namespace: Option<&str>,
-    ) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
-        let ns = |i: usize| {
-            self.object(NodeId(i as u32))
-                .and_then(|o| o.namespace.as_deref())
-        };
+    pub fn in_namespace(&self, namespace: Option<&str>) -> impl Iterator<Item = (NodeId, &Object)> + '_ {
+        let ns = |i: usize| self.object(NodeId(i as u32)).and_then(|o| o.namespace.as_deref());
         let start = bisect(0, self.observed, |i| ns(i) < namespace);
         let end = bisect(start, self.observed, |i| ns(i) <= namespace);
         self.observed_in(start..end)
@@ -498,19 +469,12 @@ impl Graph {
     }
 
     pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
-        self.uid_to_node
-            .find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
+        self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
     }
 
     /// The observed object of a group, kind, namespace and name (what a GET would return):
     /// nodes are sorted by namespace, kind and name, so it is found by bisection.
-    pub fn find(
-        &self,
-        group: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Option<NodeId> {
+    pub fn find(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<NodeId> {
         let namespace = namespace.filter(|ns| !ns.is_empty());
         let key = |i: usize| {
             let o = self.object(NodeId(i as u32)).expect("observed");
@@ -525,9 +489,7 @@ impl Graph {
 
     /// The owner references of a node (none for a virtual node).
     pub fn owners(&self, id: NodeId) -> &[OwnerRef] {
-        self.object(id)
-            .map(|o| o.owner_references.as_slice())
-            .unwrap_or(&[])
+        self.object(id).map(|o| o.owner_references.as_slice()).unwrap_or(&[])
     }
 
     /// `blockingDependents`: dependents with a `blockOwnerDeletion: true` reference to this
@@ -542,11 +504,7 @@ impl Graph {
     }
 
     /// The reference(s) from `dependent` to `owner` (by uid).
-    pub fn refs_to(
-        &self,
-        dependent: NodeId,
-        owner: NodeId,
-    ) -> impl Iterator<Item = &OwnerRef> + '_ {
+    pub fn refs_to(&self, dependent: NodeId, owner: NodeId) -> impl Iterator<Item = &OwnerRef> + '_ {
         let uid = self.identity(owner).uid;
         self.owners(dependent).iter().filter(move |r| &r.uid == uid)
     }
@@ -563,10 +521,7 @@ impl Graph {
 
     /// Whether the owner type of a reference is namespaced, if the mapper knows it.
     pub fn owner_is_namespaced(&self, r: &OwnerRef) -> Option<bool> {
-        self.mapper
-            .rest_mapping(&r.api_version, &r.kind)
-            .ok()
-            .map(|t| t.namespaced)
+        self.mapper.rest_mapping(&r.api_version, &r.kind).ok().map(|t| t.namespaced)
     }
 }
 
@@ -575,22 +530,11 @@ mod tests {
     use super::*;
     use crate::controllers::tests::graph_of;
 
-    fn obj(
-        api_version: &str,
-        kind: &str,
-        ns: Option<&str>,
-        name: &str,
-        uid: &str,
-        owners: &[&str],
-    ) -> String {
-        let ns = ns
-            .map(|n| format!(r#","namespace":"{n}""#))
-            .unwrap_or_default();
+    fn obj(api_version: &str, kind: &str, ns: Option<&str>, name: &str, uid: &str, owners: &[&str]) -> String {
+        let ns = ns.map(|n| format!(r#","namespace":"{n}""#)).unwrap_or_default();
         let refs: Vec<String> = owners
             .iter()
-            .map(|u| {
-                format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"o-{u}","uid":"{u}"}}"#)
-            })
+            .map(|u| format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","name":"o-{u}","uid":"{u}"}}"#))
             .collect();
         format!(
             r#"{{"apiVersion":"{api_version}","kind":"{kind}","metadata":{{"name":"{name}","uid":"{uid}"{ns},"ownerReferences":[{}]}}}}"#,
@@ -600,38 +544,10 @@ mod tests {
 
     fn sample() -> Vec<String> {
         vec![
-            obj(
-                "v1",
-                "ConfigMap",
-                Some("b"),
-                "same-sixteen-bytes-2",
-                "u1",
-                &[],
-            ),
-            obj(
-                "v1",
-                "ConfigMap",
-                Some("b"),
-                "same-sixteen-bytes-1",
-                "u2",
-                &["u1", "u1", "gone-2"],
-            ),
-            obj(
-                "x.example.com/v1",
-                "Widget",
-                Some("a"),
-                "w",
-                "u3",
-                &["gone-1"],
-            ),
-            obj(
-                "y.example.com/v1",
-                "Widget",
-                Some("a"),
-                "w",
-                "u4",
-                &["gone-2"],
-            ),
+            obj("v1", "ConfigMap", Some("b"), "same-sixteen-bytes-2", "u1", &[]),
+            obj("v1", "ConfigMap", Some("b"), "same-sixteen-bytes-1", "u2", &["u1", "u1", "gone-2"]),
+            obj("x.example.com/v1", "Widget", Some("a"), "w", "u3", &["gone-1"]),
+            obj("y.example.com/v1", "Widget", Some("a"), "w", "u4", &["gone-2"]),
             obj("v1", "Namespace", None, "a", "u5", &[]),
             obj("v1", "Event", Some("a"), "e", "u6", &["u5"]),
             obj("v1", "Pod", Some("a"), "p", "u7", &["u3"]),
@@ -646,13 +562,7 @@ mod tests {
         (0..g.nodes.len())
             .map(|i| {
                 let id = g.identity(NodeId(i as u32));
-                format!(
-                    "{}/{}/{}/{}",
-                    id.namespace.unwrap_or("-"),
-                    id.kind,
-                    id.name,
-                    id.uid
-                )
+                format!("{}/{}/{}/{}", id.namespace.unwrap_or("-"), id.kind, id.name, id.uid)
             })
             .collect()
     }
@@ -683,29 +593,16 @@ mod tests {
     #[test]
     fn find_bisects_to_the_right_group_and_scope() {
         let g = graph(&sample());
-        let x = g
-            .find("x.example.com", "Widget", Some("a"), "w")
-            .expect("x widget");
-        let y = g
-            .find("y.example.com", "Widget", Some("a"), "w")
-            .expect("y widget");
+        let x = g.find("x.example.com", "Widget", Some("a"), "w").expect("x widget");
+        let y = g.find("y.example.com", "Widget", Some("a"), "w").expect("y widget");
         assert_ne!(x, y);
         assert_eq!(g.identity(x).uid.as_str(), "u3");
         assert_eq!(g.identity(y).uid.as_str(), "u4");
         assert!(g.find("z.example.com", "Widget", Some("a"), "w").is_none());
         assert!(g.find("", "Namespace", None, "a").is_some());
-        assert_eq!(
-            g.find("", "Namespace", Some(""), "a"),
-            g.find("", "Namespace", None, "a")
-        );
-        assert!(
-            g.find("", "Event", Some("a"), "e").is_none(),
-            "the GC ignores Events"
-        );
-        assert!(
-            g.find("", "ConfigMap", Some("b"), "same-sixteen-bytes-3")
-                .is_none()
-        );
+        assert_eq!(g.find("", "Namespace", Some(""), "a"), g.find("", "Namespace", None, "a"));
+        assert!(g.find("", "Event", Some("a"), "e").is_none(), "the GC ignores Events");
+        assert!(g.find("", "ConfigMap", Some("b"), "same-sixteen-bytes-3").is_none());
     }
 
     #[test]
@@ -716,21 +613,14 @@ mod tests {
         assert!(g.of_kind("", "Event").is_empty());
         let both = g.of_kinds(&[("y.example.com", "Widget"), ("x.example.com", "Widget")]);
         assert!(both.windows(2).all(|w| w[0] < w[1]), "node order");
-        let in_a: Vec<&str> = g
-            .in_namespace(Some("a"))
-            .map(|(_, o)| o.name.as_str())
-            .collect();
+        let in_a: Vec<&str> = g.in_namespace(Some("a")).map(|(_, o)| o.name.as_str()).collect();
         assert_eq!(in_a, ["p", "w", "w"]);
         let cluster: Vec<&str> = g.in_namespace(None).map(|(_, o)| o.name.as_str()).collect();
         assert_eq!(cluster, ["a"]);
         assert_eq!(g.in_namespace(Some("nope")).count(), 0);
         // a dependent naming its owner twice has one edge to it, and is one dependent of it
-        let cm1 = g
-            .find("", "ConfigMap", Some("b"), "same-sixteen-bytes-1")
-            .expect("cm1");
-        let cm2 = g
-            .find("", "ConfigMap", Some("b"), "same-sixteen-bytes-2")
-            .expect("cm2");
+        let cm1 = g.find("", "ConfigMap", Some("b"), "same-sixteen-bytes-1").expect("cm1");
+        let cm2 = g.find("", "ConfigMap", Some("b"), "same-sixteen-bytes-2").expect("cm2");
         assert_eq!(g.owner_nodes(cm1).len(), 2);
         assert_eq!(g.owner_nodes(cm1)[0], cm2);
         assert_eq!(g.node(cm2).dependents, [cm1]);

@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
-use super::world::{World, CRD_FINALIZER, FOREGROUND, ORPHAN};
 use super::AssumeFinalizers;
+use super::world::{CRD_FINALIZER, FOREGROUND, ORPHAN, World};
 use crate::controllers::{ControllerState, Liveness};
 use crate::graph::{NodeId, Presence};
 
@@ -97,12 +97,22 @@ impl Controllers {
     }
 
     /// The verdict for one non-GC finalizer.
-    pub fn verdict(&mut self, w: &World, lv: &Liveness, assume: Option<AssumeFinalizers>, n: NodeId, f: &str) -> Verdict {
+    pub fn verdict(
+        &mut self,
+        w: &World,
+        lv: &Liveness,
+        assume: Option<AssumeFinalizers>,
+        n: NodeId,
+        f: &str,
+    ) -> Verdict {
         let owner = lv.finalizer(n, f);
         let actor = owner.removed_by.clone().unwrap_or_else(|| "unknown controller".to_string());
         match assume {
             Some(AssumeFinalizers::Stuck) => {
-                return Verdict::Stuck { actor, reason: format!("{f} is assumed never removed (--assume-finalizers=stuck)") };
+                return Verdict::Stuck {
+                    actor,
+                    reason: format!("{f} is assumed never removed (--assume-finalizers=stuck)"),
+                };
             }
             Some(AssumeFinalizers::Removed) => {}
             None if owner.controller != ControllerState::Alive => {
@@ -121,14 +131,16 @@ impl Controllers {
                 if users.is_empty() {
                     Verdict::Remove { actor }
                 } else {
-                    let names: Vec<String> =
-                        users.iter().map(|&p| super::ObjRef::of_node(w.g, p).display()).collect();
+                    let names: Vec<String> = users.iter().map(|&p| super::ObjRef::of_node(w.g, p).display()).collect();
                     Verdict::Wait { actor, reason: format!("{f}: the claim is still used by {}", names.join(", ")) }
                 }
             }
             "kubernetes.io/pv-protection" => match bound_claim(w, n) {
                 None => Verdict::Remove { actor },
-                Some(c) => Verdict::Wait { actor, reason: format!("{f}: the volume is still bound to {}", super::ObjRef::of_node(w.g, c).display()) },
+                Some(c) => Verdict::Wait {
+                    actor,
+                    reason: format!("{f}: the volume is still bound to {}", super::ObjRef::of_node(w.g, c).display()),
+                },
             },
             _ => Verdict::Remove { actor },
         }
@@ -190,17 +202,25 @@ impl Controllers {
         let actor = owner.removed_by.clone().unwrap_or_else(|| "kube-apiserver (CRD finalizer controller)".into());
         match assume {
             Some(AssumeFinalizers::Stuck) => {
-                return Verdict::Stuck { actor, reason: format!("{CRD_FINALIZER} is assumed never removed (--assume-finalizers=stuck)") };
+                return Verdict::Stuck {
+                    actor,
+                    reason: format!("{CRD_FINALIZER} is assumed never removed (--assume-finalizers=stuck)"),
+                };
             }
             None if owner.controller != ControllerState::Alive => {
-                return Verdict::Stuck { actor, reason: format!("{CRD_FINALIZER}: the CRD finalizer controller is {}", owner.controller.as_str()) };
+                return Verdict::Stuck {
+                    actor,
+                    reason: format!("{CRD_FINALIZER}: the CRD finalizer controller is {}", owner.controller.as_str()),
+                };
             }
             _ => {}
         }
         let left: Vec<String> = self
             .crd_instances
             .get(&crd)
-            .map(|v| v.iter().copied().filter(|&i| w.stored(i)).map(|i| super::ObjRef::of_node(w.g, i).display()).collect())
+            .map(|v| {
+                v.iter().copied().filter(|&i| w.stored(i)).map(|i| super::ObjRef::of_node(w.g, i).display()).collect()
+            })
             .unwrap_or_default();
         if left.is_empty() {
             Verdict::Remove { actor }
@@ -217,7 +237,9 @@ pub fn is_crd(w: &World, n: NodeId) -> bool {
 /// The instances of a CRD in the snapshot.
 fn instances(w: &World, crd: NodeId) -> Vec<NodeId> {
     let Some(o) = w.g.object(crd) else { return Vec::new() };
-    let (Some(group), Some(kind)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind")) else { return Vec::new() };
+    let (Some(group), Some(kind)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind")) else {
+        return Vec::new();
+    };
     w.g.nodes
         .iter()
         .enumerate()

@@ -15,8 +15,6 @@ use super::*;
 use crate::controllers::Liveness;
 use crate::graph::Graph;
 
-
-
 struct Args {
     type_: String,
     name: String,
@@ -198,7 +196,14 @@ fn print_plans() {
         ("namespace-terminating", "Namespace", "", None, "labs", Cascade::Background),
         ("apiservice-down", "Namespace", "", None, "metrics-test", Cascade::Background),
         ("site-basics", "Namespace", "", None, "labs", Cascade::Background),
-        ("site-basics", "CustomResourceDefinition", "apiextensions.k8s.io", None, "sites.own.labhub.io", Cascade::Background),
+        (
+            "site-basics",
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io",
+            None,
+            "sites.own.labhub.io",
+            Cascade::Background,
+        ),
     ] {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fx);
         let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();

@@ -98,7 +98,10 @@ impl<'g, 'l> Simulation<'g, 'l> {
         // The GC runs in kube-controller-manager; `foregroundDeletion` names it.
         let gc = g.nodes.first().map(|_| lv.finalizer(NodeId(0), FOREGROUND));
         let (gc_alive, gc_evidence) = match gc {
-            Some(o) => (o.controller == ControllerState::Alive, format!("{} ({})", o.controller.as_str(), o.evidence.join("; "))),
+            Some(o) => (
+                o.controller == ControllerState::Alive,
+                format!("{} ({})", o.controller.as_str(), o.evidence.join("; ")),
+            ),
             None => (true, String::new()),
         };
         if !gc_alive {
@@ -253,11 +256,19 @@ impl<'g, 'l> Simulation<'g, 'l> {
             let f = f.as_str();
             if f == FOREGROUND || f == ORPHAN {
                 if !self.gc_alive {
-                    out.push((GC.into(), Some(f.into()), format!("{f}: the garbage collector is not running ({})", self.gc_evidence)));
+                    out.push((
+                        GC.into(),
+                        Some(f.into()),
+                        format!("{f}: the garbage collector is not running ({})", self.gc_evidence),
+                    ));
                     continue;
                 }
                 if f == ORPHAN {
-                    out.push((GC.into(), Some(f.into()), format!("{f}: the garbage collector has not orphaned the dependents")));
+                    out.push((
+                        GC.into(),
+                        Some(f.into()),
+                        format!("{f}: the garbage collector has not orphaned the dependents"),
+                    ));
                     continue;
                 }
                 let blocking = self.world.blocking_dependents_of(n);
@@ -274,7 +285,8 @@ impl<'g, 'l> Simulation<'g, 'l> {
                         s
                     })
                     .collect();
-                let more = if blocking.len() > 10 { format!(" and {} more", blocking.len() - 10) } else { String::new() };
+                let more =
+                    if blocking.len() > 10 { format!(" and {} more", blocking.len() - 10) } else { String::new() };
                 let reason = if blocking.is_empty() {
                     format!("{f}: no blocking dependent is left, yet the GC was never prompted to remove it")
                 } else {
@@ -285,7 +297,9 @@ impl<'g, 'l> Simulation<'g, 'l> {
             }
             if f == CRD_FINALIZER && finalizers::is_crd(w, n) {
                 match self.controllers.crd_verdict(w, self.lv, self.assume, n) {
-                    Verdict::Stuck { actor, reason } | Verdict::Wait { actor, reason } => out.push((actor, Some(f.into()), reason)),
+                    Verdict::Stuck { actor, reason } | Verdict::Wait { actor, reason } => {
+                        out.push((actor, Some(f.into()), reason))
+                    }
                     Verdict::Remove { actor } => {
                         out.push((actor, Some(f.into()), format!("{f}: instances remain")));
                     }
@@ -293,7 +307,9 @@ impl<'g, 'l> Simulation<'g, 'l> {
                 continue;
             }
             match self.controllers.verdict(w, self.lv, self.assume, n, f) {
-                Verdict::Stuck { actor, reason } | Verdict::Wait { actor, reason } => out.push((actor, Some(f.into()), reason)),
+                Verdict::Stuck { actor, reason } | Verdict::Wait { actor, reason } => {
+                    out.push((actor, Some(f.into()), reason))
+                }
                 Verdict::Remove { .. } => {}
             }
         }

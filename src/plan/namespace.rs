@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::world::{World, NS_FINALIZER};
+use super::world::{NS_FINALIZER, World};
 use super::{Cascade, ObjRef};
 use crate::controllers::{ControllerState, Liveness};
 use crate::graph::{NodeId, Presence};

@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet};
 
 use proptest::prelude::*;
 
-use super::scenarios::{graph, obj, Obj, NOW};
+use super::scenarios::{NOW, Obj, graph, obj};
 use super::*;
-use crate::collector::references::{classify_reference, OwnerState};
+use crate::collector::references::{OwnerState, classify_reference};
 use crate::controllers::Liveness;
 use crate::graph::Graph;
 use crate::snapshot::Uid;
@@ -36,7 +36,11 @@ fn spec(n: usize) -> impl Strategy<Value = Spec> {
         1 => (0..n).prop_map(|owner| Ref::UidMismatch { owner }),
         1 => Just(Ref::Unresolvable),
     ];
-    (0u8..10, 0u8..6, proptest::collection::vec(r, 0..3)).prop_map(|(kind, finalizer, refs)| Spec { kind, finalizer, refs })
+    (0u8..10, 0u8..6, proptest::collection::vec(r, 0..3)).prop_map(|(kind, finalizer, refs)| Spec {
+        kind,
+        finalizer,
+        refs,
+    })
 }
 
 fn world_strategy() -> impl Strategy<Value = (Vec<Spec>, usize, u8)> {
@@ -61,10 +65,19 @@ fn build(specs: &[Spec]) -> Graph {
             for r in &s.refs {
                 o = match r {
                     Ref::To { owner, block } => o.owned_by(&base[*owner], None, *block),
-                    Ref::Dangling { block } => o.owner_ref("v1", "ConfigMap", "gone", &format!("gone-{i}"), None, *block),
+                    Ref::Dangling { block } => {
+                        o.owner_ref("v1", "ConfigMap", "gone", &format!("gone-{i}"), None, *block)
+                    }
                     Ref::UidMismatch { owner } => {
                         let b = &base[*owner].0;
-                        o.owner_ref(b["apiVersion"].as_str().unwrap(), b["kind"].as_str().unwrap(), b["metadata"]["name"].as_str().unwrap(), "stale-uid", None, Some(true))
+                        o.owner_ref(
+                            b["apiVersion"].as_str().unwrap(),
+                            b["kind"].as_str().unwrap(),
+                            b["metadata"]["name"].as_str().unwrap(),
+                            "stale-uid",
+                            None,
+                            Some(true),
+                        )
                     }
                     Ref::Unresolvable => o.owner_ref("nope.example/v1", "Nope", "x", "nope-uid", None, None),
                 };
@@ -118,7 +131,9 @@ fn stripped_before(g: &Graph, p: &Plan, d: NodeId, owner: NodeId, before: usize)
     p.steps[..before].iter().any(|s| {
         s.object == d
             && match &s.action {
-                Action::RemoveOwnerReferences { owners } | Action::UnblockOwnerReferences { owners } => owners.iter().any(|o| o.uid == uid),
+                Action::RemoveOwnerReferences { owners } | Action::UnblockOwnerReferences { owners } => {
+                    owners.iter().any(|o| o.uid == uid)
+                }
                 _ => false,
             }
     })
@@ -165,7 +180,12 @@ fn check(specs: &[Spec], t: usize, c: u8) -> Result<(), TestCaseError> {
             let ok = removed.contains(&o) || stripped_before(&g, &p, n, o, at) || deleting_at_end.contains(&o);
             prop_assert!(ok, "{:?} removed while its owner {:?} stays and still owns it", n, o);
             if cascade == Cascade::Background {
-                prop_assert!(removed.contains(&o) || stripped_before(&g, &p, n, o, at), "background removed {:?} with a solid owner {:?} left", n, o);
+                prop_assert!(
+                    removed.contains(&o) || stripped_before(&g, &p, n, o, at),
+                    "background removed {:?} with a solid owner {:?} left",
+                    n,
+                    o
+                );
             }
         }
     }
@@ -174,8 +194,19 @@ fn check(specs: &[Spec], t: usize, c: u8) -> Result<(), TestCaseError> {
         match &s.action {
             Action::Remove => {
                 // a Remove follows the request that caused it and every finalizer removal
-                prop_assert!(p.steps[..i].iter().any(|e| e.object == s.object && matches!(e.action, Action::Delete { .. } | Action::RemoveFinalizer { .. })), "Remove without a cause");
-                prop_assert!(!p.steps[i + 1..].iter().any(|e| e.object == s.object && matches!(e.action, Action::RemoveFinalizer { .. } | Action::MarkDeleting { .. } | Action::Remove)), "a step after Remove");
+                prop_assert!(
+                    p.steps[..i].iter().any(|e| e.object == s.object
+                        && matches!(e.action, Action::Delete { .. } | Action::RemoveFinalizer { .. })),
+                    "Remove without a cause"
+                );
+                prop_assert!(
+                    !p.steps[i + 1..].iter().any(|e| e.object == s.object
+                        && matches!(
+                            e.action,
+                            Action::RemoveFinalizer { .. } | Action::MarkDeleting { .. } | Action::Remove
+                        )),
+                    "a step after Remove"
+                );
             }
             Action::RemoveFinalizer { finalizer } if finalizer == "foregroundDeletion" => {
                 // Foreground: every blocking dependent is gone or no longer blocks first
@@ -183,7 +214,12 @@ fn check(specs: &[Spec], t: usize, c: u8) -> Result<(), TestCaseError> {
                 for &d in &g.node(o).dependents {
                     if g.refs_to(d, o).any(|r| r.blocks()) {
                         let gone = pos_remove.get(&d).is_some_and(|&j| j < i);
-                        prop_assert!(gone || stripped_before(&g, &p, d, o, i), "{:?} lost foregroundDeletion before its blocking dependent {:?}", o, d);
+                        prop_assert!(
+                            gone || stripped_before(&g, &p, d, o, i),
+                            "{:?} lost foregroundDeletion before its blocking dependent {:?}",
+                            o,
+                            d
+                        );
                     }
                 }
             }
@@ -195,7 +231,12 @@ fn check(specs: &[Spec], t: usize, c: u8) -> Result<(), TestCaseError> {
                     let waiting = p.steps[..i].iter().any(|e| {
                         e.object == o && matches!(&e.action, Action::MarkDeleting { finalizers, .. } if finalizers.iter().any(|f| f == "foregroundDeletion"))
                     });
-                    prop_assert!(gone || waiting || stripped_before(&g, &p, s.object, o, i), "GC deleted {:?} before its owner {:?}", s.object, o);
+                    prop_assert!(
+                        gone || waiting || stripped_before(&g, &p, s.object, o, i),
+                        "GC deleted {:?} before its owner {:?}",
+                        s.object,
+                        o
+                    );
                 }
             }
             _ => {}
@@ -278,7 +319,8 @@ fn large_namespace_plans_quickly() {
     fn cpu_ticks() -> u64 {
         let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
         let f: Vec<&str> = s.rsplit(')').next().unwrap_or("").split_whitespace().collect();
-        f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+        f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
     }
     let cpu0 = cpu_ticks();
     let start = std::time::Instant::now();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::*;
 use crate::controllers::Liveness;
@@ -94,7 +94,11 @@ pub fn ready_node(name: &str) -> Obj {
 }
 
 pub fn namespace(name: &str) -> Obj {
-    obj("v1", "Namespace", None, name).set("spec", "finalizers", json!(["kubernetes"])).set("status", "phase", json!("Active"))
+    obj("v1", "Namespace", None, name).set("spec", "finalizers", json!(["kubernetes"])).set(
+        "status",
+        "phase",
+        json!("Active"),
+    )
 }
 
 pub fn crd(group: &str, kind: &str, plural: &str, scope: &str) -> Obj {
@@ -211,7 +215,14 @@ fn i1_cascading_deletion() {
 
 #[test]
 fn i2_create_with_non_existent_owner() {
-    let pod = obj("v1", "Pod", Some("d"), "pod").owner_ref("v1", "ReplicationController", "test.rc.1", "doesn't matter", None, None);
+    let pod = obj("v1", "Pod", Some("d"), "pod").owner_ref(
+        "v1",
+        "ReplicationController",
+        "test.rc.1",
+        "doesn't matter",
+        None,
+        None,
+    );
     let g = graph(&[pod]);
     let o = run_with(&g, None, |s| s.observe_all());
     assert!(o.gone("Pod/d/pod"), "{:?}", o.left);
@@ -227,7 +238,13 @@ fn i3_stressing_cascading_deletion() {
         let c3 = obj("v1", "ReplicationController", Some("d"), &format!("c3-{g}")).fin(&["orphan"]);
         let c4 = obj("v1", "ReplicationController", Some("d"), &format!("c4-{g}"));
         let c5 = obj("v1", "ReplicationController", Some("d"), &format!("c5-{g}"));
-        for (rc, p) in [(c1, None), (c2, None), (c3, Some(Cascade::Background)), (c4, Some(Cascade::Orphan)), (c5, Some(Cascade::Orphan))] {
+        for (rc, p) in [
+            (c1, None),
+            (c2, None),
+            (c3, Some(Cascade::Background)),
+            (c4, Some(Cascade::Orphan)),
+            (c5, Some(Cascade::Orphan)),
+        ] {
             let name = rc.0["metadata"]["name"].as_str().unwrap().to_string();
             objs.extend(pods(&rc, "d", &format!("{name}-pod"), 3));
             objs.push(rc.clone());
@@ -304,9 +321,11 @@ fn i7_double_deletion_with_finalizer() {
     let before = sim.world.steps.len();
     sim.run();
     assert_eq!(sim.world.finalizers_of(n), ["x/y"], "(2) added again, removed again");
-    assert!(sim.world.steps[before..]
-        .iter()
-        .any(|s| s.action == Action::RemoveFinalizer { finalizer: "foregroundDeletion".into() }));
+    assert!(
+        sim.world.steps[before..]
+            .iter()
+            .any(|s| s.action == Action::RemoveFinalizer { finalizer: "foregroundDeletion".into() })
+    );
     sim.remove_finalizer(n, "x/y", "client");
     sim.run();
     assert!(!sim.world.stored(n), "(3) the pod is gone");
@@ -388,14 +407,21 @@ fn i13_cross_namespace_references() {
     }
     let bad = |o: Obj| o.owner_ref("v1", "Pod", "invalid", &parent.uid(), Some(false), None);
     for i in 0..5 {
-        for o in [obj("v1", "ConfigMap", Some("a"), &format!("invalid-child-{i}")), obj("v1", "Secret", Some("a"), &format!("invalid-child-a-{i}"))] {
+        for o in [
+            obj("v1", "ConfigMap", Some("a"), &format!("invalid-child-{i}")),
+            obj("v1", "Secret", Some("a"), &format!("invalid-child-a-{i}")),
+        ] {
             let mut o = o;
             for k in 0..25 {
                 o = o.owner_ref("test/v1", &format!("invalid{k}"), "invalid", &format!("invalid-uid-{k}"), None, None);
             }
             objs.push(bad(o));
         }
-        objs.push(bad(obj("v1", "Secret", Some("a"), &format!("invalid-child-b-{i}"))).set("metadata", "labels", json!({"single-bad-reference": "true"})));
+        objs.push(bad(obj("v1", "Secret", Some("a"), &format!("invalid-child-b-{i}"))).set(
+            "metadata",
+            "labels",
+            json!({"single-bad-reference": "true"}),
+        ));
     }
     let g = graph(&objs);
     let o = run_with(&g, None, |s| s.observe_all());
@@ -411,8 +437,22 @@ fn i13_cross_namespace_references() {
 fn i14_cluster_scoped_owners() {
     let pv = obj("v1", "PersistentVolume", None, "pv-valid");
     let valid = obj("v1", "ConfigMap", Some("d"), "cm-valid").owned_by(&pv, None, None);
-    let missing = obj("v1", "ConfigMap", Some("d"), "cm-missing").owner_ref("v1", "PersistentVolume", "missing-name", "missing-uid", None, None);
-    let invalid = obj("v1", "ConfigMap", Some("d"), "cm-invalid").owner_ref("unknown.group/v1", "UnknownType", "invalid-name", "invalid-uid", None, None);
+    let missing = obj("v1", "ConfigMap", Some("d"), "cm-missing").owner_ref(
+        "v1",
+        "PersistentVolume",
+        "missing-name",
+        "missing-uid",
+        None,
+        None,
+    );
+    let invalid = obj("v1", "ConfigMap", Some("d"), "cm-invalid").owner_ref(
+        "unknown.group/v1",
+        "UnknownType",
+        "invalid-name",
+        "invalid-uid",
+        None,
+        None,
+    );
     let g = graph(&[pv, valid, missing, invalid]);
     let o = run_with(&g, None, |s| s.observe_all());
     assert!(o.gone("ConfigMap/d/cm-missing"));
@@ -423,7 +463,9 @@ fn i14_cluster_scoped_owners() {
 
 fn rc_with_running_pods(name: &str, n: usize) -> (Obj, Vec<Obj>) {
     let rc = obj("v1", "ReplicationController", Some("e2e"), name);
-    let pods = (0..n).map(|i| obj("v1", "Pod", Some("e2e"), &format!("{name}-{i}")).controlled_by(&rc).on_node("node-1")).collect();
+    let pods = (0..n)
+        .map(|i| obj("v1", "Pod", Some("e2e"), &format!("{name}-{i}")).controlled_by(&rc).on_node("node-1"))
+        .collect();
     (rc, pods)
 }
 
@@ -461,7 +503,9 @@ fn e3_orphan_pods_created_by_rc_if_no_policy() {
 fn deployment(ns: &str) -> (Obj, Obj, Vec<Obj>) {
     let d = obj("apps/v1", "Deployment", Some(ns), "web");
     let rs = obj("apps/v1", "ReplicaSet", Some(ns), "web-1").controlled_by(&d);
-    let pods = (0..2).map(|i| obj("v1", "Pod", Some(ns), &format!("web-1-{i}")).controlled_by(&rs).on_node("node-1")).collect();
+    let pods = (0..2)
+        .map(|i| obj("v1", "Pod", Some(ns), &format!("web-1-{i}")).controlled_by(&rs).on_node("node-1"))
+        .collect();
     (d, rs, pods)
 }
 
@@ -501,11 +545,8 @@ fn e6_keep_rc_until_all_pods_deleted() {
 fn e7_dependents_with_valid_and_waiting_owner_stay() {
     let (rc1, pods1) = rc_with_running_pods("rc1", 6);
     let rc2 = obj("v1", "ReplicationController", Some("e2e"), "rc2");
-    let mut objs: Vec<Obj> = pods1
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| if i % 2 == 0 { p.owned_by(&rc2, None, None) } else { p })
-        .collect();
+    let mut objs: Vec<Obj> =
+        pods1.into_iter().enumerate().map(|(i, p)| if i % 2 == 0 { p.owned_by(&rc2, None, None) } else { p }).collect();
     objs.extend([rc1.clone(), rc2, ready_node("node-1")]);
     let g = graph(&objs);
     let o = delete(&g, &rc1, Some(Cascade::Foreground));
@@ -565,11 +606,19 @@ fn e10_orphan_deletion_of_custom_resources() {
 fn e11_delete_jobs_and_pods_created_by_cronjob() {
     let cj = obj("batch/v1", "CronJob", Some("e2e"), "cj");
     let job = obj("batch/v1", "Job", Some("e2e"), "cj-1").controlled_by(&cj);
-    let pod = obj("v1", "Pod", Some("e2e"), "cj-1-x").controlled_by(&job).on_node("node-1").fin(&["batch.kubernetes.io/job-tracking"]);
+    let pod = obj("v1", "Pod", Some("e2e"), "cj-1-x")
+        .controlled_by(&job)
+        .on_node("node-1")
+        .fin(&["batch.kubernetes.io/job-tracking"]);
     let g = graph(&[cj.clone(), job, pod, ready_node("node-1")]);
     let o = delete(&g, &cj, Some(Cascade::Background));
     assert_eq!(o.count("CronJob/") + o.count("Job/") + o.count("Pod/"), 0, "{:?}", o.blocked);
-    assert!(o.plan.steps.iter().any(|s| s.action == Action::RemoveFinalizer { finalizer: "batch.kubernetes.io/job-tracking".into() }));
+    assert!(
+        o.plan
+            .steps
+            .iter()
+            .any(|s| s.action == Action::RemoveFinalizer { finalizer: "batch.kubernetes.io/job-tracking".into() })
+    );
 }
 
 // ----- §7.4 namespace tests ---------------------------------------------------------------
@@ -586,7 +635,10 @@ fn n1_pending_finalize_deletes_content_then_finalizes() {
     let g = graph(&[ns.clone(), cm, pod, ready_node("node-1")]);
     let o = delete(&g, &ns, Some(Cascade::Background));
     assert!(o.gone("Namespace//n1") && o.gone("ConfigMap/n1/cm") && o.gone("Pod/n1/pod"));
-    assert!(o.plan.steps.iter().any(|s| s.actor == "namespace-controller" && s.action == Action::RemoveFinalizer { finalizer: "kubernetes".into() }));
+    assert!(
+        o.plan.steps.iter().any(|s| s.actor == "namespace-controller"
+            && s.action == Action::RemoveFinalizer { finalizer: "kubernetes".into() })
+    );
     assert!(o.removed_at(&g, "Pod/n1/pod") < o.removed_at(&g, "ConfigMap/n1/cm"), "pods first");
 }
 
@@ -644,7 +696,10 @@ fn n4_pods_are_deleted_first() {
     let g = graph(&[ns.clone(), pod.clone(), cm, ready_node("node-1")]);
     let o = delete(&g, &ns, Some(Cascade::Background));
     assert!(o.deleting("Pod/n4/pod"));
-    assert!(o.exists("ConfigMap/n4/cm") && !o.deleting("ConfigMap/n4/cm"), "nothing else is deleted while a pod remains");
+    assert!(
+        o.exists("ConfigMap/n4/cm") && !o.deleting("ConfigMap/n4/cm"),
+        "nothing else is deleted while a pod remains"
+    );
     assert_eq!(o.blocked, ["Namespace//n4", "Pod/n4/pod"]);
 
     // once the pod's finalizer is removed, the pod goes, then the rest, then the namespace
@@ -677,8 +732,12 @@ fn self_owner_with_block_waits_for_itself_in_foreground() {
 #[test]
 fn re_delete_with_background_unsticks_a_foreground_deletion() {
     // §2.5: the GC finalizers are recomputed from the new request
-    let owner = obj("v1", "ConfigMap", Some("d"), "owner").fin(&["foregroundDeletion"]).deleting("2026-11-29T10:00:00Z");
-    let dep = obj("v1", "ConfigMap", Some("d"), "dep").owned_by(&owner, None, Some(true)).fin(&["x/y"]).deleting("2026-11-29T10:00:00Z");
+    let owner =
+        obj("v1", "ConfigMap", Some("d"), "owner").fin(&["foregroundDeletion"]).deleting("2026-11-29T10:00:00Z");
+    let dep = obj("v1", "ConfigMap", Some("d"), "dep")
+        .owned_by(&owner, None, Some(true))
+        .fin(&["x/y"])
+        .deleting("2026-11-29T10:00:00Z");
     let g = graph(&[owner.clone(), dep]);
     let o = delete(&g, &owner, Some(Cascade::Foreground));
     assert_eq!(sorted(&o.blocked), ["ConfigMap/d/dep", "ConfigMap/d/owner"]);
@@ -690,9 +749,11 @@ fn re_delete_with_background_unsticks_a_foreground_deletion() {
 #[test]
 fn pvc_protection_waits_for_the_pod_and_pods_on_a_lost_node_block() {
     let pvc = obj("v1", "PersistentVolumeClaim", Some("d"), "data").fin(&["kubernetes.io/pvc-protection"]);
-    let pod = obj("v1", "Pod", Some("d"), "db")
-        .on_node("node-1")
-        .set("spec", "volumes", json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]));
+    let pod = obj("v1", "Pod", Some("d"), "db").on_node("node-1").set(
+        "spec",
+        "volumes",
+        json!([{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}]),
+    );
     let ns = namespace("d");
     // the node is Ready: the pod leaves, then the claim
     let g = graph(&[ns.clone(), pvc.clone(), pod.clone(), ready_node("node-1")]);

@@ -90,17 +90,32 @@ impl ObjRef {
 pub enum Action {
     /// A DELETE request; `propagation` is the policy it carries (`None`: no policy, the
     /// type's default applies), `grace` an explicit `gracePeriodSeconds`.
-    Delete { propagation: Option<Cascade>, grace: Option<i64> },
+    Delete {
+        propagation: Option<Cascade>,
+        grace: Option<i64>,
+    },
     /// The API server set a deletionTimestamp (and a grace period), the object stays with
     /// these finalizers.
-    MarkDeleting { finalizers: Vec<String>, grace: Option<i64> },
+    MarkDeleting {
+        finalizers: Vec<String>,
+        grace: Option<i64>,
+    },
     /// The object leaves storage.
     Remove,
-    RemoveOwnerReferences { owners: Vec<ObjRef> },
-    UnblockOwnerReferences { owners: Vec<ObjRef> },
-    RemoveFinalizer { finalizer: String },
+    RemoveOwnerReferences {
+        owners: Vec<ObjRef>,
+    },
+    UnblockOwnerReferences {
+        owners: Vec<ObjRef>,
+    },
+    RemoveFinalizer {
+        finalizer: String,
+    },
     /// Nothing will move this object further; `finalizer` is the one that holds it, if any.
-    Blocked { finalizer: Option<String>, reason: String },
+    Blocked {
+        finalizer: Option<String>,
+        reason: String,
+    },
 }
 
 impl Action {

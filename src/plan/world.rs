@@ -317,7 +317,8 @@ impl<'g> World<'g> {
     fn on_update(&mut self, n: NodeId, old_owners: &[OwnerRef], old_deletion: Option<Timestamp>, old_fins: &[String]) {
         let new_owners = self.owners_of(n).to_vec();
         if old_owners != new_owners.as_slice() {
-            let mut uids: Vec<&crate::snapshot::Uid> = old_owners.iter().chain(new_owners.iter()).map(|r| &r.uid).collect();
+            let mut uids: Vec<&crate::snapshot::Uid> =
+                old_owners.iter().chain(new_owners.iter()).map(|r| &r.uid).collect();
             uids.sort();
             uids.dedup();
             for uid in uids {
@@ -434,7 +435,8 @@ impl<'g> World<'g> {
         let obj = self.observed(n).expect("stored objects are observed");
         let (group, kind) = (obj.group(), obj.kind.as_str());
         let s = self.st(n);
-        let (old_owners, old_deletion, old_fins, old_grace) = (s.owners.clone(), s.deletion, s.finalizers.clone(), s.grace);
+        let (old_owners, old_deletion, old_fins, old_grace) =
+            (s.owners.clone(), s.deletion, s.finalizers.clone(), s.grace);
         let now = self.now;
 
         if group.is_empty() && kind == "Namespace" {
@@ -490,7 +492,8 @@ impl<'g> World<'g> {
         }
 
         // §2.2
-        let default_orphan = (group.is_empty() && kind == "ReplicationController") || (group == "batch" && kind == "Job");
+        let default_orphan =
+            (group.is_empty() && kind == "ReplicationController") || (group == "batch" && kind == "Job");
         let first_gc = old_fins.iter().find(|f| *f == ORPHAN || *f == FOREGROUND).map(String::as_str);
         let (want_orphan, want_fg) = match propagation {
             Some(p) => (p == Cascade::Orphan, p == Cascade::Foreground),
@@ -579,7 +582,13 @@ impl<'g> World<'g> {
         self.after_finalizer_change(n, old_owners, old_deletion, old_fins);
     }
 
-    fn after_finalizer_change(&mut self, n: NodeId, old_owners: Vec<OwnerRef>, old_deletion: Option<Timestamp>, old_fins: Vec<String>) {
+    fn after_finalizer_change(
+        &mut self,
+        n: NodeId,
+        old_owners: Vec<OwnerRef>,
+        old_deletion: Option<Timestamp>,
+        old_fins: Vec<String>,
+    ) {
         let s = self.st(n);
         let done = s.finalizers.is_empty()
             && s.spec_finalizers.is_empty()
@@ -738,7 +747,8 @@ impl GcView for World<'_> {
         }
         Some(LiveOwner {
             uid: self.g.identity(id).uid,
-            deleting_with_foreground: self.deletion_of(id).is_some() && self.finalizers_of(id).iter().any(|f| f == FOREGROUND),
+            deleting_with_foreground: self.deletion_of(id).is_some()
+                && self.finalizers_of(id).iter().any(|f| f == FOREGROUND),
         })
     }
 

@@ -92,9 +92,18 @@ pub fn classes(n: &Node) -> Vec<&'static str> {
 }
 
 fn write_node_style(n: &Node, w: &mut impl Write) -> io::Result<()> {
-    let penwidth = if n.root { 3 } else if n.stuck { 2 } else { 1 };
+    let penwidth = if n.root {
+        3
+    } else if n.stuck {
+        2
+    } else {
+        1
+    };
     if n.absent {
-        write!(w, ", style=\"rounded,filled,dashed\", fillcolor=\"{ABSENT_FILL}\", color=\"{ABSENT_INK}\", fontcolor=\"{ABSENT_INK}\"")?;
+        write!(
+            w,
+            ", style=\"rounded,filled,dashed\", fillcolor=\"{ABSENT_FILL}\", color=\"{ABSENT_INK}\", fontcolor=\"{ABSENT_INK}\""
+        )?;
     } else if n.stuck {
         write!(w, ", fillcolor=\"{STUCK_FILL}\", color=\"{STUCK_INK}\"")?;
     } else if n.terminating {
@@ -136,24 +145,40 @@ fn write_edge(e: &Edge, w: &mut impl Write) -> io::Result<()> {
 /// of each kind of edge, so it takes no rank of the graph and stays compact.
 fn write_legend(w: &mut impl Write) -> io::Result<()> {
     let cell = |fill: &str, ink: &str, style: &str, text: &str| {
-        format!("<td bgcolor=\"{fill}\" color=\"{ink}\" style=\"rounded{style}\" border=\"1\"><font color=\"{ink}\">{text}</font></td>")
+        format!(
+            "<td bgcolor=\"{fill}\" color=\"{ink}\" style=\"rounded{style}\" border=\"1\"><font color=\"{ink}\">{text}</font></td>"
+        )
     };
     let arrow = |ink: &str, glyph: &str, text: &str| {
         format!("<td align=\"left\"><font color=\"{ink}\">{glyph}</font> {text}</td>")
     };
     let rows = [
         (cell("#ffffff", INK, "", "object"), arrow(INK, "&#8212;&#8212;&#9654;", "owns (controller)")),
-        (cell(TERMINATING_FILL, TERMINATING_INK, "", "terminating"), arrow(INK, "&#8212;&#8212;&#9655;", "owns (not controller)")),
-        (cell(STUCK_FILL, STUCK_INK, "", "stuck: finalizer's controller down or missing"), arrow(BLOCKING_INK, "<b>&#9473;&#9473;&#9654;</b>", "blockOwnerDeletion")),
-        (cell(ABSENT_FILL, ABSENT_INK, ",dashed", "absent: referenced, not found"), arrow(STUCK_INK, "- - &#9654;", "invalid or dangling reference")),
+        (
+            cell(TERMINATING_FILL, TERMINATING_INK, "", "terminating"),
+            arrow(INK, "&#8212;&#8212;&#9655;", "owns (not controller)"),
+        ),
+        (
+            cell(STUCK_FILL, STUCK_INK, "", "stuck: finalizer's controller down or missing"),
+            arrow(BLOCKING_INK, "<b>&#9473;&#9473;&#9654;</b>", "blockOwnerDeletion"),
+        ),
+        (
+            cell(ABSENT_FILL, ABSENT_INK, ",dashed", "absent: referenced, not found"),
+            arrow(STUCK_INK, "- - &#9654;", "invalid or dangling reference"),
+        ),
     ];
     let mut table = String::from("<table border=\"0\" cellspacing=\"4\" cellpadding=\"2\">");
     for (state, edge) in rows {
         table.push_str(&format!("<tr>{state}{edge}</tr>"));
     }
-    table.push_str("<tr><td border=\"3\" style=\"rounded\" color=\"#374151\">the object asked about</td><td></td></tr></table>");
+    table.push_str(
+        "<tr><td border=\"3\" style=\"rounded\" color=\"#374151\">the object asked about</td><td></td></tr></table>",
+    );
     writeln!(w, "  subgraph cluster_legend {{")?;
-    writeln!(w, "    label=\"Legend\"; labeljust=l; style=\"rounded\"; color=\"#d1d5db\"; fontcolor=\"#4b5563\"; fontsize=10;")?;
+    writeln!(
+        w,
+        "    label=\"Legend\"; labeljust=l; style=\"rounded\"; color=\"#d1d5db\"; fontcolor=\"#4b5563\"; fontsize=10;"
+    )?;
     writeln!(w, "    legend [shape=plaintext, style=\"\", fontsize=9, margin=0, label=<{table}>];")?;
     writeln!(w, "  }}")
 }
@@ -216,7 +241,8 @@ mod tests {
         let mut out = Vec::new();
         write_picture(&p, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        let line = |id: &str| text.lines().find(|l| l.trim_start().starts_with(&format!("{id} ["))).unwrap().to_string();
+        let line =
+            |id: &str| text.lines().find(|l| l.trim_start().starts_with(&format!("{id} ["))).unwrap().to_string();
         assert!(line("n0").contains("class=\"object root\"") && line("n0").contains("penwidth=3"));
         assert!(line("n1").contains(&format!("fillcolor=\"{TERMINATING_FILL}\"")));
         assert!(line("n2").contains(&format!("fillcolor=\"{STUCK_FILL}\"")) && line("n2").contains("penwidth=2"));

@@ -29,7 +29,13 @@ pub fn object_ref(g: &Graph, n: NodeId) -> ObjectRef {
 
 impl From<crate::plan::ObjRef> for ObjectRef {
     fn from(r: crate::plan::ObjRef) -> ObjectRef {
-        ObjectRef { api_version: r.api_version, kind: r.kind, namespace: r.namespace, name: r.name, uid: r.uid.map(|u| u.0) }
+        ObjectRef {
+            api_version: r.api_version,
+            kind: r.kind,
+            namespace: r.namespace,
+            name: r.name,
+            uid: r.uid.map(|u| u.0),
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::collector::{classify_reference, Dangling, OwnerState};
+use crate::collector::{Dangling, OwnerState, classify_reference};
 use crate::diagnose::FindingCode;
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
@@ -66,11 +66,7 @@ impl Picture {
     /// Namespaces in order of first appearance, each once.
     pub fn namespaces(&self) -> Vec<&str> {
         let mut seen = HashSet::new();
-        self.nodes
-            .iter()
-            .filter_map(|n| n.namespace.as_deref())
-            .filter(|ns| seen.insert(*ns))
-            .collect()
+        self.nodes.iter().filter_map(|n| n.namespace.as_deref()).filter(|ns| seen.insert(*ns)).collect()
     }
 
     pub fn root(&self) -> Option<&Node> {

@@ -127,7 +127,11 @@ pub fn to_wire(plan: &Plan, g: &Graph) -> PlanJson {
             blocked: r
                 .blocked
                 .iter()
-                .map(|b| BlockedJson { object: node_ref(g, b.object), finalizers: b.finalizers.clone(), reason: b.reason.clone() })
+                .map(|b| BlockedJson {
+                    object: node_ref(g, b.object),
+                    finalizers: b.finalizers.clone(),
+                    reason: b.reason.clone(),
+                })
                 .collect(),
         },
         notes: plan.notes.clone(),
@@ -174,7 +178,8 @@ impl Paint {
 fn clean(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
+        let bidi =
+            matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
         if c.is_control() || bidi {
             out.extend(c.escape_unicode());
         } else {
@@ -258,7 +263,13 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
         writeln!(w, "  kept, with owner references removed: {}", r.owner_refs_removed.len())?;
         for (n, owners) in &r.owner_refs_removed {
             let o: Vec<String> = owners.iter().map(show).collect();
-            writeln!(w, "    {} {} (no longer owned by {})", p.yellow("~"), show(&ObjRef::of_node(g, *n)), o.join(", "))?;
+            writeln!(
+                w,
+                "    {} {} (no longer owned by {})",
+                p.yellow("~"),
+                show(&ObjRef::of_node(g, *n)),
+                o.join(", ")
+            )?;
         }
     }
     writeln!(w, "  blocked: {}", r.blocked.len())?;
@@ -266,7 +277,8 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
         writeln!(w)?;
         writeln!(w, "{}", p.bold(&p.red("Blocked")))?;
         for b in &r.blocked {
-            let fins = if b.finalizers.is_empty() { String::new() } else { format!(" [{}]", clean(&b.finalizers.join(", "))) };
+            let fins =
+                if b.finalizers.is_empty() { String::new() } else { format!(" [{}]", clean(&b.finalizers.join(", "))) };
             writeln!(w, "  {} {}{fins}", p.red("!"), show(&ObjRef::of_node(g, b.object)))?;
             for s in plan.steps.iter().filter(|s| s.object == b.object) {
                 if let Action::Blocked { reason, .. } = &s.action {
@@ -289,8 +301,8 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
 mod tests {
     use super::*;
     use crate::controllers::Liveness;
-    use crate::plan::scenarios::{graph, id, obj, NOW};
-    use crate::plan::{plan, Cascade, PlanOptions};
+    use crate::plan::scenarios::{NOW, graph, id, obj};
+    use crate::plan::{Cascade, PlanOptions, plan};
 
     fn keys(v: &serde_json::Value) -> Vec<&str> {
         let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -313,7 +325,11 @@ mod tests {
         let v = to_value(&p, &g);
         assert_eq!(keys(&v), ["cascade", "notes", "result", "steps", "target"]);
         assert_eq!(v["cascade"], "Background");
-        assert_eq!(keys(&v["target"]), ["apiVersion", "kind", "name", "uid"], "no namespace for a cluster-scoped target");
+        assert_eq!(
+            keys(&v["target"]),
+            ["apiVersion", "kind", "name", "uid"],
+            "no namespace for a cluster-scoped target"
+        );
         assert_eq!(keys(&v["result"]), ["blocked", "ownerRefsRemoved", "removed"]);
         let steps = v["steps"].as_array().unwrap();
         assert_eq!(steps[0]["seq"], 1);
@@ -341,16 +357,27 @@ mod tests {
     #[test]
     fn text_shows_waves_outcome_and_blockers() {
         let owner = obj("v1", "ConfigMap", Some("d"), "owner");
-        let dep = obj("v1", "ConfigMap", Some("d"), "dep").owned_by(&owner, None, Some(true)).fin(&["example.com/\u{202E}stuck"]);
+        let dep = obj("v1", "ConfigMap", Some("d"), "dep")
+            .owned_by(&owner, None, Some(true))
+            .fin(&["example.com/\u{202E}stuck"]);
         let g = graph(&[owner.clone(), dep]);
         let now = NOW.parse().unwrap();
         let lv = Liveness::new(&g, now);
-        let p = plan(&g, &lv, id(&g, &owner), &PlanOptions { cascade: Cascade::Foreground, assume_finalizers: None, now });
+        let p =
+            plan(&g, &lv, id(&g, &owner), &PlanOptions { cascade: Cascade::Foreground, assume_finalizers: None, now });
         assert!(p.is_blocked());
         let mut out = Vec::new();
         write_text(&p, &g, false, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        for want in ["Plan: delete ConfigMap d/owner (cascade Foreground)", "Wave 1", "Wave 2", "Outcome", "blocked: 2", "Blocked", "waits for blocking dependent(s) ConfigMap d/dep"] {
+        for want in [
+            "Plan: delete ConfigMap d/owner (cascade Foreground)",
+            "Wave 1",
+            "Wave 2",
+            "Outcome",
+            "blocked: 2",
+            "Blocked",
+            "waits for blocking dependent(s) ConfigMap d/dep",
+        ] {
             assert!(text.contains(want), "{want:?} missing in\n{text}");
         }
         assert!(!text.contains('\u{202E}'), "bidi characters are escaped");

@@ -37,7 +37,8 @@ pub fn sanitize(s: &str) -> String {
 }
 
 fn is_unsafe(c: char) -> bool {
-    (c.is_control() && c != '\n') || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
 }
 
 #[cfg(test)]

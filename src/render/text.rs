@@ -6,11 +6,11 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{describe, Diagnosis, FindingCode, GcVerdict, Severity};
+use crate::diagnose::{Diagnosis, FindingCode, GcVerdict, Severity, describe};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
-use super::style::{sanitize, Style};
+use super::style::{Style, sanitize};
 
 pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
@@ -19,7 +19,9 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
         (None, _) => {
             let gc = match d.gc_verdict {
                 GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
-                GcVerdict::NeverActedOn => "; the garbage collector will never act on it (an owner reference it cannot resolve)",
+                GcVerdict::NeverActedOn => {
+                    "; the garbage collector will never act on it (an owner reference it cannot resolve)"
+                }
                 GcVerdict::Kept => "; it has a solid owner",
                 GcVerdict::NoOwners => "",
             };
@@ -45,8 +47,14 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         for f in d.findings.iter().filter(is_root) {
             match (f.code, f.message.split_once("; it is removed by ")) {
-                (FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing, Some((head, tail))) => {
-                    by_controller.entry((f.code.as_str().to_string(), tail.to_string())).or_default().push(head.to_string());
+                (
+                    FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing,
+                    Some((head, tail)),
+                ) => {
+                    by_controller
+                        .entry((f.code.as_str().to_string(), tail.to_string()))
+                        .or_default()
+                        .push(head.to_string());
                 }
                 _ => writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?,
             }
@@ -82,7 +90,8 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
     // 4. the evidence: findings, namespace content grouped
     let (content, rest): (Vec<_>, Vec<_>) =
         d.findings.iter().partition(|f| f.code == FindingCode::NamespaceContentRemaining);
-    let shown: Vec<_> = rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && is_root(f))).collect();
+    let shown: Vec<_> =
+        rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && is_root(f))).collect();
     if !shown.is_empty() {
         writeln!(w, "\n{}", st.strong(if d.stuck { "What waits on it" } else { "Findings" }))?;
         for f in &shown {
@@ -174,9 +183,10 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         let id = &g.identity(e.node);
         let mut name = format!("{}/{}", id.kind, id.name);
         if id.namespace != root_ns
-            && let Some(ns) = &id.namespace {
-                name = format!("{name} -n {ns}");
-            }
+            && let Some(ns) = &id.namespace
+        {
+            name = format!("{name} -n {ns}");
+        }
         let mut line = format!("{prefix}{}", st.strong(&sanitize(&name)));
         if let Some(edge) = e.edge {
             let mut marks = Vec::new();
@@ -197,11 +207,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
                     line.push_str(&st.dim(&format!("  {}", age::human(now_s - c.as_second()))));
                 }
                 if let Some(dt) = o.deletion_timestamp {
-                    line.push_str(&format!(
-                        "  {} {}",
-                        st.warn("Terminating"),
-                        age::human(now_s - dt.as_second())
-                    ));
+                    line.push_str(&format!("  {} {}", st.warn("Terminating"), age::human(now_s - dt.as_second())));
                     if !o.finalizers.is_empty() {
                         line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
                     }

@@ -82,7 +82,9 @@ impl Snapshot {
                 }
                 std::collections::hash_map::Entry::Occupied(e) => {
                     // same hash: the same uid, or (rarely) another uid with that hash
-                    std::iter::once(*e.get()).chain(collided.iter().copied()).find(|&j| objects[j as usize].uid == o.uid)
+                    std::iter::once(*e.get())
+                        .chain(collided.iter().copied())
+                        .find(|&j| objects[j as usize].uid == o.uid)
                 }
             };
             let Some(j) = earlier else {

@@ -218,10 +218,7 @@ impl Object {
                 status: c.get("status").and_then(|v| v.as_str()).unwrap_or(""),
                 reason: c.get("reason").and_then(|v| v.as_str()).unwrap_or(""),
                 message: c.get("message").and_then(|v| v.as_str()).unwrap_or(""),
-                last_transition_time: c
-                    .get("lastTransitionTime")
-                    .and_then(|v| v.as_str())
-                    .and_then(|s| s.parse().ok()),
+                last_transition_time: c.get("lastTransitionTime").and_then(|v| v.as_str()).and_then(|s| s.parse().ok()),
             })
     }
 }

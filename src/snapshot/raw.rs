@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::object::{group_of, keeps_body, Body, Object, OwnerRef, Uid};
+use super::object::{Body, Object, OwnerRef, Uid, group_of, keeps_body};
 use super::{ApiResource, ResourceList};
 
 /// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
@@ -446,7 +446,7 @@ pub mod stream {
     use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde::{Deserialize, Deserializer};
 
-    use super::{keeps_body, Flattened, RawDoc, RawValue, group_of};
+    use super::{Flattened, RawDoc, RawValue, group_of, keeps_body};
 
     #[derive(Deserialize)]
     #[serde(field_identifier, rename_all = "camelCase")]
@@ -615,13 +615,22 @@ pub mod stream {
     type Parsed = (usize, Result<Flattened, serde_json::Error>);
 
     /// Parses one batch of raw items; an error names the item's address for the caller.
-    fn parse_batch(items: &[&serde_json::value::RawValue], release: &Release<'_>) -> Result<Flattened, serde_json::Error> {
+    fn parse_batch(
+        items: &[&serde_json::value::RawValue],
+        release: &Release<'_>,
+    ) -> Result<Flattened, serde_json::Error> {
         let mut flat = Flattened::default();
         for raw in items {
             let text = raw.get();
             let mut de = serde_json::Deserializer::from_str(text);
             Doc(&mut flat).deserialize(&mut de).map_err(|e| {
-                serde::de::Error::custom(format!("{ITEM_ERROR}{}:{}:{}:{}", text.as_ptr() as usize, e.line(), e.column(), e))
+                serde::de::Error::custom(format!(
+                    "{ITEM_ERROR}{}:{}:{}:{}",
+                    text.as_ptr() as usize,
+                    e.line(),
+                    e.column(),
+                    e
+                ))
             })?;
         }
         if let (Some(first), Some(last)) = (items.first(), items.last()) {
@@ -635,7 +644,8 @@ pub mod stream {
         fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
             let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
             let release = self.release;
-            let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<&'de serde_json::value::RawValue>)>(workers * 2);
+            let (work_tx, work_rx) =
+                std::sync::mpsc::sync_channel::<(usize, Vec<&'de serde_json::value::RawValue>)>(workers * 2);
             let work_rx = std::sync::Mutex::new(work_rx);
             let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
             std::thread::scope(|scope| {
@@ -652,7 +662,8 @@ pub mod stream {
                     });
                 }
                 drop(done_tx);
-                let mut order = InOrder { flat: self.flat, next: 0, waiting: std::collections::BTreeMap::new(), error: None };
+                let mut order =
+                    InOrder { flat: self.flat, next: 0, waiting: std::collections::BTreeMap::new(), error: None };
                 let cut = d.deserialize_option(Cutter { work: work_tx, done: &done_rx, order: &mut order });
                 // the work channel is closed (the cutter owned it): workers finish and hang up
                 for parsed in done_rx.iter() {

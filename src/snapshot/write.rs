@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::{ApiResource, Object, ResourceList, Snapshot};
 
@@ -22,11 +22,7 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     // `{…}` without its closing brace, then the items one a line
     w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\"items\":[")?;
-    let items = snapshot
-        .resource_lists
-        .iter()
-        .map(resource_list)
-        .chain(snapshot.objects.iter().map(object));
+    let items = snapshot.resource_lists.iter().map(resource_list).chain(snapshot.objects.iter().map(object));
     for (i, item) in items.enumerate() {
         w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
         serde_json::to_writer(&mut *w, &item)?;
@@ -120,11 +116,8 @@ fn object(o: &Object) -> Value {
             .finalizer_managers
             .iter()
             .map(|m| {
-                let fins: Map<String, Value> = m
-                    .finalizers
-                    .iter()
-                    .map(|f| (format!("v:{}", Value::String(f.clone())), json!({})))
-                    .collect();
+                let fins: Map<String, Value> =
+                    m.finalizers.iter().map(|f| (format!("v:{}", Value::String(f.clone())), json!({}))).collect();
                 let mut e = Map::new();
                 e.insert("manager".into(), m.manager.clone().into());
                 e.insert("operation".into(), m.operation.clone().into());

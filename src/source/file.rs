@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::snapshot::raw::{Flattened, RawDoc};
 use crate::snapshot::Snapshot;
+use crate::snapshot::raw::{Flattened, RawDoc};
 
 /// Why a snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +43,9 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
                         if end > start {
                             // SAFETY: a read-only shared file mapping: dropping its pages only
                             // makes a later read fault them in again from the file.
-                            let _ = unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+                            let _ = unsafe {
+                                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                            };
                         }
                     };
                     // Room for every object up front: growing by doubling would copy them all
@@ -112,14 +114,15 @@ pub fn parse_into(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(),
         "yaml" | "yml" => looks_json && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok(),
         _ => looks_json,
     };
-    if json {
-        parse_json(path, bytes, None, flat)
-    } else {
-        parse_yaml(path, bytes, flat)
-    }
+    if json { parse_json(path, bytes, None, flat) } else { parse_yaml(path, bytes, flat) }
 }
 
-fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&crate::snapshot::raw::stream::Release<'_>>, flat: &mut Flattened) -> Result<(), Error> {
+fn parse_json(
+    path: &Path,
+    bytes: &[u8],
+    consumed: Option<&crate::snapshot::raw::stream::Release<'_>>,
+    flat: &mut Flattened,
+) -> Result<(), Error> {
     use serde::de::DeserializeSeed;
     // a stream of top-level values, each an object, a List, or an array of objects
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -128,7 +131,9 @@ fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&crate::snapshot::raw:
         // an error inside a List item read apart: its position is within the item
         if let Some(rest) = message.strip_prefix(crate::snapshot::raw::stream::ITEM_ERROR) {
             let mut parts = rest.splitn(4, ':');
-            let (Some(addr), Some(line), Some(column), Some(msg)) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+            let (Some(addr), Some(line), Some(column), Some(msg)) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
                 return Error::Parse { path: path.to_path_buf(), line: e.line(), column: e.column(), message };
             };
             let offset = addr.parse::<usize>().unwrap_or(0).saturating_sub(bytes.as_ptr() as usize).min(bytes.len());
@@ -149,16 +154,16 @@ fn parse_json(path: &Path, bytes: &[u8], consumed: Option<&crate::snapshot::raw:
     loop {
         match de.end() {
             Ok(()) => return Ok(()),
-            Err(_) => crate::snapshot::raw::stream::TopLevel { flat: &mut *flat, consumed }.deserialize(&mut de).map_err(parse_error)?,
+            Err(_) => crate::snapshot::raw::stream::TopLevel { flat: &mut *flat, consumed }
+                .deserialize(&mut de)
+                .map_err(parse_error)?,
         }
     }
 }
 
 fn parse_yaml(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
-    let text = std::str::from_utf8(bytes).map_err(|e| Error::ParseYaml {
-        path: path.to_path_buf(),
-        message: format!("not UTF-8: {e}"),
-    })?;
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::ParseYaml { path: path.to_path_buf(), message: format!("not UTF-8: {e}") })?;
     let docs: Vec<Option<RawDoc>> = serde_saphyr::from_multiple(text).map_err(|e| Error::ParseYaml {
         path: path.to_path_buf(),
         message: e.to_string().lines().next().unwrap_or_default().to_string(),
@@ -275,14 +280,17 @@ mod tests {
             ));
             n += 1;
         }
-        let good = format!("{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"last\",\"uid\":\"z\"}}}}\n]}}\n");
+        let good = format!(
+            "{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\":\"last\",\"uid\":\"z\"}}}}\n]}}\n"
+        );
         std::fs::write(&path, &good).unwrap();
         let s = load(std::slice::from_ref(&path)).unwrap();
         assert_eq!(s.objects.len(), n + 1);
         assert_eq!(s.objects[n].name, "last");
         // a broken item on the last line but two: line and column are the file's
         let bad_line = good.lines().count() - 2 + 1;
-        let bad = format!("{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\": tru}}}}\n]}}\n");
+        let bad =
+            format!("{text}  {{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"name\": tru}}}}\n]}}\n");
         std::fs::write(&path, &bad).unwrap();
         let err = load(std::slice::from_ref(&path)).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{}:{bad_line}:", path.display())), "{err} (expected line {bad_line})");
@@ -292,7 +300,8 @@ mod tests {
 
     #[test]
     fn odd_inputs_never_panic() {
-        for text in ["", "null", "[]", "42", "\"x\"", "{}", "{\"items\": null}", "- a\n- b\n", "~", "{\"metadata\": 3}"] {
+        for text in ["", "null", "[]", "42", "\"x\"", "{}", "{\"items\": null}", "- a\n- b\n", "~", "{\"metadata\": 3}"]
+        {
             let _ = parse("odd.json", text);
             let _ = parse("odd.yaml", text);
         }

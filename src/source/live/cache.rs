@@ -17,13 +17,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
+use crate::snapshot::Snapshot;
 use crate::snapshot::raw::{Flattened, RawDoc};
 use crate::snapshot::write::resource_list;
-use crate::snapshot::Snapshot;
 
-use super::discovery::{assemble, Discovery};
+use super::discovery::{Discovery, assemble};
 
 /// kubectl's discovery cache lifetime.
 pub const TTL_SECONDS: i64 = 6 * 60 * 60;
@@ -102,7 +102,8 @@ pub fn record_crds(dir: &Path, now: i64, s: &Snapshot) {
 
 /// The CRDs of a snapshot, name → resourceVersion; `None` when they could not be listed.
 pub fn crds_of(s: &Snapshot) -> Option<BTreeMap<String, String>> {
-    if s.incomplete.iter().any(|i| i.starts_with("customresourcedefinitions.apiextensions.k8s.io could not be listed")) {
+    if s.incomplete.iter().any(|i| i.starts_with("customresourcedefinitions.apiextensions.k8s.io could not be listed"))
+    {
         return None;
     }
     Some(
@@ -130,7 +131,9 @@ pub fn is_stale_for(d: &Discovery, s: &Snapshot) -> bool {
         return true;
     }
     let serves = |gv: &str| d.lists.iter().any(|l| l.group_version == gv);
-    let serves_kind = |gv: &str, kind: &str| d.lists.iter().any(|l| l.group_version == gv && l.resources.iter().any(|r| r.kind == kind));
+    let serves_kind = |gv: &str, kind: &str| {
+        d.lists.iter().any(|l| l.group_version == gv && l.resources.iter().any(|r| r.kind == kind))
+    };
     s.objects.iter().any(|o| match (o.group(), o.kind.as_str()) {
         // only the CRDs read in full (metadata-only ones have no conditions: never Established here)
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
@@ -140,7 +143,9 @@ pub fn is_stale_for(d: &Discovery, s: &Snapshot) -> bool {
             established
                 && o.field("/spec/versions").and_then(|v| v.as_array()).into_iter().flatten().any(|v| {
                     v.get("served").and_then(|b| b.as_bool()).unwrap_or(true)
-                        && v.get("name").and_then(|n| n.as_str()).is_some_and(|n| !serves_kind(&format!("{group}/{n}"), kind))
+                        && v.get("name")
+                            .and_then(|n| n.as_str())
+                            .is_some_and(|n| !serves_kind(&format!("{group}/{n}"), kind))
                 })
         }
         ("apiregistration.k8s.io", "APIService") => {

@@ -3,7 +3,7 @@
 //! fails (a 503 from an unavailable aggregated API, a Stale freshness) is recorded and the rest
 //! goes on: unlike kube's `Discovery::run`, one bad group never fails the whole.
 
-use futures::{stream, StreamExt};
+use futures::{StreamExt, stream};
 use serde::Deserialize;
 
 use crate::snapshot::raw::RawApiResource;
@@ -13,7 +13,8 @@ use super::error::Error;
 use super::http::Reader;
 
 /// What kubectl sends: aggregated discovery first, plain JSON (legacy) as the fallback.
-pub const AGGREGATED_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+pub const AGGREGATED_ACCEPT: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
 const JSON: &str = "application/json";
 
 /// One listable resource type at the version it is read in.
@@ -38,7 +39,11 @@ impl ListType {
 
     /// The collection path, in one namespace or across all.
     pub fn path(&self, namespace: Option<&str>) -> String {
-        let root = if self.group.is_empty() { format!("/api/{}", self.version) } else { format!("/apis/{}/{}", self.group, self.version) };
+        let root = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
         match namespace {
             Some(ns) if self.namespaced => format!("{root}/namespaces/{ns}/{}", self.plural),
             _ => format!("{root}/{}", self.plural),
@@ -172,7 +177,11 @@ pub async fn discover(r: &Reader, concurrency: usize) -> Result<Discovery, Error
             let groups: GroupList = decode(r, "/apis", &apis)?;
             for g in groups.groups {
                 let mut versions: Vec<GroupVersion> = g.preferred_version.clone().into_iter().collect();
-                versions.extend(g.versions.into_iter().filter(|v| Some(&v.group_version) != g.preferred_version.as_ref().map(|p| &p.group_version)));
+                versions.extend(
+                    g.versions
+                        .into_iter()
+                        .filter(|v| Some(&v.group_version) != g.preferred_version.as_ref().map(|p| &p.group_version)),
+                );
                 legacy_paths.extend(versions.into_iter().map(|v| format!("/apis/{}", v.group_version)));
             }
         }
@@ -203,7 +212,9 @@ pub async fn discover(r: &Reader, concurrency: usize) -> Result<Discovery, Error
 /// resource wins), and the groups that failed.
 pub(crate) fn assemble(mut d: Discovery, found: Vec<(String, Result<ResourceList, String>)>) -> Discovery {
     let mut seen = std::collections::HashSet::new();
-    let core_events = found.iter().any(|(gv, l)| gv == "v1" && l.as_ref().is_ok_and(|l| l.resources.iter().any(|r| r.plural == "events")));
+    let core_events = found
+        .iter()
+        .any(|(gv, l)| gv == "v1" && l.as_ref().is_ok_and(|l| l.resources.iter().any(|r| r.plural == "events")));
     for (gv, res) in found {
         match res {
             Ok(list) => {
@@ -304,5 +315,9 @@ fn parse_kind(body: &[u8]) -> String {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(r: &Reader, path: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| Error::Decode { server: r.server().into(), path: path.into(), message: e.to_string() })
+    serde_json::from_slice(body).map_err(|e| Error::Decode {
+        server: r.server().into(),
+        path: path.into(),
+        message: e.to_string(),
+    })
 }

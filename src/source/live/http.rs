@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 
-use super::error::{humantime, Error};
+use super::error::{Error, humantime};
 use super::kubeconfig::flatten;
 
 type Bytes = Vec<u8>;
@@ -58,7 +58,11 @@ impl Failure {
             Failure::Status { code, reason, message } => {
                 let msg = if message.is_empty() { reason.clone() } else { message.clone() };
                 let msg: String = msg.lines().next().unwrap_or("").chars().take(160).collect();
-                if msg.is_empty() { format!("the server answered {code}") } else { format!("the server answered {code}: {msg}") }
+                if msg.is_empty() {
+                    format!("the server answered {code}")
+                } else {
+                    format!("the server answered {code}: {msg}")
+                }
             }
             Failure::Timeout(d) => format!("no answer within {}", humantime(*d)),
             Failure::Transport(m) => format!("connection failed: {m}"),
@@ -70,7 +74,8 @@ impl Failure {
         let (server, path) = (server.to_string(), path.to_string());
         match self {
             Failure::Status { code, reason, message } => {
-                let message = if message.is_empty() { format!("{code} {reason}") } else { format!("{message} ({code})") };
+                let message =
+                    if message.is_empty() { format!("{code} {reason}") } else { format!("{message} ({code})") };
                 Error::Api { server, path, code, message }
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
@@ -109,7 +114,9 @@ impl Reader {
                 Err((f, retry_after)) => {
                     let retriable = match &f {
                         Failure::Status { code, .. } => *code == 429 || (500..=504).contains(code) && *code != 501,
-                        Failure::Transport(m) => m.contains("reset") || m.contains("closed") || m.contains("incomplete"),
+                        Failure::Transport(m) => {
+                            m.contains("reset") || m.contains("closed") || m.contains("incomplete")
+                        }
                         Failure::Timeout(_) => false,
                     };
                     if !retriable || attempt >= ATTEMPTS {
@@ -132,14 +139,15 @@ impl Reader {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        let req = req
-            .body(kube::client::Body::from(Vec::new()))
-            .map_err(|e| (Failure::Transport(e.to_string()), None))?;
+        let req =
+            req.body(kube::client::Body::from(Vec::new())).map_err(|e| (Failure::Transport(e.to_string()), None))?;
         let resp = self.client.send(req).await.map_err(|e| (Failure::Transport(transport_message(&e)), None))?;
         let status = resp.status();
-        let header = |n: http::header::HeaderName| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let header =
+            |n: http::header::HeaderName| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
         let content_type = header(http::header::CONTENT_TYPE).unwrap_or_default();
-        let retry_after = header(http::header::RETRY_AFTER).and_then(|s| s.trim().parse::<u64>().ok()).map(Duration::from_secs);
+        let retry_after =
+            header(http::header::RETRY_AFTER).and_then(|s| s.trim().parse::<u64>().ok()).map(Duration::from_secs);
         let body = resp
             .into_body()
             .collect()
@@ -152,7 +160,9 @@ impl Reader {
         }
         let (reason, message) = match serde_json::from_slice::<StatusBody>(&body) {
             Ok(s) => (s.reason, s.message),
-            Err(_) => (status.canonical_reason().unwrap_or("").to_string(), String::from_utf8_lossy(&body).trim().to_string()),
+            Err(_) => {
+                (status.canonical_reason().unwrap_or("").to_string(), String::from_utf8_lossy(&body).trim().to_string())
+            }
         };
         Err((Failure::Status { code: status.as_u16(), reason, message }, retry_after))
     }

@@ -100,7 +100,11 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         if o.server.is_none() {
             return Err(Error::Config(format!("cluster \"{cluster_name}\" does not exist in the kubeconfig")));
         }
-        kc.clusters.push(NamedCluster { name: cluster_name.clone(), cluster: Some(Cluster::default()), other: Default::default() });
+        kc.clusters.push(NamedCluster {
+            name: cluster_name.clone(),
+            cluster: Some(Cluster::default()),
+            other: Default::default(),
+        });
     }
     let named = kc.clusters.iter_mut().find(|c| c.name == cluster_name).expect("cluster entry ensured above");
     let cluster = named.cluster.get_or_insert_with(Cluster::default);
@@ -129,7 +133,11 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if wants_user_edit || user_name.is_none() {
         let name = user_name.clone().unwrap_or_else(|| FLAGS.to_string());
         if !kc.auth_infos.iter().any(|a| a.name == name) {
-            kc.auth_infos.push(NamedAuthInfo { name: name.clone(), auth_info: Some(AuthInfo::default()), ..Default::default() });
+            kc.auth_infos.push(NamedAuthInfo {
+                name: name.clone(),
+                auth_info: Some(AuthInfo::default()),
+                ..Default::default()
+            });
         }
         let a = kc.auth_infos.iter_mut().find(|a| a.name == name).expect("user entry ensured above");
         let auth = a.auth_info.get_or_insert_with(AuthInfo::default);
@@ -163,7 +171,9 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster_name), user: user_name };
     let mut config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| match e {
         KubeconfigError::LoadContext(c) => Error::UnknownContext(c),
-        KubeconfigError::MissingClusterUrl => Error::Config(format!("context \"{context}\" names a cluster without a server")),
+        KubeconfigError::MissingClusterUrl => {
+            Error::Config(format!("context \"{context}\" names a cluster without a server"))
+        }
         other => Error::Config(flatten(&other)),
     })?;
     config.default_retry = false;
@@ -183,7 +193,8 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     for (key, value) in &o.as_user_extra {
         let name = http::HeaderName::from_bytes(format!("impersonate-extra-{}", escape_extra_key(key)).as_bytes())
             .map_err(|e| Error::Config(format!("--as-user-extra {key}: {e}")))?;
-        let value = http::HeaderValue::from_str(value).map_err(|e| Error::Config(format!("--as-user-extra {key}: {e}")))?;
+        let value =
+            http::HeaderValue::from_str(value).map_err(|e| Error::Config(format!("--as-user-extra {key}: {e}")))?;
         headers.push((name, value));
     }
     if o.disable_compression {
@@ -209,9 +220,8 @@ fn escape_extra_key(key: &str) -> String {
 
 /// The kubeconfig kubectl would read, or `None` when there is none at all.
 fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
-    let read = |p: &PathBuf| {
-        Kubeconfig::read_from(p).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) })
-    };
+    let read =
+        |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) });
     if let Some(p) = &o.kubeconfig {
         if !p.exists() {
             return Err(Error::Kubeconfig { path: p.clone(), message: "no such file".into() });

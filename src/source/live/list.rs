@@ -17,8 +17,7 @@ pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
 /// read in full).
-pub const METADATA_LIST_ACCEPT: &str =
-    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+pub const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 /// [`METADATA_LIST_ACCEPT`] with KEP-5958's opt-out of `metadata.managedFields` first (alpha in
 /// Kubernetes 1.37, `ManagedFieldsOptOut`): protobuf and JSON without managedFields, then the
 /// same two with them. A server that does not know the `drop` parameter ignores it (the
@@ -72,7 +71,13 @@ pub struct Listed {
 
 /// [`list`], with the metadata-only lists asked without managedFields when `drop` is set (the
 /// full-body lists keep them).
-pub async fn list_dropping(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool, drop: bool) -> Result<Listed, Failure> {
+pub async fn list_dropping(
+    r: &Reader,
+    t: &ListType,
+    namespace: Option<&str>,
+    full: bool,
+    drop: bool,
+) -> Result<Listed, Failure> {
     if !drop || (full && wants_body(t)) {
         return list(r, t, namespace, full).await.map(|docs| Listed { docs, managed_fields_dropped: false });
     }
@@ -103,7 +108,13 @@ pub async fn list_selected(
     }
 }
 
-async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str, field_selector: Option<&str>) -> Result<Vec<RawDoc>, Failure> {
+async fn paged(
+    r: &Reader,
+    t: &ListType,
+    namespace: Option<&str>,
+    accept: &str,
+    field_selector: Option<&str>,
+) -> Result<Vec<RawDoc>, Failure> {
     let base = t.path(namespace);
     let mut relisted = false;
     'relist: loop {
@@ -128,7 +139,11 @@ async fn paged(r: &Reader, t: &ListType, namespace: Option<&str>, accept: &str, 
                 }
                 Err(f) => return Err(f),
             };
-            let unreadable = |e: String| Failure::Status { code: 200, reason: "Unreadable".into(), message: format!("unreadable list: {e}") };
+            let unreadable = |e: String| Failure::Status {
+                code: 200,
+                reason: "Unreadable".into(),
+                message: format!("unreadable list: {e}"),
+            };
             let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
                 let page = super::protobuf::decode_metadata_list(&answer.body).map_err(unreadable)?;
                 (page.items, page.continue_)
@@ -159,12 +174,20 @@ pub async fn get_metadata(r: &Reader, t: &ListType, namespace: Option<&str>, nam
     }
 }
 
-async fn get_as(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str, accept: &str) -> Result<RawDoc, Failure> {
+async fn get_as(
+    r: &Reader,
+    t: &ListType,
+    namespace: Option<&str>,
+    name: &str,
+    accept: &str,
+) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
-    serde_json::from_slice::<RawDoc>(&a.body)
-        .map(|d| stamp(d, t))
-        .map_err(|e| Failure::Status { code: 200, reason: "Unreadable".into(), message: e.to_string() })
+    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Status {
+        code: 200,
+        reason: "Unreadable".into(),
+        message: e.to_string(),
+    })
 }
 
 /// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's

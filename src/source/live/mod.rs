@@ -50,13 +50,13 @@ pub mod protobuf;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use futures::{stream, StreamExt};
+use futures::{StreamExt, stream};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::builtin_owner;
+use crate::snapshot::Snapshot;
 use crate::snapshot::object::group_of;
 use crate::snapshot::raw::{Flattened, RawDoc};
-use crate::snapshot::Snapshot;
 
 pub use discovery::{Discovery, ListType};
 pub use error::Error;
@@ -65,7 +65,8 @@ pub use kubeconfig::ConnectOptions;
 
 /// Kinds read in every namespace even when the answer is about one: the evidence for
 /// whether a controller is running (leader leases, workloads and their ready replicas).
-pub const EVERYWHERE: &[(&str, &str)] = &[("coordination.k8s.io", "Lease"), ("rbac.authorization.k8s.io", "RoleBinding")];
+pub const EVERYWHERE: &[(&str, &str)] =
+    &[("coordination.k8s.io", "Lease"), ("rbac.authorization.k8s.io", "RoleBinding")];
 
 /// Kinds read, in full, only in the namespaces where controllers live: those of the
 /// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods and
@@ -82,7 +83,8 @@ pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
 
 /// Workload kinds looked up by name, wherever they are, when a field manager that set a
 /// finalizer is named like one (`managedFields` attribution).
-pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] = &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] =
+    &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
 
 /// Where a list came without managedFields (KEP-5958), the objects of a type with finalizers
 /// are read again with a GET each up to this many; more, with lists.
@@ -118,7 +120,10 @@ pub struct Session {
 /// Loads the kubeconfig and builds the client (no request is sent yet).
 pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
     let loaded = kubeconfig::load(o).await?;
-    Ok(Session { reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?, default_namespace: loaded.default_namespace })
+    Ok(Session {
+        reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?,
+        default_namespace: loaded.default_namespace,
+    })
 }
 
 /// What to read.
@@ -172,11 +177,15 @@ impl Session {
 
     /// Discovery from the cache under `cache_dir` when fresh at `now` (unix seconds), else
     /// from the server (and then cached).
-    pub async fn discover_cached(&self, concurrency: usize, cache_dir: Option<&Path>, now: i64, fresh: bool) -> Result<Discovery, Error> {
+    pub async fn discover_cached(
+        &self,
+        concurrency: usize,
+        cache_dir: Option<&Path>,
+        now: i64,
+        fresh: bool,
+    ) -> Result<Discovery, Error> {
         let dir = cache_dir.map(|c| cache::dir_for(c, self.reader.server()));
-        if !fresh
-            && let Some(d) = dir.as_deref().and_then(|d| cache::read(d, now))
-        {
+        if !fresh && let Some(d) = dir.as_deref().and_then(|d| cache::read(d, now)) {
             return Ok(d);
         }
         let d = self.discover(concurrency).await?;
@@ -198,11 +207,17 @@ impl Session {
     /// (forbidden, failing): the caller goes on and lets the lists decide.
     pub async fn exists(&self, t: &ListType, namespace: Option<&str>, name: &str) -> Result<Option<bool>, Error> {
         // a CRD's schema is not needed to know it exists (it is read in full later if wanted)
-        let got = if is_crd(t) { list::get_metadata(&self.reader, t, namespace, name).await } else { list::get(&self.reader, t, namespace, name).await };
+        let got = if is_crd(t) {
+            list::get_metadata(&self.reader, t, namespace, name).await
+        } else {
+            list::get(&self.reader, t, namespace, name).await
+        };
         match got {
             Ok(_) => Ok(Some(true)),
             Err(Failure::Status { code: 404, .. }) => Ok(Some(false)),
-            Err(Failure::Transport(m)) => Err(Failure::Transport(m).into_error(self.reader.server(), &t.path(namespace))),
+            Err(Failure::Transport(m)) => {
+                Err(Failure::Transport(m).into_error(self.reader.server(), &t.path(namespace)))
+            }
             Err(_) => Ok(None),
         }
     }
@@ -212,7 +227,10 @@ impl Session {
         let everywhere = |t: &ListType| EVERYWHERE.iter().any(|(g, k)| t.group == *g && t.kind == *k);
         // small kinds whose bodies every answer may read, wherever they are
         let small = |t: &ListType| {
-            matches!((t.group.as_str(), t.kind.as_str()), ("coordination.k8s.io", "Lease") | ("rbac.authorization.k8s.io", "RoleBinding"))
+            matches!(
+                (t.group.as_str(), t.kind.as_str()),
+                ("coordination.k8s.io", "Lease") | ("rbac.authorization.k8s.io", "RoleBinding")
+            )
         };
         let focus = match &o.scope {
             Scope::Namespace(ns) => Some(ns.clone()),
@@ -233,7 +251,9 @@ impl Session {
             }
             let body = list::wants_body(t);
             match &o.scope {
-                Scope::Namespace(ns) if t.namespaced && !everywhere(t) => tasks.push((t.clone(), Some(ns.clone()), true)),
+                Scope::Namespace(ns) if t.namespaced && !everywhere(t) => {
+                    tasks.push((t.clone(), Some(ns.clone()), true))
+                }
                 _ if !t.namespaced || !body || o.bodies_everywhere || small(t) => tasks.push((t.clone(), None, true)),
                 _ => {
                     tasks.push((t.clone(), None, false));
@@ -285,7 +305,8 @@ impl Session {
                     continue;
                 }
                 for t in d.types.iter().filter(|t| t.namespaced && list::wants_body(t) && !small(t)) {
-                    let listed_in_full = |(tt, n, full): &Task| tt == t && *full && (n.is_none() || n.as_deref() == Some(ns.as_str()));
+                    let listed_in_full =
+                        |(tt, n, full): &Task| tt == t && *full && (n.is_none() || n.as_deref() == Some(ns.as_str()));
                     let wanted = IN_CONTROLLER_NAMESPACES.iter().any(|(g, k)| t.group == *g && t.kind == *k);
                     if wanted && !tasks.iter().any(listed_in_full) {
                         second_tasks.push((t.clone(), Some(ns.clone()), true));
@@ -326,7 +347,11 @@ impl Session {
                 .into_iter()
                 .take(32)
                 .flat_map(|m| {
-                    NAMED_LIKE_MANAGERS.iter().filter_map(|(g, k)| d.find(g, k)).map(move |t| (t.clone(), m.clone())).collect::<Vec<_>>()
+                    NAMED_LIKE_MANAGERS
+                        .iter()
+                        .filter_map(|(g, k)| d.find(g, k))
+                        .map(move |t| (t.clone(), m.clone()))
+                        .collect::<Vec<_>>()
                 })
                 .collect();
             total += named.len();
@@ -348,7 +373,11 @@ impl Session {
         if !o.bodies_everywhere
             && let Some(t) = d.types.iter().find(|t| is_crd(t))
         {
-            let names = crd_bodies_wanted(d, o.target.as_ref(), first.iter().chain(&second).flat_map(|(_, r)| r.iter().flatten()));
+            let names = crd_bodies_wanted(
+                d,
+                o.target.as_ref(),
+                first.iter().chain(&second).flat_map(|(_, r)| r.iter().flatten()),
+            );
             if !names.is_empty() {
                 let (docs, failed) = self.crd_bodies(t, names, o, &mut done, &mut total).await;
                 second.push(((t.clone(), None, true), Ok(docs)));
@@ -373,7 +402,9 @@ impl Session {
                     }
                 }
                 Err(f) => incomplete.push(match ns {
-                    Some(ns) => format!("{} in namespace \"{ns}\" could not be listed: {}", t.qualified(), f.describe()),
+                    Some(ns) => {
+                        format!("{} in namespace \"{ns}\" could not be listed: {}", t.qualified(), f.describe())
+                    }
                     None => format!("{} could not be listed: {}", t.qualified(), f.describe()),
                 }),
             }
@@ -399,7 +430,14 @@ impl Session {
             let res = list::list(&self.reader, t, None, true).await;
             o.tick(done, *total);
             return match res {
-                Ok(docs) => (docs.into_iter().filter(|d| d.metadata.as_ref().and_then(|m| m.name.as_ref()).is_some_and(|n| names.contains(n))).collect(), Vec::new()),
+                Ok(docs) => (
+                    docs.into_iter()
+                        .filter(|d| {
+                            d.metadata.as_ref().and_then(|m| m.name.as_ref()).is_some_and(|n| names.contains(n))
+                        })
+                        .collect(),
+                    Vec::new(),
+                ),
                 Err(f) => (Vec::new(), vec![format!("{} could not be read in full: {}", t.qualified(), f.describe())]),
             };
         }
@@ -569,9 +607,15 @@ impl Session {
 /// being deleted, those discovery does not serve (their name is `<plural>.<group>`), and the
 /// target and the CRDs among its dependents (following owner references by uid, as the
 /// garbage collector links them).
-fn crd_bodies_wanted<'a>(d: &Discovery, target: Option<&TargetRef>, read: impl Iterator<Item = &'a RawDoc>) -> BTreeSet<String> {
+fn crd_bodies_wanted<'a>(
+    d: &Discovery,
+    target: Option<&TargetRef>,
+    read: impl Iterator<Item = &'a RawDoc>,
+) -> BTreeSet<String> {
     let docs: Vec<&RawDoc> = read.collect();
-    let is_crd_doc = |doc: &RawDoc| doc.kind.as_deref() == Some(CRD.1) && doc.api_version.as_deref().is_some_and(|av| group_of(av) == CRD.0);
+    let is_crd_doc = |doc: &RawDoc| {
+        doc.kind.as_deref() == Some(CRD.1) && doc.api_version.as_deref().is_some_and(|av| group_of(av) == CRD.0)
+    };
     let served: HashSet<(&str, &str)> = d
         .lists
         .iter()
@@ -596,13 +640,22 @@ fn crd_bodies_wanted<'a>(d: &Discovery, target: Option<&TargetRef>, read: impl I
     let is_target = |doc: &RawDoc| {
         doc.kind.as_deref() == Some(tr.kind.as_str())
             && doc.api_version.as_deref().is_some_and(|av| group_of(av) == tr.group)
-            && doc.metadata.as_ref().is_some_and(|m| m.name.as_deref() == Some(tr.name.as_str()) && m.namespace == tr.namespace)
+            && doc
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.name.as_deref() == Some(tr.name.as_str()) && m.namespace == tr.namespace)
     };
     // only a CRD with owner references can be a dependent
-    if !docs.iter().any(|doc| is_crd_doc(doc) && doc.metadata.as_ref().is_some_and(|m| m.owner_references.as_ref().is_some_and(|r| !r.is_empty()))) {
+    if !docs.iter().any(|doc| {
+        is_crd_doc(doc)
+            && doc.metadata.as_ref().is_some_and(|m| m.owner_references.as_ref().is_some_and(|r| !r.is_empty()))
+    }) {
         return out;
     }
-    let Some(start) = docs.iter().find(|doc| is_target(doc)).and_then(|doc| doc.metadata.as_ref()?.uid.as_deref()) else { return out };
+    let Some(start) = docs.iter().find(|doc| is_target(doc)).and_then(|doc| doc.metadata.as_ref()?.uid.as_deref())
+    else {
+        return out;
+    };
     // dependents by owner uid; only what reaches a CRD matters, but any object may be between
     let mut children: HashMap<&str, Vec<&RawDoc>> = HashMap::new();
     for doc in &docs {

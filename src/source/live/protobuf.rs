@@ -45,9 +45,11 @@ pub fn decode_metadata_list(body: &[u8]) -> Result<Page, String> {
     if unknown.content_encoding.as_deref().is_some_and(|e| !e.is_empty()) {
         return Err(format!("unsupported content encoding {:?}", unknown.content_encoding));
     }
-    let list = pb::PartialObjectMetadataList::decode(unknown.raw.as_deref().unwrap_or_default()).map_err(|e| format!("list: {e}"))?;
+    let list = pb::PartialObjectMetadataList::decode(unknown.raw.as_deref().unwrap_or_default())
+        .map_err(|e| format!("list: {e}"))?;
     let continue_ = list.metadata.and_then(|m| m.r#continue).filter(|c| !c.is_empty());
-    let items = list.items.into_iter().map(|i| RawDoc { metadata: i.metadata.map(meta), ..Default::default() }).collect();
+    let items =
+        list.items.into_iter().map(|i| RawDoc { metadata: i.metadata.map(meta), ..Default::default() }).collect();
     Ok(Page { items, continue_ })
 }
 
@@ -165,7 +167,11 @@ mod tests {
                         fields_v1: Some(pb::FieldsV1 { raw: Some(fields) }),
                         ..Default::default()
                     },
-                    pb::ManagedFieldsEntry { manager: Some("kubelet".into()), fields_v1: Some(pb::FieldsV1 { raw: Some(br#"{"f:status":{}}"#.to_vec()) }), ..Default::default() },
+                    pb::ManagedFieldsEntry {
+                        manager: Some("kubelet".into()),
+                        fields_v1: Some(pb::FieldsV1 { raw: Some(br#"{"f:status":{}}"#.to_vec()) }),
+                        ..Default::default()
+                    },
                 ],
                 ..Default::default()
             }),
@@ -199,7 +205,10 @@ mod tests {
         assert!(decode_metadata_list(b"{\"kind\":\"List\"}").is_err());
         let mut other = MAGIC.to_vec();
         k8s_pb::apimachinery::pkg::runtime::Unknown {
-            type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta { api_version: Some("v1".into()), kind: Some("PodList".into()) }),
+            type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
+                api_version: Some("v1".into()),
+                kind: Some("PodList".into()),
+            }),
             ..Default::default()
         }
         .encode(&mut other)

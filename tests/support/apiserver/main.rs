@@ -26,7 +26,9 @@ fn main() {
                 }
             }
             "-h" | "--help" => {
-                println!("usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)]");
+                println!(
+                    "usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)]"
+                );
                 return;
             }
             other => {

@@ -21,16 +21,17 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use store::{Res, Store};
 
 pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-pub const PROTOBUF_METADATA_LIST_CONTENT_TYPE: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+pub const PROTOBUF_METADATA_LIST_CONTENT_TYPE: &str =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
@@ -169,7 +170,13 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { aggregated: true, max_page: 0, faults: Vec::new(), protobuf: true, drop_managed_fields: DropManagedFields::Honour }
+        Options {
+            aggregated: true,
+            max_page: 0,
+            faults: Vec::new(),
+            protobuf: true,
+            drop_managed_fields: DropManagedFields::Honour,
+        }
     }
 }
 
@@ -299,7 +306,9 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
         let extra: Vec<String> = req
             .headers()
             .iter()
-            .filter_map(|(n, v)| Some(format!("{}={}", n.as_str().strip_prefix("impersonate-extra-")?, v.to_str().ok()?)))
+            .filter_map(|(n, v)| {
+                Some(format!("{}={}", n.as_str().strip_prefix("impersonate-extra-")?, v.to_str().ok()?))
+            })
             .collect();
         (header_of("authorization"), header_of("impersonate-user"), header_of("accept-encoding"), extra)
     };
@@ -316,7 +325,12 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let method = req.method().clone();
     drop(req);
     if method != Method::GET {
-        return status(405, "MethodNotAllowed", &format!("{method} is not allowed on this read-only test server"), None);
+        return status(
+            405,
+            "MethodNotAllowed",
+            &format!("{method} is not allowed on this read-only test server"),
+            None,
+        );
     }
     let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
@@ -330,7 +344,12 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
         ["version"] => return json_response(version_info(), "application/json"),
         ["api"] if wants_aggregated => return json_response(aggregated(&s, true), AGGREGATED_CONTENT_TYPE),
-        ["api"] => return json_response(json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}), "application/json"),
+        ["api"] => {
+            return json_response(
+                json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
+                "application/json",
+            );
+        }
         ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), AGGREGATED_CONTENT_TYPE),
         ["apis"] => return json_response(group_list(&s), "application/json"),
         ["api", v, rest @ ..] => (Some(""), Some(*v), rest),
@@ -357,7 +376,10 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let Some(plural) = plural else {
         let resources: Vec<Value> = s.store.resources_in(group, version).map(Res::discovery_json).collect();
         let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-        return json_response(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}), "application/json");
+        return json_response(
+            json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+            "application/json",
+        );
     };
     let Some(res) = s.store.resource(group, version, plural) else {
         return status(404, "NotFound", "the server could not find the requested resource", None);
@@ -368,9 +390,11 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     match name {
         Some(name) => get(&s, res, namespace, name, &accept),
         None => {
-            let protobuf = s.protobuf && !s.faults.lock().unwrap().iter().any(|f| {
-                matches!(f.kind, FaultKind::NoProtobuf) && (f.resource.as_deref() == Some(plural) || f.group.as_deref() == Some(group))
-            });
+            let protobuf = s.protobuf
+                && !s.faults.lock().unwrap().iter().any(|f| {
+                    matches!(f.kind, FaultKind::NoProtobuf)
+                        && (f.resource.as_deref() == Some(plural) || f.group.as_deref() == Some(group))
+                });
             list(&s, res, namespace, &q, &accept, protobuf)
         }
     }
@@ -455,9 +479,22 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
         hit.kind.clone()
     };
     Some(match kind {
-        FaultKind::Status(403) => status(403, "Forbidden", &format!("{} is forbidden: User \"test\" cannot list resource", plural.or(group).unwrap_or("this resource")), None),
+        FaultKind::Status(403) => status(
+            403,
+            "Forbidden",
+            &format!(
+                "{} is forbidden: User \"test\" cannot list resource",
+                plural.or(group).unwrap_or("this resource")
+            ),
+            None,
+        ),
         FaultKind::Status(404) => status(404, "NotFound", "the server could not find the requested resource", None),
-        FaultKind::Status(code) => status(code, "InternalError", "an error on the server (\"injected\") has prevented the request from succeeding", None),
+        FaultKind::Status(code) => status(
+            code,
+            "InternalError",
+            "an error on the server (\"injected\") has prevented the request from succeeding",
+            None,
+        ),
         FaultKind::Gone => status(
             410,
             "Expired",
@@ -475,7 +512,9 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
             r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
             r
         }
-        FaultKind::NoMetadata => status(406, "NotAcceptable", "only the following media types are accepted: application/json", None),
+        FaultKind::NoMetadata => {
+            status(406, "NotAcceptable", "only the following media types are accepted: application/json", None)
+        }
         FaultKind::NoProtobuf => return None,
         FaultKind::Slow(d) => {
             tokio::time::sleep(d).await;
@@ -483,7 +522,10 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
         }
         FaultKind::Reset => {
             let stream = futures::stream::once(async {
-                Err::<axum::body::Bytes, std::io::Error>(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "injected reset"))
+                Err::<axum::body::Bytes, std::io::Error>(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionReset,
+                    "injected reset",
+                ))
             });
             let mut r = Response::new(Body::from_stream(stream));
             r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -513,7 +555,14 @@ fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str)
     json_response(o, "application/json")
 }
 
-fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], accept: &str, protobuf: bool) -> Response {
+fn list(
+    s: &Shared,
+    res: &Res,
+    namespace: Option<&str>,
+    q: &[(String, String)],
+    accept: &str,
+    protobuf: bool,
+) -> Response {
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     if param("watch").is_some_and(|w| w == "true" || w == "1") {
         return status(405, "MethodNotAllowed", "watch is not served by this test server", None);
@@ -549,7 +598,8 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
     if dropping {
         s.dropped_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let page: Vec<std::borrow::Cow<'_, Value>> = page.into_iter().map(|o| without_managed_fields(o, dropping)).collect();
+    let page: Vec<std::borrow::Cow<'_, Value>> =
+        page.into_iter().map(|o| without_managed_fields(o, dropping)).collect();
     if answer == ListAs::ProtobufMetadata {
         use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
         let list = pb::PartialObjectMetadataList {
@@ -559,7 +609,10 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
                 remaining_item_count: meta.get("remainingItemCount").and_then(|v| v.as_i64()),
                 ..Default::default()
             }),
-            items: page.iter().map(|o| pb::PartialObjectMetadata { metadata: Some(protobuf::object_meta(&o["metadata"])) }).collect(),
+            items: page
+                .iter()
+                .map(|o| pb::PartialObjectMetadata { metadata: Some(protobuf::object_meta(&o["metadata"])) })
+                .collect(),
         };
         let mut r = Response::new(Body::from(kubectl_gc::source::live::protobuf::encode_metadata_list(&list)));
         r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROTOBUF_METADATA_LIST_CONTENT_TYPE));
@@ -569,7 +622,9 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
     if answer == ListAs::JsonMetadata {
         let items: Vec<Value> = page
             .iter()
-            .map(|o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}))
+            .map(
+                |o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}),
+            )
             .collect();
         let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
         return json_response(body, METADATA_LIST_CONTENT_TYPE);
@@ -590,7 +645,8 @@ fn list(s: &Shared, res: &Res, namespace: Option<&str>, q: &[(String, String)], 
             o
         })
         .collect();
-    let body = json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": meta, "items": items});
+    let body =
+        json!({"kind": format!("{}List", res.kind), "apiVersion": res.api_version(), "metadata": meta, "items": items});
     json_response(body, "application/json")
 }
 
@@ -639,7 +695,11 @@ fn version_info() -> Value {
 }
 
 fn is_unavailable(s: &Shared, group: &str) -> bool {
-    s.faults.lock().unwrap().iter().any(|f| f.group.as_deref() == Some(group) && matches!(f.kind, FaultKind::Unavailable))
+    s.faults
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|f| f.group.as_deref() == Some(group) && matches!(f.kind, FaultKind::Unavailable))
 }
 
 fn aggregated(s: &Shared, core: bool) -> Value {
@@ -673,7 +733,8 @@ fn group_json(g: &str, versions: &[String]) -> Value {
 }
 
 fn group_list(s: &Shared) -> Value {
-    let groups: Vec<Value> = s.store.groups.iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_json(g, vs)).collect();
+    let groups: Vec<Value> =
+        s.store.groups.iter().filter(|(g, _)| !g.is_empty()).map(|(g, vs)| group_json(g, vs)).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 

@@ -58,7 +58,8 @@ pub fn object_meta(m: &Value) -> pb::ObjectMeta {
                 api_version: string(&e["apiVersion"]),
                 time: time(&e["time"]),
                 fields_type: string(&e["fieldsType"]),
-                fields_v1: (!e["fieldsV1"].is_null()).then(|| pb::FieldsV1 { raw: Some(serde_json::to_vec(&e["fieldsV1"]).unwrap()) }),
+                fields_v1: (!e["fieldsV1"].is_null())
+                    .then(|| pb::FieldsV1 { raw: Some(serde_json::to_vec(&e["fieldsV1"]).unwrap()) }),
                 subresource: string(&e["subresource"]),
             })
             .collect(),

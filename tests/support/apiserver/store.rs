@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use kubectl_gc::discovery::{builtin, version_priority};
 
@@ -112,14 +112,16 @@ impl Store {
         for crd in objects.iter().filter(|o| o["kind"] == "CustomResourceDefinition") {
             let spec = &crd["spec"];
             let names = &spec["names"];
-            for v in spec["versions"].as_array().into_iter().flatten().filter(|v| v["served"].as_bool() != Some(false)) {
+            for v in spec["versions"].as_array().into_iter().flatten().filter(|v| v["served"].as_bool() != Some(false))
+            {
                 add(Res {
                     group: spec["group"].as_str().unwrap_or_default().into(),
                     version: v["name"].as_str().unwrap_or_default().into(),
                     plural: names["plural"].as_str().unwrap_or_default().into(),
-                    singular: names["singular"].as_str().map(str::to_string).unwrap_or_else(|| {
-                        names["kind"].as_str().unwrap_or_default().to_lowercase()
-                    }),
+                    singular: names["singular"]
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| names["kind"].as_str().unwrap_or_default().to_lowercase()),
                     kind: names["kind"].as_str().unwrap_or_default().into(),
                     namespaced: spec["scope"].as_str() != Some("Cluster"),
                     short_names: strings(&names["shortNames"]),
@@ -198,7 +200,10 @@ impl Store {
 fn index_by_kind(objects: &[Value]) -> std::collections::HashMap<(String, String), Vec<usize>> {
     let mut by_kind: std::collections::HashMap<(String, String), Vec<usize>> = std::collections::HashMap::new();
     for (i, o) in objects.iter().enumerate() {
-        let key = (group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(), o["kind"].as_str().unwrap_or_default().to_string());
+        let key = (
+            group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(),
+            o["kind"].as_str().unwrap_or_default().to_string(),
+        );
         by_kind.entry(key).or_default().push(i);
     }
     for v in by_kind.values_mut() {
