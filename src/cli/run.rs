@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::Timestamp;
 
 use kubectl_gc::controllers::Liveness;
+use kubectl_gc::diagnose::Connection;
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::render::{self, style::Style};
@@ -43,7 +44,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, style(global), &mut out)?;
+                    render::text::write_why_stuck(&g, &d, &connection(global), style(global), &mut out)?;
                     if let Some(p) = &then {
                         writeln!(
                             out,
@@ -53,7 +54,7 @@ pub fn run(args: Args) -> Result<Exit> {
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d);
+                    let mut wire = render::json::why_stuck(&g, &d, &connection(global));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;
@@ -163,6 +164,44 @@ pub fn run(args: Args) -> Result<Exit> {
 /// only delay it (a tenth of a second on 100k objects), so the graph is left to the OS.
 fn exit_without_freeing(g: Graph) {
     std::mem::forget(g);
+}
+
+/// The cluster every printed command is bound to: the connection flags this invocation used
+/// (never a token), so a command pasted later cannot act on whatever context is current then.
+fn connection(global: &Global) -> Connection {
+    let c = &global.connection;
+    if !global.snapshot.is_empty() {
+        return Connection::unbound("they were derived from a snapshot file; add --context before running them");
+    }
+    let mut conn = Connection::default();
+    let paths = [("--kubeconfig", &c.kubeconfig)];
+    for (flag, v) in paths {
+        if let Some(p) = v {
+            conn = conn.with(flag, p.display().to_string());
+        }
+    }
+    let words = [
+        ("--context", &c.context),
+        ("--cluster", &c.cluster),
+        ("--user", &c.user),
+        ("--server", &c.server),
+        ("--as", &c.as_user),
+    ];
+    for (flag, v) in words {
+        if let Some(v) = v {
+            conn = conn.with(flag, v.clone());
+        }
+    }
+    for group in &c.as_group {
+        conn = conn.with("--as-group", group.clone());
+    }
+    if let Some(uid) = &c.as_uid {
+        conn = conn.with("--as-uid", uid.clone());
+    }
+    if !conn.is_bound() {
+        conn = Connection::unbound("no --context was given; add the one you read from before running them");
+    }
+    conn
 }
 
 fn style(global: &Global) -> Style {

@@ -2,6 +2,8 @@
 
 use crate::graph::NodeId;
 
+use super::step::Step;
+
 /// What a finding says. Serialized by name; new codes may be added, none renamed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FindingCode {
@@ -74,7 +76,7 @@ pub struct Finding {
     pub related: Vec<Related>,
     pub message: String,
     /// Ranked next steps, safest first: printed commands, never executed.
-    pub remedy: Vec<String>,
+    pub remedy: Vec<Step>,
 }
 
 /// An object a finding points at: a node of the graph, or an owner that exists nowhere (the

@@ -14,6 +14,7 @@
 pub mod finding;
 mod owners;
 pub mod remedy;
+pub mod step;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -24,6 +25,7 @@ use crate::graph::{Graph, NodeId};
 
 pub use finding::{Finding, FindingCode, Related, Severity};
 pub use owners::{GcVerdict, owner_findings};
+pub use step::{Command, Connection, Reach, Step};
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
@@ -91,6 +93,9 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
         });
     }
     let stuck_set = e.propagate_stuck();
+    for f in &mut e.findings {
+        step::rank(&mut f.remedy);
+    }
     let o = g.object(target);
     let dt = o.and_then(|o| o.deletion_timestamp);
     let mut root_causes: Vec<NodeId> = e.local_stuck.clone();
@@ -138,7 +143,7 @@ impl Explainer<'_, '_> {
         object: NodeId,
         related: Vec<Related>,
         message: String,
-        remedy: Vec<String>,
+        remedy: Vec<Step>,
     ) {
         self.findings.push(Finding { code, severity, object, related, message, remedy });
     }
@@ -212,8 +217,19 @@ impl Explainer<'_, '_> {
                             if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
                         ),
                         vec![
-                            format!("Resolve what holds {} (see the root cause).", describe(g, d)),
-                            format!("Or stop waiting for dependents: {}", remedy::redelete_background(g, x)),
+                            Step::run(
+                                Reach::Inspect,
+                                format!("Find out what holds {}: it must go before {} can.", describe(g, d), describe(g, x)),
+                                remedy::inspect(g, d),
+                            ),
+                            Step::run(
+                                Reach::Disrupt,
+                                format!(
+                                    "Or stop waiting for dependents: a Background delete of {} drops foregroundDeletion, and the garbage collector deletes the dependents afterwards.",
+                                    describe(g, x)
+                                ),
+                                remedy::redelete_background(g, x),
+                            ),
                         ],
                     );
                     self.wait_for(x, d);
@@ -261,8 +277,12 @@ impl Explainer<'_, '_> {
         };
         let mut remedies = remedy::restore_controller(owner, f);
         if let Some(p) = remedy::remove_finalizer(g, x, f) {
-            remedies.push(format!(
-                "Last resort, only once whatever {f} guards has been cleaned up by hand (what its controller manages outside the cluster is otherwise stranded): {p}"
+            remedies.push(Step::run(
+                Reach::Destructive,
+                format!(
+                    "Last resort, only once whatever {f} guards has been cleaned up by hand (what its controller manages outside the cluster is otherwise stranded): remove the finalizer."
+                ),
+                p,
             ));
         }
         // the decisive evidence is the liveness verdict, which comes last
@@ -309,8 +329,15 @@ impl Explainer<'_, '_> {
                 age
             ),
             vec![
-                format!("Re-issue the delete with Background propagation; the API server drops {f}: {}", remedy::redelete_background(g, x)),
-                "Check kube-controller-manager's garbage collector (its logs, 'unable to sync caches for garbage collector').".into(),
+                Step::advice(
+                    Reach::Inspect,
+                    "Check kube-controller-manager's garbage collector (its logs, 'unable to sync caches for garbage collector').",
+                ),
+                Step::run(
+                    Reach::Disrupt,
+                    format!("Re-issue the delete with Background propagation; the API server drops {f}."),
+                    remedy::redelete_background(g, x),
+                ),
             ],
         );
         self.local_stuck.push(x);
@@ -395,24 +422,27 @@ impl Explainer<'_, '_> {
                     Some(format!("APIService {} is unavailable: {} ({})", o.name, c.reason, c.message))
                 })
                 .collect();
-            let mut remedies: Vec<String> = failing
-                .iter()
-                .filter_map(|&a| g.object(a))
-                .map(|o| {
-                    let svc = o
-                        .str_field("/spec/service/name")
-                        .map(|n| format!("{}/{n}", o.str_field("/spec/service/namespace").unwrap_or("")))
-                        .unwrap_or_else(|| "its backend".into());
-                    format!(
-                        "Restore the API server behind APIService {} (service {svc}), or, if that add-on was uninstalled, delete the stale registration: kubectl delete apiservice {}",
-                        o.name, o.name
-                    )
-                })
-                .collect();
-            remedies.push(format!(
-                "Do not clear the namespace's 'kubernetes' finalizer by hand: that strands whatever remains in it, including content of the failing group (check: kubectl get {} -o yaml)",
-                remedy::kubectl_target(g, x)
-            ));
+            let mut remedies = vec![Step::run(
+                Reach::Inspect,
+                "Do not clear the namespace's 'kubernetes' finalizer by hand: that strands whatever remains in it, including content of the failing group. Its conditions say what the namespace controller is waiting for.",
+                remedy::inspect(g, x),
+            )];
+            for &a in &failing {
+                let Some(o) = g.object(a) else { continue };
+                let svc = o
+                    .str_field("/spec/service/name")
+                    .map(|n| format!("{}/{n}", o.str_field("/spec/service/namespace").unwrap_or("")))
+                    .unwrap_or_else(|| "its backend".into());
+                remedies.push(Step::advice(
+                    Reach::Restore,
+                    format!("Restore the API server behind APIService {} (service {svc}).", o.name),
+                ));
+                remedies.push(Step::run(
+                    Reach::Destructive,
+                    format!("If that add-on was uninstalled, delete the stale registration of APIService {}.", o.name),
+                    Command::kubectl(["delete"]).arg("apiservice").arg(o.name.as_str()),
+                ));
+            }
             let mut msg =
                 format!("{} cannot finish: the namespace controller cannot discover every API group", describe(g, x));
             if let Some(c) = condition {
@@ -481,10 +511,14 @@ impl Explainer<'_, '_> {
                     "{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating",
                     describe(g, x)
                 ),
-                vec![format!(
-                    "Bring the node back, or once it is certainly gone: kubectl delete {} --grace-period=0 --force",
-                    remedy::kubectl_target(g, x)
-                )],
+                vec![
+                    Step::advice(Reach::Restore, format!("Bring the node {node_name} back; its kubelet then confirms the deletion.")),
+                    Step::run(
+                        Reach::Destructive,
+                        "Once the node is certainly gone (its containers may still run if it is only unreachable), force the deletion.",
+                        remedy::on_object(g, x, ["delete"]).flag("--grace-period", "0").switch("--force"),
+                    ),
+                ],
             );
             self.local_stuck.push(x);
         }

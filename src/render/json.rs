@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::diagnose::{Diagnosis, Finding, Related};
+use crate::diagnose::{Connection, Diagnosis, Finding, Related, Step};
 use crate::graph::{Graph, NodeId};
 use crate::tree::Tree;
 
@@ -84,21 +84,38 @@ pub struct FindingJson {
     pub object: ObjectRef,
     pub related: Vec<ObjectRef>,
     pub message: String,
-    pub remedy: Vec<String>,
+    pub remedy: Vec<StepJson>,
 }
 
-pub fn finding_json(g: &Graph, f: &Finding) -> FindingJson {
+/// Contract §4.3.1: one ranked step; `command` is one shell line bound to the cluster.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepJson {
+    pub text: String,
+    pub command: Option<String>,
+    pub destructive: bool,
+}
+
+pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
+    StepJson {
+        text: s.text.clone(),
+        command: s.command.as_ref().map(|c| c.line(conn)),
+        destructive: s.reach.destructive(),
+    }
+}
+
+pub fn finding_json(g: &Graph, f: &Finding, conn: &Connection) -> FindingJson {
     FindingJson {
         code: f.code.as_str(),
         severity: f.severity.as_str(),
         object: object_ref(g, f.object),
         related: f.related.iter().map(|r| related_ref(g, r)).collect(),
         message: f.message.clone(),
-        remedy: f.remedy.clone(),
+        remedy: f.remedy.iter().map(|s| step_json(s, conn)).collect(),
     }
 }
 
-pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
+pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
     WhyStuckJson {
         object: object_ref(g, d.object),
         deletion_timestamp: d.deletion_timestamp.map(|t| t.to_string()),
@@ -114,7 +131,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
                 evidence: f.owner.evidence.clone(),
             })
             .collect(),
-        findings: d.findings.iter().map(|f| finding_json(g, f)).collect(),
+        findings: d.findings.iter().map(|f| finding_json(g, f, conn)).collect(),
         incomplete: d.incomplete.clone(),
         plan: None,
     }

@@ -6,13 +6,13 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{Diagnosis, FindingCode, GcVerdict, Severity, describe};
+use crate::diagnose::{Connection, Diagnosis, FindingCode, GcVerdict, Severity, Step, describe};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
 use super::style::{Style, sanitize};
 
-pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
+pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
     match (d.deletion_timestamp, d.stuck) {
@@ -123,18 +123,20 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
         }
     }
     // 5. the next step
-    let mut remedies: Vec<&String> = Vec::new();
-    for f in d.findings.iter().filter(|f| f.severity != Severity::Info) {
-        for r in &f.remedy {
-            if !remedies.contains(&r) {
-                remedies.push(r);
-            }
-        }
-    }
+    let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
         for (i, r) in remedies.iter().enumerate() {
-            writeln!(w, "  {}. {}", i + 1, sanitize(r))?;
+            let mark = if r.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
+            writeln!(w, "  {}. {}{mark}", i + 1, sanitize(&r.text))?;
+            if let Some(c) = &r.command {
+                writeln!(w, "       {}", sanitize(&c.line(conn)))?;
+            }
+        }
+        if let Some(why) = &conn.unbound
+            && remedies.iter().any(|r| r.command.is_some())
+        {
+            writeln!(w, "  {}", st.dim(&sanitize(&format!("(these commands name no cluster: {why})"))))?;
         }
     }
     if !d.incomplete.is_empty() {
@@ -231,4 +233,13 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         writeln!(w, "{}", st.dim(&format!("({what})")))?;
     }
     Ok(())
+}
+
+/// Every step of the answer once, ranked safest first across all findings (stable, so the
+/// order of the findings breaks ties); linear in the number of steps.
+fn next_steps(d: &Diagnosis) -> Vec<&Step> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
+    out.sort_by_key(|s| s.reach);
+    out
 }
