@@ -118,6 +118,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
         if tty {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
+        snapshot.context = session.context.clone();
         Ok(snapshot)
     })
 }

@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, &connection(global), style(global), &mut out)?;
+                    render::text::write_why_stuck(&g, &d, &connection(global, &g.snapshot), style(global), &mut out)?;
                     if let Some(p) = &then {
                         writeln!(
                             out,
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<Exit> {
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d, &connection(global));
+                    let mut wire = render::json::why_stuck(&g, &d, &connection(global, &g.snapshot));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;
@@ -167,25 +167,29 @@ fn exit_without_freeing(g: Graph) {
 }
 
 /// The cluster every printed command is bound to: the connection flags this invocation used
-/// (never a token), so a command pasted later cannot act on whatever context is current then.
-fn connection(global: &Global) -> Connection {
+/// (never a token), else the kubeconfig context the answer was read through (live) or that a
+/// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
+/// whatever context is current then.
+fn connection(global: &Global, read: &Snapshot) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
-        return Connection::unbound("they were derived from a snapshot file; add --context before running them");
+        return match &read.context {
+            Some(ctx) => Connection::default().with("--context", ctx.clone()),
+            None => Connection::unbound(
+                "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
+            ),
+        };
     }
     let mut conn = Connection::default();
-    let paths = [("--kubeconfig", &c.kubeconfig)];
-    for (flag, v) in paths {
-        if let Some(p) = v {
-            conn = conn.with(flag, p.display().to_string());
-        }
+    if let Some(p) = &c.kubeconfig {
+        conn = conn.with("--kubeconfig", p.display().to_string());
     }
     let words = [
-        ("--context", &c.context),
-        ("--cluster", &c.cluster),
-        ("--user", &c.user),
-        ("--server", &c.server),
-        ("--as", &c.as_user),
+        ("--context", c.context.as_ref().or(read.context.as_ref())),
+        ("--cluster", c.cluster.as_ref()),
+        ("--user", c.user.as_ref()),
+        ("--server", c.server.as_ref()),
+        ("--as", c.as_user.as_ref()),
     ];
     for (flag, v) in words {
         if let Some(v) = v {
@@ -198,8 +202,11 @@ fn connection(global: &Global) -> Connection {
     if let Some(uid) = &c.as_uid {
         conn = conn.with("--as-uid", uid.clone());
     }
+    for extra in &c.as_user_extra {
+        conn = conn.with("--as-user-extra", extra.clone());
+    }
     if !conn.is_bound() {
-        conn = Connection::unbound("no --context was given; add the one you read from before running them");
+        conn = Connection::unbound("no context was named; add the one you read from before running them");
     }
     conn
 }

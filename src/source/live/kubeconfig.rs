@@ -51,6 +51,9 @@ const FLAGS: &str = "kubectl-gc-flags";
 pub struct Loaded {
     pub config: kube::Config,
     pub default_namespace: String,
+    /// The kubeconfig context the connection resolved to (`None` when only flags such as
+    /// `--server` describe it): printed commands name it, so they act on this cluster.
+    pub context: Option<String>,
     /// Headers every request carries besides kube's own: `Impersonate-Extra-*` (kube reads
     /// a kubeconfig's extras but does not send them) and `Accept-Encoding: identity` for
     /// `--disable-compression`.
@@ -200,7 +203,8 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if o.disable_compression {
         headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
     }
-    Ok(Loaded { config, default_namespace, headers })
+    let context = (context != FLAGS).then_some(context);
+    Ok(Loaded { config, default_namespace, context, headers })
 }
 
 /// An extra's key as client-go writes it into a header name: characters a header name cannot
