@@ -229,6 +229,10 @@ pub struct Global {
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Wrap text output at N columns (0: never). Default: the terminal's width (80 when it
+    /// cannot be read); no wrapping when stdout is not a terminal. Commands are never broken.
+    #[arg(long, global = true, value_name = "N")]
+    pub width: Option<usize>,
     #[command(flatten)]
     pub connection: Connection,
 }

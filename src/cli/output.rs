@@ -23,6 +23,20 @@ pub fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
+/// The column text output wraps at: `--width N` (0: none), else the terminal's width when
+/// stdout is one (80 when its size cannot be read), else none: piped text stays one line per
+/// item, for grep.
+pub fn text_width(flag: Option<usize>) -> Option<usize> {
+    match flag {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if io::stdout().is_terminal() => {
+            Some(terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|&w| w > 0).unwrap_or(80))
+        }
+        None => None,
+    }
+}
+
 /// A warning on stderr; a failed write to stderr is ignored.
 pub fn warn(msg: &str) {
     let _ = writeln!(io::stderr().lock(), "warning: {msg}");

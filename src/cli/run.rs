@@ -212,7 +212,7 @@ fn connection(global: &Global, read: &Snapshot) -> Connection {
 }
 
 fn style(global: &Global) -> Style {
-    Style { color: output::use_color(global.color) }
+    Style { color: output::use_color(global.color), width: output::text_width(global.width) }
 }
 
 /// Reads the objects and decides the reference time.

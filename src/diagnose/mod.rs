@@ -169,8 +169,8 @@ impl Explainer<'_, '_> {
             }
             return;
         }
-        for f in &o.finalizers {
-            self.explain_finalizer(x, f);
+        for (i, f) in o.finalizers.iter().enumerate() {
+            self.explain_finalizer(x, Some(i), f);
         }
         if o.kind == "Namespace" && o.group().is_empty() {
             self.explain_namespace(x);
@@ -185,7 +185,8 @@ impl Explainer<'_, '_> {
         self.waits_on.iter().any(|(owner, deps)| deps.contains(&x) && self.g.refs_to(x, *owner).any(|r| r.blocks()))
     }
 
-    fn explain_finalizer(&mut self, x: NodeId, f: &str) {
+    /// `at`: the finalizer's position in metadata.finalizers (`None` for a namespace's spec).
+    fn explain_finalizer(&mut self, x: NodeId, at: Option<usize>, f: &str) {
         let g = self.g;
         let owner = self.live.finalizer(x, f);
         if x == self.target {
@@ -193,7 +194,7 @@ impl Explainer<'_, '_> {
         }
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
-            self.controller_not_alive(x, f, &owner, &who);
+            self.controller_not_alive(x, at, f, &owner, &who);
             return;
         }
         let age = self.deleting_for(x);
@@ -263,7 +264,7 @@ impl Explainer<'_, '_> {
         );
     }
 
-    fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
+    fn controller_not_alive(&mut self, x: NodeId, at: Option<usize>, f: &str, owner: &FinalizerOwner, who: &str) {
         let g = self.g;
         let (code, severity, stuck) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true),
@@ -276,7 +277,7 @@ impl Explainer<'_, '_> {
             _ => "could not be judged",
         };
         let mut remedies = remedy::restore_controller(owner, f);
-        if let Some(p) = remedy::remove_finalizer(g, x, f) {
+        if let Some(p) = remedy::remove_finalizer(g, x, at, f) {
             remedies.push(Step::run(
                 Reach::Destructive,
                 format!(
@@ -399,7 +400,7 @@ impl Explainer<'_, '_> {
             }
             if f != "kubernetes" && owner.controller != ControllerState::Alive {
                 let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
-                self.controller_not_alive(x, f, &owner, &who);
+                self.controller_not_alive(x, None, f, &owner, &who);
             }
         }
         if !spec_finalizers.iter().any(|f| f == "kubernetes") {

@@ -46,8 +46,11 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         GcVerdict::NoOwners => "",
     };
     let x_ref = super::describe(g, x);
+    // The garbage collector does not act on an object that is already being deleted (unless
+    // it is deleting its dependents): its references are a note, not something to repair.
+    let deleting = g.object(x).is_some_and(|o| o.is_deleting() && !o.has_finalizer("foregroundDeletion"));
     let mut out = Vec::new();
-    for (r, state) in refs.iter().zip(&states) {
+    for (i, (r, state)) in refs.iter().zip(&states).enumerate() {
         let named = format!("{} {}", r.kind, r.name);
         let absent = || Related::Absent {
             api_version: r.api_version.clone(),
@@ -103,13 +106,26 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 format!("cluster-scoped {x_ref} names the namespaced owner {named}: invalid; {consequence}"),
             ),
         };
+        if deleting {
+            out.push(Finding {
+                code,
+                severity: Severity::Info,
+                object: x,
+                related,
+                message: format!(
+                    "{message} (it is already being deleted, so the garbage collector no longer acts on its owner references)"
+                ),
+                remedy: Vec::new(),
+            });
+            continue;
+        }
         out.push(Finding {
             code,
             severity: Severity::Warning,
             object: x,
             related,
             message,
-            remedy: remedy::fix_owner_reference(g, x, r, verdict),
+            remedy: remedy::fix_owner_reference(g, x, i, r, verdict),
         });
     }
     (out, verdict)

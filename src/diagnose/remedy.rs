@@ -25,10 +25,14 @@ pub fn inspect(g: &Graph, x: NodeId) -> Command {
 }
 
 /// A JSON patch that removes exactly one finalizer, guarded by the object's resourceVersion
-/// and the finalizer's position, so it fails rather than removes the wrong thing.
-pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<Command> {
+/// and the finalizer's position, so it fails rather than removes the wrong thing. `at` is the
+/// position when the caller knows it (walking 40k finalizers must not search 40k times).
+pub fn remove_finalizer(g: &Graph, x: NodeId, at: Option<usize>, finalizer: &str) -> Option<Command> {
     let o = g.object(x)?;
-    let i = o.finalizers.iter().position(|f| f == finalizer)?;
+    let i = match at {
+        Some(i) if o.finalizers.get(i).is_some_and(|f| f == finalizer) => i,
+        _ => o.finalizers.iter().position(|f| f == finalizer)?,
+    };
     let mut ops = Vec::new();
     if let Some(rv) = &o.resource_version {
         ops.push(serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));
@@ -77,9 +81,13 @@ pub fn redelete_background(g: &Graph, x: NodeId) -> Command {
     on_object(g, x, ["delete"]).flag("--cascade", "background").flag("--wait", "false")
 }
 
-pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdict) -> Vec<Step> {
+/// `i` is the reference's position among the object's owner references (found by the caller
+/// as it walks them, so 20k references cost 20k steps, not 20k²).
+pub fn fix_owner_reference(g: &Graph, x: NodeId, i: usize, r: &OwnerRef, verdict: GcVerdict) -> Vec<Step> {
     let Some(o) = g.object(x) else { return Vec::new() };
-    let Some(i) = o.owner_references.iter().position(|x| x == r) else { return Vec::new() };
+    if o.owner_references.get(i) != Some(r) {
+        return Vec::new();
+    }
     let mut ops = Vec::new();
     if let Some(rv) = &o.resource_version {
         ops.push(serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));
@@ -101,4 +109,62 @@ pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdic
         ],
         _ => vec![Step::run(Reach::Disrupt, "Remove or correct the invalid reference.", patch)],
     }
+}
+
+/// The workload that runs a pod: its controller, followed up while the controller is itself
+/// controlled (Pod → ReplicaSet → Deployment); `None` for a bare pod.
+pub fn workload_of(g: &Graph, pod: NodeId) -> Option<NodeId> {
+    let mut at = g.controller_of(pod)?;
+    // bounded: controller chains are short, and a cycle must not loop forever
+    for _ in 0..8 {
+        match g.controller_of(at) {
+            Some(up) if g.object(up).is_some() => at = up,
+            _ => break,
+        }
+    }
+    g.object(at).map(|_| at)
+}
+
+/// What releases a claim that `kubernetes.io/pvc-protection` holds because running pods use
+/// it: scale each pod's workload to zero (or delete a bare pod). Derived from the finding's
+/// related pods, so the claim's own explanation stays in `diagnose`.
+pub fn release_claim(g: &Graph, claim: NodeId, related: &[crate::diagnose::Related]) -> Vec<Step> {
+    let id = g.identity(claim);
+    if id.kind != "PersistentVolumeClaim" || !id.group().is_empty() {
+        return Vec::new();
+    }
+    let claim_name = format!("PersistentVolumeClaim {}", id.name);
+    let mut out: Vec<Step> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in related {
+        let crate::diagnose::Related::Node(p) = r else { continue };
+        let Some(pod) = g.object(*p) else { continue };
+        if pod.kind != "Pod" || pod.is_deleting() {
+            continue;
+        }
+        match workload_of(g, *p) {
+            Some(w) if seen.insert(w) => {
+                let wid = g.identity(w);
+                let scalable =
+                    matches!(wid.kind, "Deployment" | "StatefulSet" | "ReplicaSet") && matches!(wid.group(), "apps");
+                if scalable {
+                    out.push(Step::run(
+                        Reach::Disrupt,
+                        format!(
+                            "Scale {} down to zero so its pods stop using {claim_name}; the claim is released once they are gone.",
+                            super::describe(g, w)
+                        ),
+                        on_object(g, w, ["scale"]).flag("--replicas", "0"),
+                    ));
+                }
+            }
+            Some(_) => {}
+            None => out.push(Step::run(
+                Reach::Disrupt,
+                format!("Delete Pod {}, which uses {claim_name} and has no controller to recreate it.", pod.name),
+                on_object(g, *p, ["delete"]),
+            )),
+        }
+    }
+    out
 }

@@ -350,7 +350,9 @@ impl Graph {
                 }
             };
             links.push((d, owner));
-            if o.owner_references.iter().position(OwnerRef::is_controller) == Some(ri as usize) {
+            // the first controller reference wins; checked only for controller references, so
+            // thousands of plain references stay linear
+            if r.is_controller() && o.owner_references.iter().position(OwnerRef::is_controller) == Some(ri as usize) {
                 controller[d as usize] = owner.0;
             }
         }
