@@ -46,10 +46,14 @@ pub fn run(args: Args) -> Result<Exit> {
                 Format::Text => {
                     render::text::write_why_stuck(&g, &d, &connection(global, &g.snapshot), style(global), &mut out)?;
                     if let Some(p) = &then {
-                        writeln!(
-                            out,
-                            "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n"
-                        )?;
+                        // the heading says what the plan shows: done once the finalizers go, or
+                        // blocked even then
+                        let heading = if p.is_blocked() {
+                            "Even with every remaining finalizer removed by its controller, the deletion stays blocked:"
+                        } else {
+                            "Once the blockers are gone (every remaining finalizer removed by its controller):"
+                        };
+                        writeln!(out, "\n{heading}\n")?;
                         render::plan::write_text(p, &g, style(global).color, &mut out)?;
                     }
                 }

@@ -195,45 +195,16 @@ impl Explainer<'_, '_> {
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
             self.controller_not_alive(x, at, f, &owner, &who);
+            if f == "foregroundDeletion" {
+                self.blocking_dependents(x);
+            }
             return;
         }
         let age = self.deleting_for(x);
         match f {
             "foregroundDeletion" => {
-                let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
-                if blocking.is_empty() {
+                if self.blocking_dependents(x) == 0 {
                     self.gc_finalizer_idle(x, f, age);
-                }
-                for d in blocking {
-                    let gone = g.object(d).map(|o| o.is_deleting()).unwrap_or(false);
-                    self.finding(
-                        FindingCode::BlockingDependent,
-                        Severity::Warning,
-                        d,
-                        vec![Related::Node(x)],
-                        format!(
-                            "{} waits (foregroundDeletion) for {}, which has blockOwnerDeletion: true and {}",
-                            describe(g, x),
-                            describe(g, d),
-                            if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
-                        ),
-                        vec![
-                            Step::run(
-                                Reach::Inspect,
-                                format!("Find out what holds {}: it must go before {} can.", describe(g, d), describe(g, x)),
-                                remedy::inspect(g, d),
-                            ),
-                            Step::run(
-                                Reach::Disrupt,
-                                format!(
-                                    "Or stop waiting for dependents: a Background delete of {} drops foregroundDeletion, and the garbage collector deletes the dependents afterwards.",
-                                    describe(g, x)
-                                ),
-                                remedy::redelete_background(g, x),
-                            ),
-                        ],
-                    );
-                    self.wait_for(x, d);
                 }
             }
             "orphan" => self.gc_finalizer_idle(x, f, age),
@@ -251,6 +222,46 @@ impl Explainer<'_, '_> {
             }
             _ => self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who}, which is alive")),
         }
+    }
+
+    /// The blocking dependents a foreground deletion of x waits for, each a finding (also when
+    /// the garbage collector itself is down: both causes are shown); how many there are.
+    fn blocking_dependents(&mut self, x: NodeId) -> usize {
+        let g = self.g;
+        let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
+        let n = blocking.len();
+        for d in blocking {
+            let gone = g.object(d).map(|o| o.is_deleting()).unwrap_or(false);
+            self.finding(
+                FindingCode::BlockingDependent,
+                Severity::Warning,
+                d,
+                vec![Related::Node(x)],
+                format!(
+                    "{} waits (foregroundDeletion) for {}, which has blockOwnerDeletion: true and {}",
+                    describe(g, x),
+                    describe(g, d),
+                    if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
+                ),
+                vec![
+                    Step::run(
+                        Reach::Inspect,
+                        format!("Find out what holds {}: it must go before {} can.", describe(g, d), describe(g, x)),
+                        remedy::inspect(g, d),
+                    ),
+                    Step::run(
+                        Reach::Disrupt,
+                        format!(
+                            "Or stop waiting for dependents: a Background delete of {} drops foregroundDeletion, and the garbage collector deletes the dependents afterwards.",
+                            describe(g, x)
+                        ),
+                        remedy::redelete_background(g, x),
+                    ),
+                ],
+            );
+            self.wait_for(x, d);
+        }
+        n
     }
 
     fn pending(&mut self, x: NodeId, owner: &FinalizerOwner, related: Vec<Related>, message: String) {

@@ -154,7 +154,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
 
 /// Writes any wire value as pretty JSON followed by a newline.
 pub fn write<T: Serialize>(value: &T, w: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
+    super::safe_json::to_writer_pretty(&mut *w, value)?;
     w.write_all(b"\n")
 }
 
@@ -192,7 +192,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
             problems: e.problems.iter().map(|p| p.as_str()).collect(),
             already_shown: e.repeated,
         };
-        let mut text = serde_json::to_string(&head)?;
+        let mut text = super::safe_json::to_string(&head)?;
         text.pop(); // the closing brace: children follow
         if i > 0 && e.depth == tree.entries[i - 1].depth + 1 {
             // first child of the previous entry: its array is already open

@@ -5,5 +5,6 @@ pub mod json;
 pub mod mermaid;
 pub mod picture;
 pub mod plan;
+pub mod safe_json;
 pub mod style;
 pub mod text;
