@@ -1,5 +1,6 @@
 //! The one integration test binary: every area is a module, so there is one link.
 
+mod answers;
 mod bench;
 mod cli;
 mod completion;

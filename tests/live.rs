@@ -46,8 +46,22 @@ fn live(env: &Env, args: &[String], extra: &[&str]) -> Output {
     run(c, DEADLINE)
 }
 
+/// The answer as JSON, with printed commands unbound: live, they name the kubeconfig context
+/// `test` they were read through (`kubectl --context=test …`), while a plain snapshot file
+/// names none, so answers compare without it (tests/bound.rs checks the binding itself).
 fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)));
+    unbind(v)
+}
+
+fn unbind(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replacen("kubectl --context=test ", "kubectl ", 1)),
+        Value::Array(a) => Value::Array(a.into_iter().map(unbind).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, unbind(v))).collect()),
+        other => other,
+    }
 }
 
 /// Whether the offline binary supports the subcommand yet (plan may not exist in this build).
