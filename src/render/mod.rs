@@ -8,3 +8,6 @@ pub mod plan;
 pub mod safe_json;
 pub mod style;
 pub mod text;
+
+#[cfg(test)]
+mod answer_tests;
