@@ -140,7 +140,7 @@ fn text_ranks(text: &str) -> Vec<bool> {
 }
 
 fn safest_first(ranks: &[bool]) -> bool {
-    ranks.windows(2).all(|w| !(w[0] && !w[1]))
+    ranks.windows(2).all(|w| !w[0] || w[1])
 }
 
 #[test]

@@ -32,12 +32,12 @@ impl<F: Formatter> Formatter for Safe<F> {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if risky(c) {
-                w.write_all(fragment[start..i].as_bytes())?;
+                w.write_all(&fragment.as_bytes()[start..i])?;
                 write!(w, "\\u{:04x}", c as u32)?;
                 start = i + c.len_utf8();
             }
         }
-        w.write_all(fragment[start..].as_bytes())
+        w.write_all(&fragment.as_bytes()[start..])
     }
     delegate!(
         begin_array(),
