@@ -389,3 +389,20 @@ fn readme_examples_rerun_byte_for_byte() {
     }
     assert!(examples >= 4, "only {examples} examples found");
 }
+
+#[test]
+fn the_plan_under_why_stuck_is_headed_by_what_it_shows() {
+    let plan_of = |fixture: &str, target: &[&str]| {
+        let mut c = Command::new(support::bin());
+        c.args(["why-stuck", "--plan"]).args(target).args(["--now", NOW, "--snapshot"]);
+        c.arg(support::root().join("tests/fixtures").join(fixture).join("snapshot.json"));
+        stdout(&run(c, DEADLINE))
+    };
+    // an aggregated API down: even with every finalizer removed, the namespace stays blocked
+    let blocked = plan_of("apiservice-down", &["ns/metrics-test"]);
+    assert!(blocked.contains("the deletion stays blocked:"), "{blocked}");
+    assert!(!blocked.contains("Once the blockers are gone"), "{blocked}");
+    assert!(blocked.contains("Plan: Namespace metrics-test is already being deleted"), "{blocked}");
+    let done = plan_of("site-operator-gone", &["site/alpha", "-n", "labs"]);
+    assert!(done.contains("Once the blockers are gone") && done.contains("  blocked: 0"), "{done}");
+}
