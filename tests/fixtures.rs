@@ -209,6 +209,26 @@ fn namespace_terminating_why_stuck() {
     check_fixture("namespace-terminating", DIAGNOSIS);
 }
 
+#[test]
+fn claim_released_not_finalized_why_stuck() {
+    check_fixture("claim-released-not-finalized", DIAGNOSIS);
+}
+
+#[test]
+fn claim_in_use_why_stuck() {
+    check_fixture("claim-in-use", DIAGNOSIS);
+}
+
+#[test]
+fn job_pod_tracking_leftover_why_stuck() {
+    check_fixture("job-pod-tracking-leftover", DIAGNOSIS);
+}
+
+#[test]
+fn operator_alive_not_acting_why_stuck() {
+    check_fixture("operator-alive-not-acting", DIAGNOSIS);
+}
+
 const PLAN: &[&str] = &["plan"];
 
 #[test]

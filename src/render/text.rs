@@ -122,7 +122,22 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 5. the next step
+    // 5. what the controllers reported: recent Warning events, quoted
+    if !d.events.is_empty() {
+        writeln!(w, "\n{}", st.strong("Recent Warning events"))?;
+        for oe in &d.events {
+            let more = if oe.total_warnings > oe.warnings.len() {
+                format!(" ({} of {})", oe.warnings.len(), oe.total_warnings)
+            } else {
+                String::new()
+            };
+            writeln!(w, "  {}{more}", sanitize(&describe(g, oe.object)))?;
+            for e in &oe.warnings {
+                writeln!(w, "      {}", sanitize(&crate::diagnose::events::describe_event(e, d.now)))?;
+            }
+        }
+    }
+    // 6. the next step
     let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;

@@ -45,6 +45,15 @@ pub struct RawDoc {
     pub endpoints: Option<Value>,
     pub last_timestamp: Option<Value>,
     pub count: Option<Value>,
+    // the rest of an Event that an answer shows: how often, when last, and who reported it
+    pub series: Option<Value>,
+    pub event_time: Option<Value>,
+    pub source: Option<Value>,
+    pub reporting_component: Option<Value>,
+    pub reporting_controller: Option<Value>,
+    pub deprecated_count: Option<Value>,
+    pub deprecated_last_timestamp: Option<Value>,
+    pub deprecated_source: Option<Value>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
     /// builds them): (field name, text).
     #[serde(skip)]
@@ -315,6 +324,14 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("endpoints", doc.endpoints),
             ("lastTimestamp", doc.last_timestamp),
             ("count", doc.count),
+            ("series", doc.series),
+            ("eventTime", doc.event_time),
+            ("source", doc.source),
+            ("reportingComponent", doc.reporting_component),
+            ("reportingController", doc.reporting_controller),
+            ("deprecatedCount", doc.deprecated_count),
+            ("deprecatedLastTimestamp", doc.deprecated_last_timestamp),
+            ("deprecatedSource", doc.deprecated_source),
         ];
         Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
     };
@@ -476,6 +493,14 @@ pub mod stream {
         Endpoints,
         LastTimestamp,
         Count,
+        Series,
+        EventTime,
+        Source,
+        ReportingComponent,
+        ReportingController,
+        DeprecatedCount,
+        DeprecatedLastTimestamp,
+        DeprecatedSource,
         #[serde(other)]
         Other,
     }
@@ -588,6 +613,14 @@ pub mod stream {
                     Field::Endpoints => body!("endpoints"),
                     Field::LastTimestamp => body!("lastTimestamp"),
                     Field::Count => body!("count"),
+                    Field::Series => body!("series"),
+                    Field::EventTime => body!("eventTime"),
+                    Field::Source => body!("source"),
+                    Field::ReportingComponent => body!("reportingComponent"),
+                    Field::ReportingController => body!("reportingController"),
+                    Field::DeprecatedCount => body!("deprecatedCount"),
+                    Field::DeprecatedLastTimestamp => body!("deprecatedLastTimestamp"),
+                    Field::DeprecatedSource => body!("deprecatedSource"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }
