@@ -30,6 +30,23 @@ fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
     out
 }
 
+/// The fixture's snapshot without its Events: the live path does not read an answer's Events
+/// yet (`diagnose::events::wanted` says which it will need), so until it does, a live answer
+/// equals the offline answer on the same objects without them. `None` when it has none.
+fn without_events(fixture: &Path) -> Option<tempfile::TempDir> {
+    let text = std::fs::read_to_string(fixture.join("snapshot.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    let items = v["items"].as_array_mut()?;
+    let before = items.len();
+    items.retain(|o| o["kind"] != "Event");
+    if items.len() == before {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("snapshot.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    Some(dir)
+}
+
 fn offline(fixture: &Path, args: &[String]) -> Output {
     let env = Env::new("http://127.0.0.1:9", None);
     let mut c = env.command(support::bin());
@@ -69,8 +86,10 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
             0,
         );
         let env = Env::new(&server.url(), None);
+        let eventless = without_events(&fixture);
+        let offline_fixture = eventless.as_ref().map_or(fixture.as_path(), |d| d.path());
         for args in comparable_checks(&fixture) {
-            let want = offline(&fixture, &args);
+            let want = offline(offline_fixture, &args);
             if !supported(&want) {
                 continue;
             }
@@ -588,10 +607,42 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!server.requests().iter().any(|r| r.asks_drop()), "a capture keeps managedFields");
+        // a capture keeps the Events it reads, with their bodies; answers show them offline,
+        // the live path does not read them yet, so the replay compared is the one without them
+        let events = |v: &Value| -> Vec<Value> {
+            v["items"].as_array().into_iter().flatten().filter(|o| o["kind"] == "Event").cloned().collect()
+        };
+        let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+        let fixture_events = events(&read(&fixture.join("snapshot.json")));
+        let captured = read(&file);
+        for e in &fixture_events {
+            let kept = events(&captured).into_iter().find(|c| c["metadata"]["uid"] == e["metadata"]["uid"]);
+            let kept = kept.unwrap_or_else(|| {
+                panic!("{}: the capture dropped Event {}", fixture.display(), e["metadata"]["name"])
+            });
+            for field in ["involvedObject", "reason", "message", "type", "count", "lastTimestamp", "source"] {
+                assert_eq!(
+                    kept[field],
+                    e[field],
+                    "{}: Event {} lost {field}",
+                    fixture.display(),
+                    e["metadata"]["name"]
+                );
+            }
+        }
+        let replayed = if fixture_events.is_empty() {
+            file.clone()
+        } else {
+            let mut v = captured.clone();
+            v["items"].as_array_mut().unwrap().retain(|o| o["kind"] != "Event");
+            let p = env.dir.path().join("captured-without-events.json");
+            std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+            p
+        };
         for args in comparable_checks(&fixture) {
             let got = live(&env, &args, &[]);
             let mut c = env.command(support::bin());
-            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&file);
+            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&replayed);
             let replay = run(c, DEADLINE);
             if !supported(&replay) {
                 continue;

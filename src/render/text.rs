@@ -41,7 +41,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
         )?,
     }
     // 2. root causes, finalizers grouped by the controller that must remove them
-    let is_root = |f: &&crate::diagnose::Finding| d.root_causes.contains(&f.object) && f.severity == Severity::Error;
+    // the Error findings on the objects stuck on their own account; where none is an Error
+    // (a claim a running pod holds: the controller is right to wait), their findings as they are
+    let error_roots = d.findings.iter().any(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error);
+    let is_root = |f: &&crate::diagnose::Finding| {
+        d.root_causes.contains(&f.object)
+            && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
+    };
     if d.stuck {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();

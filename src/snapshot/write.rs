@@ -191,6 +191,31 @@ mod tests {
         assert_eq!(String::from_utf8(buf).unwrap(), String::from_utf8(buf2).unwrap());
     }
 
+    /// `kubectl gc snapshot` keeps the Events it reads with every field an answer shows.
+    #[test]
+    fn events_keep_what_an_answer_shows() {
+        let original = read(
+            br#"{"kind":"List","items":[
+              {"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","namespace":"labs","uid":"e1"},
+               "regarding":{"uid":"u1"},"type":"Warning","reason":"CleanupFailed","note":"bucket not empty",
+               "series":{"count":4,"lastObservedTime":"2026-11-29T11:59:00Z"},"eventTime":"2026-11-29T11:00:00Z",
+               "reportingController":"example.com/op","deprecatedCount":2,"deprecatedSource":{"component":"op"}},
+              {"apiVersion":"v1","kind":"Event","metadata":{"name":"f","namespace":"labs","uid":"e2"},
+               "involvedObject":{"uid":"u1"},"type":"Warning","reason":"Retry","message":"again","count":3,
+               "lastTimestamp":"2026-11-29T11:58:00Z","source":{"component":"op"},"reportingComponent":"op-rc"}
+            ]}"#,
+        );
+        let mut buf = Vec::new();
+        write(&original, &mut buf).unwrap();
+        let again = read(&buf);
+        assert_same(&original, &again);
+        let text = String::from_utf8(buf).unwrap();
+        for field in ["series", "eventTime", "reportingController", "deprecatedSource", "reportingComponent", "source"]
+        {
+            assert!(text.contains(&format!("\"{field}\"")), "{field} was dropped: {text}");
+        }
+    }
+
     #[test]
     fn every_fixture_round_trips() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
