@@ -402,6 +402,15 @@ pub fn holds_finding(
             ),
             p,
         ));
+    } else if finalizer == "kubernetes" {
+        // spec.finalizers, cleared only through the namespace's finalize subresource
+        remedy.push(Step::advice(
+            Reach::Destructive,
+            format!(
+                "Only if it stays after that: clear 'kubernetes' from spec.finalizers through the finalize subresource (kubectl replace --raw /api/v1/namespaces/{}/finalize -f FILE, FILE being the namespace's JSON without it). That is safe here because {what}; check once more first.",
+                g.identity(x).name
+            ),
+        ));
     }
     let since_text = match since {
         Some(s) if s > deleted => format!("since {s}"),

@@ -305,3 +305,62 @@ fn an_alive_controller_past_stuck_after_is_not_progressing() {
     assert_eq!(codes(&d), [FindingCode::FinalizerPending]);
     assert!(d.findings[0].remedy.iter().any(|s| s.command.is_some()), "a next step to run");
 }
+
+fn terminating_namespace(name: &str) -> Value {
+    obj("v1", "Namespace", None, name, "ns-1")
+        .deleting("2026-11-29T11:00:00Z")
+        .with("spec", json!({"finalizers": ["kubernetes"]}))
+}
+
+fn with_discovery(mut s: crate::snapshot::Snapshot) -> Graph {
+    s.resource_lists.push(crate::snapshot::ResourceList {
+        group_version: "v1".into(),
+        resources: vec![crate::snapshot::ApiResource {
+            plural: "configmaps".into(),
+            singular: None,
+            namespaced: true,
+            group: None,
+            version: None,
+            kind: "ConfigMap".into(),
+            verbs: vec!["list".into()],
+            short_names: vec![],
+            categories: vec![],
+        }],
+    });
+    Graph::build(s)
+}
+
+#[test]
+fn an_empty_namespace_is_stalled_only_where_the_capture_shows_it_empty() {
+    // a capture (discovery data) that holds nothing in the namespace, 60 minutes on: stalled
+    let g = with_discovery(crate::testing::snapshot(vec![kcm_alive(), terminating_namespace("gone")]));
+    let d = diagnose(&g, "Namespace", "gone", Options::default());
+    assert!(d.stuck);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::ControllerStalled).expect("stalled");
+    assert!(f.remedy.iter().any(|s| s.reach == Reach::Destructive && s.text.contains("/finalize")), "{:?}", f.remedy);
+    // content left: waits for it
+    let g = with_discovery(crate::testing::snapshot(vec![
+        kcm_alive(),
+        terminating_namespace("gone"),
+        obj("v1", "ConfigMap", Some("gone"), "c", "cm-1"),
+    ]));
+    let d = diagnose(&g, "Namespace", "gone", Options::default());
+    assert!(!codes(&d).contains(&FindingCode::ControllerStalled));
+    // the namespace alone in a plain file: the answer cannot tell, and says so
+    let g = graph(vec![kcm_alive(), terminating_namespace("gone")]);
+    let d = diagnose(&g, "Namespace", "gone", Options::default());
+    assert!(!d.stuck);
+    assert!(!codes(&d).contains(&FindingCode::ControllerStalled));
+    assert!(d.incomplete.iter().any(|i| i.contains("namespace gone")), "{:?}", d.incomplete);
+}
+
+#[test]
+fn an_empty_namespace_within_two_resyncs_is_in_progress() {
+    let ns = obj("v1", "Namespace", None, "gone", "ns-1")
+        .deleting("2026-11-29T11:55:00Z")
+        .with("spec", json!({"finalizers": ["kubernetes"]}));
+    let g = with_discovery(crate::testing::snapshot(vec![kcm_alive(), ns]));
+    let d = diagnose(&g, "Namespace", "gone", Options::default());
+    assert!(!d.stuck);
+    assert!(codes(&d).contains(&FindingCode::FinalizerPending), "{:?}", codes(&d));
+}
