@@ -45,6 +45,8 @@ pub struct RawDoc {
     pub endpoints: Option<Value>,
     pub last_timestamp: Option<Value>,
     pub count: Option<Value>,
+    /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
+    pub webhooks: Option<Value>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
     /// builds them): (field name, text).
     #[serde(skip)]
@@ -315,9 +317,11 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("endpoints", doc.endpoints),
             ("lastTimestamp", doc.last_timestamp),
             ("count", doc.count),
+            ("webhooks", doc.webhooks),
         ];
         Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
     };
+    let deleting = meta.deletion_timestamp.is_some();
     Some(Object {
         api_version,
         kind,
@@ -331,9 +335,10 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         finalizers: meta.finalizers.unwrap_or_default(),
         owner_references,
         // labels cost more than the rest of the metadata together; only the kinds whose body the
-        // analysis reads keep them (a static control-plane pod's `component`)
+        // analysis reads keep them (a static control-plane pod's `component`), and objects being
+        // deleted (few), whose labels an admission webhook's objectSelector is matched against
         labels: match meta.labels {
-            Some(l) if keep_body => l.into_iter().collect(),
+            Some(l) if keep_body || deleting => l.into_iter().collect(),
             _ => Vec::new(),
         },
         finalizer_managers,
@@ -476,6 +481,7 @@ pub mod stream {
         Endpoints,
         LastTimestamp,
         Count,
+        Webhooks,
         #[serde(other)]
         Other,
     }
@@ -588,6 +594,7 @@ pub mod stream {
                     Field::Endpoints => body!("endpoints"),
                     Field::LastTimestamp => body!("lastTimestamp"),
                     Field::Count => body!("count"),
+                    Field::Webhooks => body!("webhooks"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }
