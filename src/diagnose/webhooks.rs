@@ -117,19 +117,20 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
     // namespaceSelector: a Namespace by its own labels, namespaced objects by their namespace's
     let ns_labels: Option<Option<&[(String, String)]>> = if o.kind == "Namespace" && o.group().is_empty() {
         Some(Some(&o.labels))
-    } else if let Some(ns) = &o.namespace {
-        Some(g.find("", "Namespace", None, ns).and_then(|n| g.object(n)).map(|n| n.labels.as_slice()))
     } else {
-        None
+        o.namespace
+            .as_ref()
+            .map(|ns| g.find("", "Namespace", None, ns).and_then(|n| g.object(n)).map(|n| n.labels.as_slice()))
     };
+    // cluster-scoped objects other than namespaces always match a namespaceSelector
     if let Some(labels) = ns_labels {
-        match (selector_matches(w.get("namespaceSelector"), labels), labels) {
-            (Some(false), _) => return Match::No,
-            (None, _) | (_, None) => caveats.push(format!(
+        match selector_matches(w.get("namespaceSelector"), labels) {
+            Some(false) => return Match::No,
+            Some(true) => {}
+            None => caveats.push(format!(
                 "the namespace {}'s labels were not read, so its namespaceSelector may or may not match",
                 o.namespace_str()
             )),
-            _ => {}
         }
     }
     // objectSelector: the snapshot keeps labels of objects being deleted and of the kinds whose
@@ -319,9 +320,7 @@ fn unavailable(g: &Graph, x: NodeId, i: &Interceptor) -> Finding {
     }
     remedy.push(Step::run(
         Reach::Disrupt,
-        format!(
-            "If its operator is gone for good (or, knowingly, until the backend is back), take the stale configuration out of the path. This turns off whatever it enforced for every object it covers; re-applying its manifest restores it. Webhook configurations are never themselves subject to webhooks, so this delete is not rejected."
-        ),
+        "If its operator is gone for good (or, knowingly, until the backend is back), take the stale configuration out of the path. This turns off whatever it enforced for every object it covers; re-applying its manifest restores it. Webhook configurations are never themselves subject to webhooks, so this delete is not rejected.",
         Command::kubectl(["delete"]).arg(conf_resource).arg(conf.name),
     ));
     let mut related = vec![Related::Node(i.configuration)];

@@ -287,3 +287,32 @@ fn content_of_a_terminating_namespace_is_checked_for_delete() {
             .any(|f| f.code == FindingCode::AdmissionWebhookUnavailable && f.object == node(&g, "ConfigMap", "cfg"))
     );
 }
+
+#[test]
+fn a_namespace_not_read_makes_a_namespace_selector_a_maybe() {
+    let mut w = hook(json!([rule(&["UPDATE"], &["accounts"], "*")]));
+    w["namespaceSelector"] = json!({"matchLabels": {"policy": "on"}});
+    let g = graph(vec![crd(), account(json!({})), config(w)]);
+    let i = intercepted(&g);
+    assert_eq!(i.len(), 1);
+    assert!(i[0].caveats.iter().any(|c| c.contains("namespaceSelector")), "{:?}", i[0].caveats);
+}
+
+#[test]
+fn an_object_selector_on_labels_not_kept_is_a_maybe() {
+    // a custom resource not being deleted: the snapshot drops its labels
+    let mut w = hook(json!([rule(&["DELETE"], &["accounts"], "*")]));
+    w["objectSelector"] = json!({"matchLabels": {"tier": "gold"}});
+    let live = obj("ledger.example.org/v1", "Account", Some("finance"), "open", "open");
+    let g = graph(vec![crd(), ns("finance", json!({})), live, config(w)]);
+    let i = interceptors(&g, node(&g, "Account", "open"), Operation::Delete);
+    assert_eq!(i.len(), 1);
+    assert!(i[0].caveats.iter().any(|c| c.contains("objectSelector")), "{:?}", i[0].caveats);
+}
+
+#[test]
+fn selectors_without_terms_match_everything() {
+    assert_eq!(selector_matches(Some(&json!({})), None), Some(true));
+    assert_eq!(selector_matches(Some(&json!({"matchLabels": {}, "matchExpressions": []})), None), Some(true));
+    assert_eq!(selector_matches(Some(&json!({"matchLabels": {"a": "b"}})), None), None);
+}

@@ -420,6 +420,22 @@ mod tests {
     }
 
     #[test]
+    fn webhook_configurations_keep_their_webhooks_and_deleting_objects_their_labels() {
+        let f = flatten(
+            r#"{"kind":"List","items":[
+                {"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration",
+                 "metadata":{"name":"p","uid":"1"},"webhooks":[{"name":"w","failurePolicy":"Fail"}]},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"a","uid":"2","labels":{"tier":"gold"},
+                 "deletionTimestamp":"2026-11-29T10:00:00Z","finalizers":["x.io/f"]}},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"b","uid":"3","labels":{"tier":"gold"}}}]}"#,
+        );
+        let hooks = f.objects[0].body.get("webhooks").and_then(|w| w.as_array().cloned()).unwrap_or_default();
+        assert_eq!(hooks.len(), 1);
+        assert_eq!(f.objects[1].label("tier"), Some("gold"), "an objectSelector is matched on them");
+        assert!(f.objects[2].labels.is_empty(), "other objects' labels are still dropped");
+    }
+
+    #[test]
     fn secrets_keep_no_body() {
         let f = flatten(
             r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"a","uid":"1"},"data":{"k":"djE="},"type":"Opaque"}"#,
