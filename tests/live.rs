@@ -1,7 +1,7 @@
 //! The live path against the in-process API server: the same answers as offline, read-only,
 //! metadata-only, and partial answers (never hangs) under faults.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -65,10 +65,11 @@ const LIVE_READS_PENDING: &[&str] = &["conversion-webhook-down", "webhook-blocks
 #[test]
 fn live_answers_equal_offline_answers_on_every_fixture() {
     let mut compared = 0;
-    let compared_live = |f: &PathBuf| !LIVE_READS_PENDING.iter().any(|p| f.ends_with(p));
-    for (fixture, mode) in fixtures().into_iter().filter(compared_live).flat_map(|f| {
-        [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip].map(|m| (f.clone(), m))
-    }) {
+    for (fixture, mode) in
+        fixtures().into_iter().filter(|f| !LIVE_READS_PENDING.iter().any(|p| f.ends_with(p))).flat_map(|f| {
+            [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip].map(|m| (f.clone(), m))
+        })
+    {
         let server = ApiServer::start_with(
             &fixture.join("snapshot.json"),
             Options { drop_managed_fields: mode, ..Options::default() },
@@ -585,7 +586,7 @@ fn proxies_in_the_environment_are_not_used_for_loopback() {
 
 #[test]
 fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
-    for fixture in fixtures() {
+    for fixture in fixtures().into_iter().filter(|f| !LIVE_READS_PENDING.iter().any(|p| f.ends_with(p))) {
         let server = ApiServer::start(&fixture.join("snapshot.json"));
         let env = Env::new(&server.url(), None);
         let file = env.dir.path().join("captured.json");
