@@ -244,3 +244,27 @@ fn an_apiservice_backend_in_a_dying_namespace_is_not_offered_for_restore() {
     let o = g.object(node(&g, "APIService", "v1beta1.metrics.k8s.io")).unwrap();
     assert_eq!(apiservice_restore_step(&g, o).reach, Reach::Restore);
 }
+
+#[test]
+fn a_scaled_down_controller_in_the_terminating_namespace_gets_no_scale_step() {
+    let mut objects = operator_rbac();
+    objects.push(dying("tooling", vec![]));
+    objects.push(pipeline("nightly"));
+    objects.push(
+        obj("apps/v1", "Deployment", Some("tooling"), "pipeline-operator", "op")
+            .with(
+                "spec",
+                json!({"replicas": 0, "template": {"spec": {"serviceAccountName": "pipeline-operator", "containers": [{"name": "manager"}]}}}),
+            )
+            .with("status", json!({"replicas": 0})),
+    );
+    let (_, d) = diagnose(objects, ("Pipeline", "nightly"));
+    let f = d.findings.iter().find(|f| f.code == FindingCode::FinalizerControllerDown).expect("Down: scaled to zero");
+    assert!(f.message.contains("namespace tooling, which is being deleted"), "{}", f.message);
+    let conn = Connection::default();
+    assert!(
+        !f.remedy.iter().any(|s| s.command.as_ref().is_some_and(|c| c.line(&conn).contains("scale"))),
+        "{:?}",
+        f.remedy
+    );
+}

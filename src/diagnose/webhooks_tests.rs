@@ -316,3 +316,18 @@ fn selectors_without_terms_match_everything() {
     assert_eq!(selector_matches(Some(&json!({"matchLabels": {}, "matchExpressions": []})), None), Some(true));
     assert_eq!(selector_matches(Some(&json!({"matchLabels": {"a": "b"}})), None), None);
 }
+
+#[test]
+fn a_backend_in_a_terminating_namespace_is_not_offered_for_restore() {
+    let g = graph(vec![
+        crd(),
+        ns("finance", json!({})),
+        ns("ledger-system", json!({})).deleting(DELETED),
+        account(json!({})),
+        config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
+    ]);
+    let d = diagnose(&g);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
+    assert!(f.message.contains("being deleted"), "{}", f.message);
+    assert!(!f.remedy.iter().any(|s| s.reach == Reach::Restore), "{:?}", f.remedy);
+}
