@@ -11,15 +11,15 @@
 //! # Guarantees
 //! Pure: the same graph, liveness and `now` give the same diagnosis. No recursion.
 
-mod backend;
-mod conversion;
+pub mod backend;
+pub mod conversion;
 pub mod finding;
 mod namespace;
 mod owners;
 pub mod reads;
 pub mod remedy;
 pub mod step;
-mod webhooks;
+pub mod webhooks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
