@@ -32,6 +32,9 @@ pub enum FindingCode {
     /// A finalizer's controller is alive, but the finalizer stayed longer than `--stuck-after`
     /// (`diagnose::progress`).
     FinalizerNotProgressing,
+    AdmissionWebhookUnavailable,
+    ConversionWebhookUnavailable,
+    NamespaceContentDeletionFailure,
 }
 
 impl FindingCode {
@@ -54,6 +57,9 @@ impl FindingCode {
             FindingCode::PodOnUnavailableNode => "PodOnUnavailableNode",
             FindingCode::ControllerStalled => "ControllerStalled",
             FindingCode::FinalizerNotProgressing => "FinalizerNotProgressing",
+            FindingCode::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
+            FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
+            FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
         }
     }
 }

@@ -54,6 +54,8 @@ pub struct RawDoc {
     pub deprecated_count: Option<Value>,
     pub deprecated_last_timestamp: Option<Value>,
     pub deprecated_source: Option<Value>,
+    /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
+    pub webhooks: Option<Value>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
     /// builds them): (field name, text).
     #[serde(skip)]
@@ -332,9 +334,11 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("deprecatedCount", doc.deprecated_count),
             ("deprecatedLastTimestamp", doc.deprecated_last_timestamp),
             ("deprecatedSource", doc.deprecated_source),
+            ("webhooks", doc.webhooks),
         ];
         Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
     };
+    let deleting = meta.deletion_timestamp.is_some();
     Some(Object {
         api_version,
         kind,
@@ -348,9 +352,10 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         finalizers: meta.finalizers.unwrap_or_default(),
         owner_references,
         // labels cost more than the rest of the metadata together; only the kinds whose body the
-        // analysis reads keep them (a static control-plane pod's `component`)
+        // analysis reads keep them (a static control-plane pod's `component`), and objects being
+        // deleted (few), whose labels an admission webhook's objectSelector is matched against
         labels: match meta.labels {
-            Some(l) if keep_body => l.into_iter().collect(),
+            Some(l) if keep_body || deleting => l.into_iter().collect(),
             _ => Vec::new(),
         },
         finalizer_managers,
@@ -432,6 +437,22 @@ mod tests {
     }
 
     #[test]
+    fn webhook_configurations_keep_their_webhooks_and_deleting_objects_their_labels() {
+        let f = flatten(
+            r#"{"kind":"List","items":[
+                {"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration",
+                 "metadata":{"name":"p","uid":"1"},"webhooks":[{"name":"w","failurePolicy":"Fail"}]},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"a","uid":"2","labels":{"tier":"gold"},
+                 "deletionTimestamp":"2026-11-29T10:00:00Z","finalizers":["x.io/f"]}},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"b","uid":"3","labels":{"tier":"gold"}}}]}"#,
+        );
+        let hooks = f.objects[0].body.get("webhooks").and_then(|w| w.as_array().cloned()).unwrap_or_default();
+        assert_eq!(hooks.len(), 1);
+        assert_eq!(f.objects[1].label("tier"), Some("gold"), "an objectSelector is matched on them");
+        assert!(f.objects[2].labels.is_empty(), "other objects' labels are still dropped");
+    }
+
+    #[test]
     fn secrets_keep_no_body() {
         let f = flatten(
             r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"a","uid":"1"},"data":{"k":"djE="},"type":"Opaque"}"#,
@@ -501,6 +522,7 @@ pub mod stream {
         DeprecatedCount,
         DeprecatedLastTimestamp,
         DeprecatedSource,
+        Webhooks,
         #[serde(other)]
         Other,
     }
@@ -621,6 +643,7 @@ pub mod stream {
                     Field::DeprecatedCount => body!("deprecatedCount"),
                     Field::DeprecatedLastTimestamp => body!("deprecatedLastTimestamp"),
                     Field::DeprecatedSource => body!("deprecatedSource"),
+                    Field::Webhooks => body!("webhooks"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }
