@@ -223,6 +223,39 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_wants_the_events_of_its_object_and_of_what_it_names_only() {
+        let lease = obj("coordination.k8s.io/v1", "Lease", Some("kube-system"), "kube-controller-manager", "l")
+            .with_field(
+                "spec",
+                json!({"holderIdentity": "cp_1", "leaseDurationSeconds": 15, "renewTime": "2026-11-29T11:59:59Z"}),
+            );
+        let pvc = obj("v1", "PersistentVolumeClaim", Some("batch"), "data", "pvc-1").with_field(
+            "metadata",
+            json!({"name": "data", "namespace": "batch", "uid": "pvc-1",
+                "deletionTimestamp": "2026-11-29T11:00:00Z", "finalizers": ["kubernetes.io/pvc-protection"]}),
+        );
+        let pod = |name: &str, uid: &str, claim: &str| {
+            obj("v1", "Pod", Some("batch"), name, uid).with_field(
+                "spec",
+                json!({"nodeName": "w1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": claim}}]}),
+            )
+        };
+        let g = graph(vec![lease, pvc, pod("user", "pod-1", "data"), pod("other", "pod-2", "elsewhere")]);
+        let live = crate::controllers::Liveness::new(&g, "2026-11-29T12:00:00Z".parse().unwrap());
+        let target = crate::testing::node(&g, "PersistentVolumeClaim", "data");
+        let d = crate::diagnose::why_stuck(&g, &live, target);
+        let wanted: Vec<(String, String, Option<String>)> =
+            wanted(&g, &d).into_iter().map(|(u, k, ns)| (u.0, k, ns)).collect();
+        assert_eq!(
+            wanted,
+            [
+                ("pvc-1".to_string(), "PersistentVolumeClaim".to_string(), Some("batch".to_string())),
+                ("pod-1".to_string(), "Pod".to_string(), Some("batch".to_string())),
+            ]
+        );
+    }
+
+    #[test]
     fn warnings_are_matched_by_uid_and_sorted_most_recent_first() {
         let g = graph(vec![
             obj("media.example.com/v1", "Bucket", Some("studio"), "raw", "b1"),
