@@ -189,6 +189,9 @@ pub fn logs(g: &Graph, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
     let since = go_duration(waited + 60);
     let Some(w) = &owner.workload else {
         let who = owner.removed_by.as_deref().unwrap_or("the controller");
+        if let Some(step) = control_plane_logs(g, who, &since) {
+            return vec![step];
+        }
         return vec![Step::advice(Reach::Inspect, format!("Read the logs of {who} since the delete ({since} ago)."))];
     };
     let ns = w.namespace.as_deref();
@@ -226,6 +229,24 @@ pub fn logs(g: &Graph, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
             )
         })
         .collect()
+}
+
+/// A control-plane component's logs where its static pod is visible: the leader's, named by
+/// its kube-system lease (`<node>_<uuid>`; the static pod is `<component>-<node>`).
+fn control_plane_logs(g: &Graph, who: &str, since: &str) -> Option<Step> {
+    let component = ["kube-controller-manager", "cloud-controller-manager", "kube-scheduler"]
+        .into_iter()
+        .find(|c| who.starts_with(c))?;
+    let lease = g.find("coordination.k8s.io", "Lease", Some("kube-system"), component).and_then(|l| g.object(l))?;
+    let holder = lease.str_field("/spec/holderIdentity")?;
+    let node = holder.split_once('_').map_or(holder, |(n, _)| n);
+    let pod = format!("{component}-{node}");
+    g.find("", "Pod", Some("kube-system"), &pod)?;
+    Some(Step::run(
+        Reach::Inspect,
+        format!("Read the logs of the leading {component}, {pod} (lease kube-system/{component} names its node):"),
+        Command::kubectl(["logs"]).arg(pod).namespace(Some("kube-system")).flag("--since", since),
+    ))
 }
 
 fn workload_logs(w: &crate::controllers::Controller, since: &str) -> Step {
@@ -301,6 +322,24 @@ mod tests {
         for bad in ["", "1", "h", "-1h", "1d", "1h x", "abc", "1..5h"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }
+    }
+
+    #[test]
+    fn a_control_plane_leader_is_found_through_its_lease_and_static_pod() {
+        use crate::testing::{ObjExt, graph, obj};
+        let lease = obj("coordination.k8s.io/v1", "Lease", Some("kube-system"), "kube-controller-manager", "l")
+            .with("spec", serde_json::json!({"holderIdentity": "cp-2_0a1b", "leaseDurationSeconds": 15}));
+        let pods = [
+            obj("v1", "Pod", Some("kube-system"), "kube-controller-manager-cp-1", "p1"),
+            obj("v1", "Pod", Some("kube-system"), "kube-controller-manager-cp-2", "p2"),
+        ];
+        let g = graph([vec![lease.clone()], pods.to_vec()].concat());
+        let step = control_plane_logs(&g, "kube-controller-manager (job controller)", "3h").expect("the leader's pod");
+        let line = step.command.unwrap().line(&Default::default());
+        assert_eq!(line, "kubectl logs kube-controller-manager-cp-2 -n kube-system --since=3h");
+        // a managed control plane shows no static pod: no command is made up
+        let g = graph(vec![lease]);
+        assert!(control_plane_logs(&g, "kube-controller-manager (job controller)", "3h").is_none());
     }
 
     #[test]
