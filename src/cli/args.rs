@@ -47,6 +47,7 @@ pub enum Command {
   kubectl gc why-stuck ns/labs
   kubectl gc why-stuck site/alpha -n labs -o json
   kubectl gc why-stuck pvc data-db-0 -n prod
+  kubectl gc why-stuck bucket/raw -n studio --stuck-after 4h   # stuck only after 4h
 
 Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
     WhyStuck(WhyStuckArgs),

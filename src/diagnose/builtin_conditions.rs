@@ -381,14 +381,24 @@ pub fn holds_finding(
                 crate::age::human(waited),
                 crate::age::human(grace)
             ),
-            remedy: vec![Step::new(
-                Reach::Restore,
-                format!(
-                    "If {finalizer} is still there in {}, make the controller look again with an update that changes nothing it reads (this is a change to the object):",
-                    crate::age::human(grace - waited)
+            remedy: vec![
+                Step::run(
+                    Reach::Inspect,
+                    format!(
+                        "Check again in {}: {finalizer} should be gone by then.",
+                        crate::age::human(grace - waited)
+                    ),
+                    remedy::inspect(g, x),
                 ),
-                requeue.command,
-            )],
+                Step::new(
+                    Reach::Restore,
+                    format!(
+                        "If {finalizer} is still there in {}, make the controller look again with an update that changes nothing it reads (this is a change to the object):",
+                        crate::age::human(grace - waited)
+                    ),
+                    requeue.command,
+                ),
+            ],
         };
         return (finding, false);
     }
