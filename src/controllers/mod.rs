@@ -10,7 +10,13 @@
 //! 3. the finalizer's domain → the CRD groups it names → the RBAC subjects allowed to update
 //!    them → their ServiceAccounts → the Pods running as them → their workload (`domain`, `rbac`,
 //!    `workload`);
-//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`).
+//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`);
+//! 5. the names the finalizer gives: workloads, containers, ServiceAccounts, app labels and
+//!    leases named by its path or its domain's distinctive labels (`naming`).
+//!
+//! Permission (step 3) alone ties no controller to a finalizer: such a candidate is never Alive
+//! (`attribute`). CSI finalizers are judged per driver (`csi`); finalizers whose controller a
+//! managed control plane runs outside the cluster are Unknown when nothing is found (`managed`).
 //!
 //! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,
 //! no ready replica, crash-looping, or a stale lease, with the time it was last renewed); Missing
@@ -21,9 +27,12 @@
 
 mod attribute;
 mod builtin;
+mod csi;
 mod domain;
 mod lease;
+mod managed;
 mod managed_fields;
+mod naming;
 mod rbac;
 mod visibility;
 mod workload;
@@ -46,8 +55,9 @@ pub use workload::Controller;
 /// Whether the controller that removes a finalizer is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ControllerState {
-    /// Ready pods, a lease renewed within its duration, or a control-plane component
-    /// assumed alive because the control plane is not visible.
+    /// Ready pods, or a lease renewed within its duration, of a controller tied to the finalizer
+    /// by more than permission; or a control-plane component assumed alive because the control
+    /// plane is not visible.
     Alive,
     /// The controller exists but is not running (no ready replica, scaled to zero, crash loop,
     /// stale lease).
@@ -125,6 +135,10 @@ impl<'g> Liveness<'g> {
 
     /// Who removes `finalizer` from `object`, and whether it is alive.
     pub fn finalizer(&self, object: NodeId, finalizer: &str) -> FinalizerOwner {
+        if csi::is_csi(finalizer) {
+            // per driver, which the object names: not memoised by finalizer
+            return csi::csi_owner(self, object, finalizer);
+        }
         if let Some(b) = builtin_owner(finalizer) {
             let s =
                 builtin::component_liveness(self.graph, &self.control_plane, &self.visibility, b.component, self.now);

@@ -30,6 +30,10 @@ pub use step::{Command, Connection, Reach, Step};
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
 
+/// A deletion younger than this whose controller was not found is looked at again before
+/// anything is changed: the controller may be mid-cleanup, or mid-reinstall.
+const JUST_DELETED_SECONDS: i64 = 10 * 60;
+
 /// One remaining finalizer of the target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalizerReport {
@@ -259,7 +263,7 @@ impl Explainer<'_, '_> {
             x,
             related,
             format!("{message} ({})", owner.evidence.join("; ")),
-            Vec::new(),
+            vec![remedy::follow_progress(self.g, x, owner)],
         );
     }
 
@@ -276,6 +280,10 @@ impl Explainer<'_, '_> {
             _ => "could not be judged",
         };
         let mut remedies = remedy::restore_controller(owner, f);
+        let age = self.deleting_for(x);
+        if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
+            remedies.insert(0, remedy::recheck(g, x, age));
+        }
         if let Some(p) = remedy::remove_finalizer(g, x, f) {
             remedies.push(Step::run(
                 Reach::Destructive,

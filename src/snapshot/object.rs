@@ -281,5 +281,6 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("rbac.authorization.k8s.io", "RoleBinding")
             | ("rbac.authorization.k8s.io", "ClusterRoleBinding")
             | ("discovery.k8s.io", "EndpointSlice")
+            | ("storage.k8s.io", "VolumeAttachment")
     )
 }

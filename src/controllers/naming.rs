@@ -1,0 +1,135 @@
+//! The names a finalizer gives its controller, for domains and paths that RBAC does not tie to
+//! anyone (a controller bound to cluster-admin, or a domain that is no API group, such as
+//! `controller.cattle.io`): the path after the `/` (`strimzi.io/topic-operator` →
+//! `topic-operator`) and the distinctive labels of its domain (`restores.velero.io` → `velero`,
+//! `controller.cattle.io` → `cattle`). A workload, container, ServiceAccount, app label or
+//! Lease equal to one of them, or beginning with it and a dash, is named by the finalizer.
+
+use super::domain::finalizer_domain;
+
+/// Labels and paths that name no one: top-level domains, Kubernetes' own words, and the words
+/// every finalizer uses.
+const GENERIC: &[&str] = &[
+    "io",
+    "com",
+    "net",
+    "org",
+    "dev",
+    "app",
+    "cloud",
+    "ai",
+    "co",
+    "sh",
+    "me",
+    "tech",
+    "info",
+    "biz",
+    "us",
+    "eu",
+    "example",
+    "www",
+    "k8s",
+    "x-k8s",
+    "kubernetes",
+    "kube",
+    "sigs",
+    "api",
+    "apis",
+    "core",
+    "system",
+    "controller",
+    "controllers",
+    "operator",
+    "operators",
+    "manager",
+    "finalizer",
+    "finalizers",
+    "cleanup",
+    "protection",
+    "resource",
+    "resources",
+    "external",
+    "delete",
+    "deletion",
+    "ingress",
+    "service",
+    "services",
+    "networking",
+    "network",
+    "storage",
+    "group",
+    "gateway",
+    "config",
+    "cluster",
+    "default",
+    "wait",
+    "hook",
+    "hooks",
+    "the",
+];
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FinalizerNames {
+    names: Vec<String>,
+}
+
+impl FinalizerNames {
+    pub fn of(finalizer: &str) -> FinalizerNames {
+        let mut names: Vec<String> = Vec::new();
+        let mut add = |n: &str| {
+            let n = n.to_ascii_lowercase();
+            let distinctive = n.len() >= 3
+                && !GENERIC.contains(&n.as_str())
+                && n.chars().any(|c| c.is_ascii_alphabetic())
+                && !(n.starts_with('v') && n[1..].chars().all(|c| c.is_ascii_digit()));
+            if distinctive && !names.contains(&n) {
+                names.push(n);
+            }
+        };
+        if let Some((_, path)) = finalizer.split_once('/') {
+            add(path);
+        }
+        if let Some(d) = finalizer_domain(finalizer) {
+            for label in d.split('.') {
+                add(label);
+            }
+        }
+        FinalizerNames { names }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Whether `name` is one of the names, or begins with one and a dash (`cattle-cluster-agent`).
+    pub fn matches(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        self.names.iter().any(|n| {
+            name == *n || (name.len() > n.len() && name.starts_with(n.as_str()) && name.as_bytes()[n.len()] == b'-')
+        })
+    }
+
+    /// `velero, restores`.
+    pub fn list(&self) -> String {
+        self.names.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_and_distinctive_domain_labels_name_the_controller() {
+        let n = FinalizerNames::of("controller.cattle.io/cluster-agent-controller-cleanup");
+        assert!(n.matches("cattle-cluster-agent"));
+        assert!(n.matches("cluster-agent-controller-cleanup"));
+        assert!(!n.matches("cattlex"));
+        assert!(!n.matches("controller"));
+        let v = FinalizerNames::of("restores.velero.io/external-resources-finalizer");
+        assert!(v.matches("velero"));
+        assert!(!v.matches("io"));
+        assert!(FinalizerNames::of("kubernetes.io/cleanup").is_empty());
+        assert!(FinalizerNames::of("strimzi.io/topic-operator").matches("topic-operator"));
+    }
+}
