@@ -75,6 +75,15 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
             errs.push(format!("unexpected finding {f}"));
         }
     }
+    if let Some(want) = chk.get("firstRemedyDestructive").and_then(Value::as_bool) {
+        // the answer's first step (findings in order, their steps in order), as check-fixtures reads it
+        let first = findings.iter().find_map(|f| f["remedy"].as_array().and_then(|r| r.first()));
+        match first.and_then(|s| s.get("destructive")).and_then(Value::as_bool) {
+            Some(got) if got == want => {}
+            Some(got) => errs.push(format!("first remedy step destructive={got}, expected {want}: {first:?}")),
+            None => errs.push(format!("first remedy step is no {{text, command, destructive}} step: {first:?}")),
+        }
+    }
     if let Some(want) = chk.get("dependents") {
         let mut got: Vec<String> =
             out["dependents"].as_array().into_iter().flatten().map(|d| key(&d["object"])).collect();
@@ -207,6 +216,21 @@ fn site_operator_gone_why_stuck() {
 #[test]
 fn namespace_terminating_why_stuck() {
     check_fixture("namespace-terminating", DIAGNOSIS);
+}
+
+#[test]
+fn permission_is_not_ownership_why_stuck() {
+    check_fixture("permission-is-not-ownership", DIAGNOSIS);
+}
+
+#[test]
+fn csi_driver_removed_why_stuck() {
+    check_fixture("csi-driver-removed", DIAGNOSIS);
+}
+
+#[test]
+fn admin_bound_controller_why_stuck() {
+    check_fixture("admin-bound-controller", DIAGNOSIS);
 }
 
 const PLAN: &[&str] = &["plan"];
