@@ -284,8 +284,9 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             let labels: Vec<&str> = absent.iter().map(|s| s.label()).collect();
             line.push_str(&format!("; the snapshot holds no {}", or_list(&labels)));
         }
+        // the verdict's line comes last (findings quote it) and says what the search covered
+        line.push_str(&format!("; {}", searched(domain, &groups, &managers, &names)));
         evidence.push(line);
-        evidence.push(searched(domain, &groups, &managers, &names));
         ControllerState::Missing
     };
     FinalizerOwner { removed_by, controller, evidence, workload: None, since: None }

@@ -64,7 +64,10 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
         }
         (ControllerState::Missing, _) => out.push(Step::advice(
             Reach::Restore,
-            format!("Reinstall {who} (the evidence says where it was looked for), so it cleans up what {f} guards and removes it itself."),
+            match &owner.removed_by {
+                Some(who) => format!("Reinstall {who}, so it cleans up what {f} guards and removes it itself."),
+                None => format!("Reinstall the controller that owns {f}, so it cleans up what it guards and removes it itself."),
+            },
         )),
         _ => out.push(Step::advice(
             Reach::Inspect,
