@@ -250,6 +250,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             evidence,
             workload: None,
             since: s.since,
+            by_permission_only: false,
         };
     }
     let removed_by = idle_accounts
@@ -289,7 +290,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         evidence.push(line);
         ControllerState::Missing
     };
-    FinalizerOwner { removed_by, controller, evidence, workload: None, since: None }
+    FinalizerOwner { removed_by, controller, evidence, workload: None, since: None, by_permission_only: false }
 }
 
 /// The best-supported candidate: any tied to the finalizer beats any with permission only;
@@ -359,6 +360,7 @@ fn workload_verdict(
         evidence,
         workload: Some(controller),
         since,
+        by_permission_only: false,
     }
 }
 
@@ -375,12 +377,14 @@ fn permission_only(
     let g = l.graph;
     let c = Controller::of(g.object(best).expect("candidates are observed workloads"));
     let mut answer = workload_verdict(l, best, cands, &[], evidence);
+    answer.by_permission_only = true;
     answer.evidence.push(format!(
         "{c} is tied to this finalizer by permission only (RBAC): no field manager, leader lease or name ties it"
     ));
     if let Some(m) = absent_managers.first() {
         answer.removed_by = Some(format!("field manager \"{m}\""));
         answer.workload = None;
+        answer.by_permission_only = false;
         answer.since = None;
         if let Some(spot) = l.visibility.blind_spot() {
             answer.evidence.push(format!("no workload runs as field manager \"{m}\", but {spot}"));

@@ -109,6 +109,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         evidence,
         workload: None,
         since: None,
+        by_permission_only: false,
     };
     let Some(s) = sanitized else {
         evidence.push(format!("the {} of this object is not recorded, so its driver cannot be told", "CSI driver"));
@@ -207,6 +208,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             evidence,
             workload: Some(c),
             since,
+            by_permission_only: false,
         };
     }
     if let Some(st) = own_state {
@@ -217,6 +219,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             evidence,
             workload: None,
             since: st.since,
+            by_permission_only: false,
         };
     }
     if let Some(who) = driver.as_deref().and_then(managed_csi_driver) {

@@ -93,6 +93,9 @@ pub struct FinalizerOwner {
     /// When a Down controller was last seen working (its lease's last renewal, or the time its
     /// pods stopped being ready), where known.
     pub since: Option<Timestamp>,
+    /// Only permission to update the resource (RBAC) ties `workload` to the finalizer: never
+    /// Alive, and never reason enough to call an old deletion in progress.
+    pub by_permission_only: bool,
 }
 
 /// Controller attribution over one graph, at one instant.
@@ -150,6 +153,7 @@ impl<'g> Liveness<'g> {
                 evidence,
                 workload: None,
                 since: s.since,
+                by_permission_only: false,
             };
         }
         let managers: String = self

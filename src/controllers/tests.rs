@@ -742,3 +742,34 @@ fn assert_safest_first(d: &crate::diagnose::Diagnosis) {
     assert!(steps[first_destructive..].iter().all(|s| s.reach.destructive()), "{steps:#?}");
     assert!(!steps[0].reach.destructive(), "{steps:#?}");
 }
+
+#[test]
+fn permission_alone_never_keeps_an_old_deletion_in_progress() {
+    let ctl = site_ctl(READY);
+    // two hours into the deletion: stuck, with the candidate's logs as the first step
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING], &ctl));
+    let d = why(&g, "own.labhub.io", "Site", Some("labs"), "alpha");
+    assert!(d.stuck, "{:#?}", d.findings);
+    assert_safest_first(&d);
+    let f = d.findings.iter().find(|f| f.code == crate::diagnose::FindingCode::FinalizerControllerUnknown).unwrap();
+    assert_eq!(f.severity, crate::diagnose::Severity::Error);
+    let first = f.remedy[0].command.as_ref().map(|c| c.line(&crate::diagnose::Connection::default()));
+    assert_eq!(first.as_deref(), Some("kubectl logs deployment/site-ctl -n ops"), "{:#?}", f.remedy);
+    // twenty minutes in: not stuck, but not "in progress" either
+    let young = SITE.replace("10:00:00Z", "11:40:00Z");
+    let g = graph_of(&docs(&[&young, CRD, KCM_LEASE, ROLE, ROLE_BINDING], &ctl));
+    let d = why(&g, "own.labhub.io", "Site", Some("labs"), "alpha");
+    assert!(!d.stuck);
+    let mut out = Vec::new();
+    crate::render::text::write_why_stuck(
+        &g,
+        &d,
+        &crate::diagnose::Connection::default(),
+        crate::render::style::Style::PLAIN,
+        &mut out,
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.starts_with("UNKNOWN Site labs/alpha has been terminating for 20m"), "{text}");
+    assert!(!text.contains("in progress"), "{text}");
+}

@@ -34,6 +34,10 @@ const GC_GRACE_SECONDS: i64 = 60;
 /// anything is changed: the controller may be mid-cleanup, or mid-reinstall.
 const JUST_DELETED_SECONDS: i64 = 10 * 60;
 
+/// How long a finalizer whose only candidate controller is tied to it by permission may stay
+/// before the answer calls it stuck: `--stuck-after`'s default (contract §4.3).
+const PERMISSION_ONLY_STUCK_AFTER_SECONDS: i64 = 60 * 60;
+
 /// One remaining finalizer of the target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalizerReport {
@@ -269,9 +273,17 @@ impl Explainer<'_, '_> {
 
     fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
         let g = self.g;
+        let age = self.deleting_for(x);
+        // permission alone never keeps an old deletion "in progress" (contract §4.3): a
+        // controller that may update the object had the time it is given, and nothing ties it
+        // to the finalizer
+        let unearned = owner.controller == ControllerState::Unknown
+            && owner.by_permission_only
+            && age > PERMISSION_ONLY_STUCK_AFTER_SECONDS;
         let (code, severity, stuck) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true),
             ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true),
+            _ if unearned => (FindingCode::FinalizerControllerUnknown, Severity::Error, true),
             _ => (FindingCode::FinalizerControllerUnknown, Severity::Warning, false),
         };
         let state = match owner.controller {
@@ -280,7 +292,6 @@ impl Explainer<'_, '_> {
             _ => "could not be judged",
         };
         let mut remedies = remedy::restore_controller(owner, f);
-        let age = self.deleting_for(x);
         if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
             remedies.insert(0, remedy::recheck(g, x, age));
         }

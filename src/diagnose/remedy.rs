@@ -69,6 +69,11 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
                 None => format!("Reinstall the controller that owns {f}, so it cleans up what it guards and removes it itself."),
             },
         )),
+        (ControllerState::Unknown, Some(w)) if owner.by_permission_only => out.push(Step::run(
+            Reach::Inspect,
+            format!("See whether {who} handles {f} at all (only its permission to update the object ties it to the finalizer): its logs say."),
+            Command::kubectl(["logs"]).arg(format!("{}/{}", w.kind.to_lowercase(), w.name)).namespace(w.namespace.as_deref()),
+        )),
         _ => out.push(Step::advice(
             Reach::Inspect,
             format!("Find the controller that owns {f} and check that it is running; the evidence says what could not be seen."),
