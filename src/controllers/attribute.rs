@@ -331,6 +331,12 @@ fn workload_verdict(
     if !others.is_empty() {
         evidence.push(format!("chose {controller}; other candidates: {}", others.join(", ")));
     }
+    if let Some(sa) = l.workloads.service_account_of(best) {
+        for line in l.rbac.wide_grants_to(&sa) {
+            evidence
+                .push(format!("{line}: a wide role names no controller; {controller} is one by the evidence above"));
+        }
+    }
     let ws = workload_state(g, &l.workloads, best);
     evidence.extend(ws.evidence);
     let mut leases: Vec<NodeId> = l.leases.of_workload(best).to_vec();

@@ -555,7 +555,14 @@ fn a_controller_bound_to_cluster_admin_is_found_by_its_name_not_missing() {
     );
     assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
     assert_eq!(a.removed_by.as_deref(), Some("Deployment velero/velero"));
-    assert_evidence(&a, &["Deployment velero/velero is named by the finalizer (by its name", "1/1 ready"]);
+    assert_evidence(
+        &a,
+        &[
+            "Deployment velero/velero is named by the finalizer (by its name",
+            "ClusterRoleBinding velero binds ClusterRole cluster-admin (every resource) to ServiceAccount velero/velero",
+            "1/1 ready",
+        ],
+    );
     // the same controller, down, is Down (scale it up), not Missing (reinstall)
     let d = velero(0);
     let g = graph_of(&docs(VELERO, &d));

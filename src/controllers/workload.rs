@@ -290,6 +290,21 @@ impl<'g> Workloads<'g> {
         v
     }
 
+    /// The ServiceAccount a workload's pods (or a bare pod) run as.
+    pub fn service_account_of(&self, wl: NodeId) -> Option<SaKey> {
+        let g = self.g;
+        let o = g.object(wl)?;
+        let ns = o.namespace.clone()?;
+        let spec = if is_pod(g, wl) {
+            pod_spec(o)
+        } else if g.observed_kind(wl).is_some_and(|(group, kind)| has_template(group, kind)) {
+            template_spec(o)
+        } else {
+            return None;
+        };
+        Some((ns, spec.service_account()))
+    }
+
     pub fn is_named(&self, wl: NodeId, name: &str) -> bool {
         self.g.object(wl).is_some_and(|o| o.name == name)
     }
