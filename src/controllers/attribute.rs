@@ -196,14 +196,29 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
     // the holders of leases so named (a controller bound to cluster-admin, a domain that is no
     // API group). A workload whose own leader lease names another domain is not taken by name.
     let names = FinalizerNames::of(finalizer);
-    if !names.is_empty() {
+    // the path is the more specific name: where a workload bears it, the domain's labels (which
+    // every component of a product bears) name no one
+    let by_path = names.path_only().filter(|p| !l.workloads.named_by(|n| p.matches(n)).is_empty());
+    let absent_component = names.component().filter(|_| by_path.is_none());
+    if let Some(c) = absent_component {
+        evidence.push(format!(
+            "the finalizer names the component {c}, and no workload, container, ServiceAccount or app label bears that name"
+        ));
+    }
+    let nobody = FinalizerNames::default();
+    let naming = match (&by_path, absent_component) {
+        (Some(p), _) => p,
+        (None, Some(_)) => &nobody,
+        (None, None) => &names,
+    };
+    if !naming.is_empty() {
         let mut named: Vec<(NodeId, String)> = l
             .workloads
-            .named_by(|n| names.matches(n))
+            .named_by(|n| naming.matches(n))
             .into_iter()
             .map(|(w, how)| (w, format!("by {}", how.label())))
             .collect();
-        for lease in l.leases.named(g, |n| names.matches(n)) {
+        for lease in l.leases.named(g, |n| naming.matches(n)) {
             if leases.contains(&lease) {
                 continue;
             }
@@ -221,7 +236,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
                 continue;
             }
             if shown < 3 {
-                evidence.push(format!("{} is named by the finalizer ({how}; names: {})", describe(wo), names.list()));
+                evidence.push(format!("{} is named by the finalizer ({how}; names: {})", describe(wo), naming.list()));
             }
             shown += 1;
             let c = cands.entry(w).or_default();

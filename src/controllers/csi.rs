@@ -97,6 +97,12 @@ fn driver_of(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> (Option<Strin
     (driver, sanitized)
 }
 
+/// What the answer for a CSI finalizer depends on besides the finalizer: the object's driver.
+pub(super) fn driver_key(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> String {
+    let (driver, sanitized) = driver_of(l, object, finalizer);
+    format!("{driver:?}\0{sanitized:?}")
+}
+
 pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> FinalizerOwner {
     let g = l.graph;
     let sidecar = Sidecar::of(finalizer).expect("csi_owner is asked only about CSI finalizers");

@@ -139,8 +139,14 @@ impl<'g> Liveness<'g> {
     /// Who removes `finalizer` from `object`, and whether it is alive.
     pub fn finalizer(&self, object: NodeId, finalizer: &str) -> FinalizerOwner {
         if csi::is_csi(finalizer) {
-            // per driver, which the object names: not memoised by finalizer
-            return csi::csi_owner(self, object, finalizer);
+            // per driver, which the object names: memoised by finalizer and driver
+            let key = (finalizer.to_string(), format!("csi\0{}", csi::driver_key(self, object, finalizer)));
+            if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+                return hit.clone();
+            }
+            let answer = csi::csi_owner(self, object, finalizer);
+            self.memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, answer.clone());
+            return answer;
         }
         if let Some(b) = builtin_owner(finalizer) {
             let s =

@@ -70,13 +70,17 @@ const GENERIC: &[&str] = &[
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FinalizerNames {
+    /// The path first (when distinctive), then the domain's labels.
     names: Vec<String>,
+    /// Whether `names[0]` is the path: the more specific name (`strimzi.io/topic-operator`
+    /// names the topic operator; `strimzi` names every Strimzi component).
+    has_path: bool,
 }
 
 impl FinalizerNames {
     pub fn of(finalizer: &str) -> FinalizerNames {
         let mut names: Vec<String> = Vec::new();
-        let mut add = |n: &str| {
+        let add = |names: &mut Vec<String>, n: &str| {
             let n = n.to_ascii_lowercase();
             let distinctive = n.len() >= 3
                 && !GENERIC.contains(&n.as_str())
@@ -87,14 +91,30 @@ impl FinalizerNames {
             }
         };
         if let Some((_, path)) = finalizer.split_once('/') {
-            add(path);
+            add(&mut names, path);
         }
+        let has_path = !names.is_empty();
         if let Some(d) = finalizer_domain(finalizer) {
             for label in d.split('.') {
-                add(label);
+                add(&mut names, label);
             }
         }
-        FinalizerNames { names }
+        FinalizerNames { names, has_path }
+    }
+
+    /// The path when it names a component (`topic-operator`, `snapshot-agent`,
+    /// `…-controller`) rather than a purpose (`cleanup`, `external-resources-finalizer`): when no
+    /// workload bears it, that component is absent, and the domain's labels — which every
+    /// component of the product bears — must not stand in for it.
+    pub fn component(&self) -> Option<&str> {
+        const SUFFIXES: &[&str] = &["-operator", "-controller", "-agent", "-manager", "-webhook", "-provisioner"];
+        let p = self.names.first().filter(|_| self.has_path)?;
+        SUFFIXES.iter().any(|s| p.ends_with(s)).then_some(p.as_str())
+    }
+
+    /// The names with only the path, when there is one.
+    pub fn path_only(&self) -> Option<FinalizerNames> {
+        self.has_path.then(|| FinalizerNames { names: vec![self.names[0].clone()], has_path: true })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -130,6 +150,9 @@ mod tests {
         assert!(v.matches("velero"));
         assert!(!v.matches("io"));
         assert!(FinalizerNames::of("kubernetes.io/cleanup").is_empty());
-        assert!(FinalizerNames::of("strimzi.io/topic-operator").matches("topic-operator"));
+        let s = FinalizerNames::of("strimzi.io/topic-operator");
+        assert!(s.matches("topic-operator") && s.matches("strimzi-cluster-operator"));
+        let p = s.path_only().unwrap();
+        assert!(p.matches("topic-operator") && !p.matches("strimzi-cluster-operator"));
     }
 }

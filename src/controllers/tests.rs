@@ -268,10 +268,17 @@ fn a_field_manager_found_nowhere_outweighs_a_permitted_live_operator() {
         &a,
         &[
             "Deployment data-system/data-operator is tied to this finalizer by permission only",
-            "its own leader lease data-system/3c7e9a1f.platform.example.io names platform.example.io",
+            "the finalizer names the component snapshot-agent, and no workload",
             "field manager \"snapshot-agent\" added the finalizer and no workload, container, ServiceAccount, app label or lease of that name remains",
         ],
     );
+    // a finalizer of the same domain naming no component: data-operator bears the domain's
+    // label `data`, but its own lease names another domain, so the name does not tie it
+    let a =
+        answer(&g, "data.example.io", "Backup", Some("reporting"), "orders-db-2026-11-28", "data.example.io/retain");
+    assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
+    assert!(a.by_permission_only);
+    assert_evidence(&a, &["its own leader lease data-system/3c7e9a1f.platform.example.io names platform.example.io"]);
 }
 
 #[test]
@@ -779,4 +786,39 @@ fn permission_alone_never_keeps_an_old_deletion_in_progress() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with("UNKNOWN Site labs/alpha has been terminating for 20m"), "{text}");
     assert!(!text.contains("in progress"), "{text}");
+}
+
+#[test]
+fn the_topic_operator_named_by_the_finalizer_beats_the_cluster_operator_that_may_only_delegate() {
+    // Strimzi: the cluster operator may update kafkatopics/finalizers only to grant it to the
+    // entity operator it deploys; the topic operator runs there as container `topic-operator`
+    let crd = r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"kafkatopics.kafka.strimzi.io","uid":"crd"},
+        "spec":{"group":"kafka.strimzi.io","names":{"kind":"KafkaTopic","plural":"kafkatopics"}}}"#;
+    let topic = r#"{"apiVersion":"kafka.strimzi.io/v1beta2","kind":"KafkaTopic","metadata":{"name":"orders","namespace":"kafka","uid":"t",
+        "finalizers":["strimzi.io/topic-operator"],"deletionTimestamp":"2026-11-29T11:58:00Z"}}"#;
+    let role = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"strimzi-entity-operator","uid":"cr"},
+        "rules":[{"apiGroups":["kafka.strimzi.io"],"resources":["kafkatopics","kafkatopics/finalizers"],"verbs":["update","patch"]}]}"#;
+    let binding = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"strimzi-cluster-operator-entity-operator-delegation","uid":"crb"},
+        "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"strimzi-entity-operator"},
+        "subjects":[{"kind":"ServiceAccount","name":"strimzi-cluster-operator","namespace":"kafka"}]}"#;
+    let cluster_operator = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"strimzi-cluster-operator","namespace":"kafka","uid":"co"},
+        "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"strimzi-cluster-operator","containers":[{"name":"strimzi-cluster-operator"}]}}},
+        "status":{"readyReplicas":1}}"#;
+    let entity_operator = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"my-cluster-entity-operator","namespace":"kafka","uid":"eo"},
+        "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"my-cluster-entity-operator","containers":[{"name":"topic-operator"},{"name":"user-operator"}]}}},
+        "status":{"readyReplicas":1}}"#;
+    let g = graph_of(&[KCM_LEASE, crd, topic, role, binding, cluster_operator, entity_operator]);
+    let a = answer(&g, "kafka.strimzi.io", "KafkaTopic", Some("kafka"), "orders", "strimzi.io/topic-operator");
+    assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment kafka/my-cluster-entity-operator"));
+    assert_evidence(
+        &a,
+        &["named by the finalizer (by a container", "other candidates: Deployment kafka/strimzi-cluster-operator"],
+    );
+    // without the entity operator, the cluster operator's permission proves nothing
+    let g = graph_of(&[KCM_LEASE, crd, topic, role, binding, cluster_operator]);
+    let a = answer(&g, "kafka.strimzi.io", "KafkaTopic", Some("kafka"), "orders", "strimzi.io/topic-operator");
+    assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
+    assert!(a.by_permission_only);
+    assert_evidence(&a, &["Deployment kafka/strimzi-cluster-operator is tied to this finalizer by permission only"]);
 }
