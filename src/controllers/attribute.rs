@@ -195,7 +195,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
     // 4. the names the finalizer gives: workloads, containers, ServiceAccounts, app labels and
     // the holders of leases so named (a controller bound to cluster-admin, a domain that is no
     // API group). A workload whose own leader lease names another domain is not taken by name.
-    let names = FinalizerNames::of(finalizer);
+    let names = FinalizerNames::of(finalizer).with_group_of_object(finalizer, obj.map_or("", |o| o.group()));
     // the path is the more specific name: where a workload bears it, the domain's labels (which
     // every component of a product bears) name no one
     let by_path = names.path_only().filter(|p| !l.workloads.named_by(|n| p.matches(n)).is_empty());

@@ -108,8 +108,8 @@ pub struct Liveness<'g> {
     workloads: workload::Workloads<'g>,
     leases: lease::Leases,
     control_plane: builtin::ControlPlanePods,
-    /// Answers by finalizer and the managedFields entries that set it: nothing else about the
-    /// object changes the answer, so the 37 objects of a namespace that share one finalizer
+    /// Answers by finalizer, the managedFields entries that set it and the object's API group:
+    /// nothing else about the object changes the answer, so the 37 objects of a namespace that share one finalizer
     /// cost one search.
     memo: Mutex<HashMap<(String, String), FinalizerOwner>>,
 }
@@ -169,7 +169,9 @@ impl<'g> Liveness<'g> {
             .flat_map(|o| managed_fields::managers_of(o, finalizer))
             .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
             .collect();
-        let key = (finalizer.to_string(), managers);
+        // the object's API group names the controller too (`attribute`, `naming`)
+        let group = self.graph.object(object).map(|o| o.group()).unwrap_or("");
+        let key = (finalizer.to_string(), format!("{managers}\0{group}"));
         if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }

@@ -102,6 +102,27 @@ impl FinalizerNames {
         FinalizerNames { names, has_path }
     }
 
+    /// Adds the labels of the object's API group when the finalizer's domain is a sibling of it
+    /// under the same registered domain: Flux puts `finalizers.fluxcd.io` on every kind, and the
+    /// HelmRelease's group `helm.toolkit.fluxcd.io` is what names `helm-controller`.
+    pub fn with_group_of_object(mut self, finalizer: &str, group: &str) -> FinalizerNames {
+        let Some(domain) = finalizer_domain(finalizer) else { return self };
+        let registered = |d: &str| {
+            let labels: Vec<&str> = d.rsplitn(3, '.').take(2).collect();
+            (labels.len() == 2).then(|| format!("{}.{}", labels[1], labels[0]).to_ascii_lowercase())
+        };
+        if group.is_empty() || group.eq_ignore_ascii_case(domain) || registered(group) != registered(domain) {
+            return self;
+        }
+        for label in group.split('.') {
+            let n = label.to_ascii_lowercase();
+            if n.len() >= 3 && !GENERIC.contains(&n.as_str()) && !self.names.contains(&n) {
+                self.names.push(n);
+            }
+        }
+        self
+    }
+
     /// The path when it names a component (`topic-operator`, `snapshot-agent`,
     /// `…-controller`) rather than a purpose (`cleanup`, `external-resources-finalizer`): when no
     /// workload bears it, that component is absent, and the domain's labels — which every
@@ -150,6 +171,11 @@ mod tests {
         assert!(v.matches("velero"));
         assert!(!v.matches("io"));
         assert!(FinalizerNames::of("kubernetes.io/cleanup").is_empty());
+        let f = FinalizerNames::of("finalizers.fluxcd.io")
+            .with_group_of_object("finalizers.fluxcd.io", "helm.toolkit.fluxcd.io");
+        assert!(f.matches("helm-controller") && !f.matches("kustomize-controller"));
+        let other = FinalizerNames::of("finalizers.fluxcd.io").with_group_of_object("finalizers.fluxcd.io", "apps");
+        assert!(!other.matches("apps-controller"));
         let s = FinalizerNames::of("strimzi.io/topic-operator");
         assert!(s.matches("topic-operator") && s.matches("strimzi-cluster-operator"));
         let p = s.path_only().unwrap();

@@ -822,3 +822,32 @@ fn the_topic_operator_named_by_the_finalizer_beats_the_cluster_operator_that_may
     assert!(a.by_permission_only);
     assert_evidence(&a, &["Deployment kafka/strimzi-cluster-operator is tied to this finalizer by permission only"]);
 }
+
+#[test]
+fn a_flux_helm_release_just_deleted_is_pending_on_the_helm_controller_bound_to_a_wide_role() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        ADMIN,
+        r#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"helmreleases.helm.toolkit.fluxcd.io","uid":"crd"},
+            "spec":{"group":"helm.toolkit.fluxcd.io","names":{"kind":"HelmRelease","plural":"helmreleases"}}}"#,
+        r#"{"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmRelease","metadata":{"name":"podinfo","namespace":"apps","uid":"hr",
+            "finalizers":["finalizers.fluxcd.io"],"deletionTimestamp":"2026-11-29T11:58:00Z"}}"#,
+        r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"cluster-reconciler-flux-system","uid":"crb"},
+            "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},
+            "subjects":[{"kind":"ServiceAccount","name":"helm-controller","namespace":"flux-system"},
+                        {"kind":"ServiceAccount","name":"kustomize-controller","namespace":"flux-system"}]}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"helm-controller","namespace":"flux-system","uid":"hc"},
+            "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"helm-controller","containers":[{"name":"manager"}]}}},
+            "status":{"readyReplicas":1}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"kustomize-controller","namespace":"flux-system","uid":"kc"},
+            "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"kustomize-controller","containers":[{"name":"manager"}]}}},
+            "status":{"readyReplicas":1}}"#,
+    ]);
+    let a = answer(&g, "helm.toolkit.fluxcd.io", "HelmRelease", Some("apps"), "podinfo", "finalizers.fluxcd.io");
+    assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment flux-system/helm-controller"));
+    let d = why(&g, "helm.toolkit.fluxcd.io", "HelmRelease", Some("apps"), "podinfo");
+    assert!(!d.stuck);
+    assert_safest_first(&d);
+    assert!(d.findings.iter().any(|f| f.code == crate::diagnose::FindingCode::FinalizerPending));
+}
