@@ -168,7 +168,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             holders.push(w);
         }
         if mine {
-            own_state = Some(st);
+            own_state = Some((format!("{}/{}", lo.namespace_str(), lo.name), st));
         }
     }
     if leases.is_empty() {
@@ -200,12 +200,12 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         evidence.push(format!("controller plugin {} {how}", describe(wo)));
         let ws = workload_state(g, &l.workloads, w);
         evidence.extend(ws.evidence);
-        let fresh = own_state.as_ref().is_some_and(|st| st.state == ControllerState::Alive);
+        let fresh = own_state.as_ref().is_some_and(|(_, st)| st.state == ControllerState::Alive);
         let (state, since) = match ws.state {
             ControllerState::Alive => (ControllerState::Alive, None),
             _ if fresh => (ControllerState::Alive, None),
             ControllerState::Unknown if own_state.is_none() => (ControllerState::Unknown, None),
-            _ => (ControllerState::Down, own_state.as_ref().and_then(|st| st.since).or(ws.since)),
+            _ => (ControllerState::Down, own_state.as_ref().and_then(|(_, st)| st.since).or(ws.since)),
         };
         let c = Controller::of(wo);
         return FinalizerOwner {
@@ -217,10 +217,10 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             by_permission_only: false,
         };
     }
-    if let Some(st) = own_state {
+    if let Some((lease, st)) = own_state {
         evidence.push("no controller workload of the driver found; its lease decides".into());
         return FinalizerOwner {
-            removed_by: Some(format!("leader of lease {own_lease}")),
+            removed_by: Some(format!("leader of lease {lease}")),
             controller: st.state,
             evidence,
             workload: None,

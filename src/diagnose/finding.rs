@@ -26,6 +26,9 @@ pub enum FindingCode {
     /// Not in the contract's first table: a pod in graceful termination on a node that is
     /// NotReady or gone; the kubelet will never confirm it, so it stays Terminating.
     PodOnUnavailableNode,
+    AdmissionWebhookUnavailable,
+    ConversionWebhookUnavailable,
+    NamespaceContentDeletionFailure,
 }
 
 impl FindingCode {
@@ -46,6 +49,9 @@ impl FindingCode {
             FindingCode::GarbageCollectorStalled => "GarbageCollectorStalled",
             FindingCode::OwnerReferenceCycle => "OwnerReferenceCycle",
             FindingCode::PodOnUnavailableNode => "PodOnUnavailableNode",
+            FindingCode::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
+            FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
+            FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
         }
     }
 }

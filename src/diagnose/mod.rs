@@ -11,10 +11,15 @@
 //! # Guarantees
 //! Pure: the same graph, liveness and `now` give the same diagnosis. No recursion.
 
+pub mod backend;
+pub mod conversion;
 pub mod finding;
+mod namespace;
 mod owners;
+pub mod reads;
 pub mod remedy;
 pub mod step;
+pub mod webhooks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -101,6 +106,7 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
         });
     }
     let stuck_set = e.propagate_stuck();
+    webhooks::warn_rejected_patches(g, &mut e.findings);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
     }
@@ -161,6 +167,9 @@ impl Explainer<'_, '_> {
         let Some(o) = g.object(x) else { return };
         let (owner_problems, verdict) = owner_findings(g, x);
         self.findings.extend(owner_problems);
+        // what stands in front of the API server: webhooks that reject the request it needs
+        self.explain_admission(x);
+        self.explain_conversion(x);
         if !o.is_deleting() {
             if x == self.target {
                 self.finding(
@@ -291,11 +300,14 @@ impl Explainer<'_, '_> {
             ControllerState::Missing => "was not found (uninstalled?)",
             _ => "could not be judged",
         };
+        // the decisive evidence is the liveness verdict, which comes last
+        let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
+        let mut message = format!("{} keeps {f}; it is removed by {who}, which {state}{why}", describe(g, x));
         let mut remedies = remedy::restore_controller(owner, f);
-        if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
-            remedies.insert(0, remedy::recheck(g, x, age));
-        }
-        if let Some(p) = remedy::remove_finalizer(g, x, f) {
+        let dying = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns));
+        if let Some(home) = dying {
+            remedies = namespace::dying_home(g, x, f, &home, &mut message);
+        } else if let Some(p) = remedy::remove_finalizer(g, x, f) {
             remedies.push(Step::run(
                 Reach::Destructive,
                 format!(
@@ -304,16 +316,13 @@ impl Explainer<'_, '_> {
                 p,
             ));
         }
-        // the decisive evidence is the liveness verdict, which comes last
-        let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
-        self.finding(
-            code,
-            severity,
-            x,
-            Vec::new(),
-            format!("{} keeps {f}; it is removed by {who}, which {state}{why}", describe(g, x)),
-            remedies,
-        );
+        if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
+            remedies.insert(0, remedy::recheck(g, x, age));
+        }
+        if let Some(w) = namespace::cascade_warning(f) {
+            remedies.insert(0, Step::advice(Reach::Inspect, w));
+        }
+        self.finding(code, severity, x, Vec::new(), message, remedies);
         if stuck {
             self.local_stuck.push(x);
         }
@@ -448,14 +457,7 @@ impl Explainer<'_, '_> {
             )];
             for &a in &failing {
                 let Some(o) = g.object(a) else { continue };
-                let svc = o
-                    .str_field("/spec/service/name")
-                    .map(|n| format!("{}/{n}", o.str_field("/spec/service/namespace").unwrap_or("")))
-                    .unwrap_or_else(|| "its backend".into());
-                remedies.push(Step::advice(
-                    Reach::Restore,
-                    format!("Restore the API server behind APIService {} (service {svc}).", o.name),
-                ));
+                remedies.push(namespace::apiservice_restore_step(g, o));
                 remedies.push(Step::run(
                     Reach::Destructive,
                     format!("If that add-on was uninstalled, delete the stale registration of APIService {}.", o.name),
@@ -480,6 +482,7 @@ impl Explainer<'_, '_> {
             );
             self.local_stuck.push(x);
         }
+        self.explain_namespace_conditions(x);
         // Content: everything still in the namespace. Pods go first (§5.2).
         let content: Vec<NodeId> = g.in_namespace(Some(ns.name.as_str())).map(|(id, _)| id).collect();
         let pods_left = content.iter().any(|&c| g.identity(c).kind == "Pod" && g.identity(c).group().is_empty());

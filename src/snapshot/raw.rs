@@ -45,6 +45,8 @@ pub struct RawDoc {
     pub endpoints: Option<Value>,
     pub last_timestamp: Option<Value>,
     pub count: Option<Value>,
+    /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
+    pub webhooks: Option<Value>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
     /// builds them): (field name, text).
     #[serde(skip)]
@@ -315,9 +317,11 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("endpoints", doc.endpoints),
             ("lastTimestamp", doc.last_timestamp),
             ("count", doc.count),
+            ("webhooks", doc.webhooks),
         ];
         Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
     };
+    let deleting = meta.deletion_timestamp.is_some();
     Some(Object {
         api_version,
         kind,
@@ -331,9 +335,10 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         finalizers: meta.finalizers.unwrap_or_default(),
         owner_references,
         // labels cost more than the rest of the metadata together; only the kinds whose body the
-        // analysis reads keep them (a static control-plane pod's `component`)
+        // analysis reads keep them (a static control-plane pod's `component`), and objects being
+        // deleted (few), whose labels an admission webhook's objectSelector is matched against
         labels: match meta.labels {
-            Some(l) if keep_body => l.into_iter().collect(),
+            Some(l) if keep_body || deleting => l.into_iter().collect(),
             _ => Vec::new(),
         },
         finalizer_managers,
@@ -415,6 +420,22 @@ mod tests {
     }
 
     #[test]
+    fn webhook_configurations_keep_their_webhooks_and_deleting_objects_their_labels() {
+        let f = flatten(
+            r#"{"kind":"List","items":[
+                {"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration",
+                 "metadata":{"name":"p","uid":"1"},"webhooks":[{"name":"w","failurePolicy":"Fail"}]},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"a","uid":"2","labels":{"tier":"gold"},
+                 "deletionTimestamp":"2026-11-29T10:00:00Z","finalizers":["x.io/f"]}},
+                {"apiVersion":"x.io/v1","kind":"Thing","metadata":{"name":"b","uid":"3","labels":{"tier":"gold"}}}]}"#,
+        );
+        let hooks = f.objects[0].body.get("webhooks").and_then(|w| w.as_array().cloned()).unwrap_or_default();
+        assert_eq!(hooks.len(), 1);
+        assert_eq!(f.objects[1].label("tier"), Some("gold"), "an objectSelector is matched on them");
+        assert!(f.objects[2].labels.is_empty(), "other objects' labels are still dropped");
+    }
+
+    #[test]
     fn secrets_keep_no_body() {
         let f = flatten(
             r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"a","uid":"1"},"data":{"k":"djE="},"type":"Opaque"}"#,
@@ -476,6 +497,7 @@ pub mod stream {
         Endpoints,
         LastTimestamp,
         Count,
+        Webhooks,
         #[serde(other)]
         Other,
     }
@@ -588,6 +610,7 @@ pub mod stream {
                     Field::Endpoints => body!("endpoints"),
                     Field::LastTimestamp => body!("lastTimestamp"),
                     Field::Count => body!("count"),
+                    Field::Webhooks => body!("webhooks"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }
