@@ -177,6 +177,15 @@ pub fn component_liveness(g: &Graph, pods: &ControlPlanePods, vis: &Visibility, 
         // provider has none. Neither can be told from here, and a guess either way misleads.
         let kcm_visible =
             g.find("coordination.k8s.io", "Lease", Some("kube-system"), "kube-controller-manager").is_some();
+        if let Some(provider) = super::managed::managed_cluster(g) {
+            return State {
+                state: ControllerState::Unknown,
+                evidence: vec![format!(
+                    "no kube-system/cloud-controller-manager lease or Pod, as expected: the nodes are {provider}'s, which runs it in the control plane, out of sight"
+                )],
+                since: None,
+            };
+        }
         let why = if kcm_visible {
             "though kube-controller-manager's is visible: the cloud controller may be absent, or run outside the cluster as managed control planes run it"
         } else {

@@ -25,6 +25,9 @@ enum Sidecar {
     Attacher,
     Provisioner,
     Snapshotter,
+    /// Not a sidecar: external-snapshotter's common snapshot-controller, one per cluster, which
+    /// removes the `snapshot.storage.kubernetes.io/…` finalizers (`pkg/utils/util.go`).
+    SnapshotController,
 }
 
 impl Sidecar {
@@ -35,10 +38,10 @@ impl Sidecar {
             || finalizer == "provisioner.storage.kubernetes.io/cloning-protection"
         {
             Some(Sidecar::Provisioner)
-        } else if finalizer.starts_with("external-snapshotter/")
-            || finalizer.starts_with("snapshot.storage.kubernetes.io/")
-        {
+        } else if finalizer.starts_with("external-snapshotter/") {
             Some(Sidecar::Snapshotter)
+        } else if finalizer.starts_with("snapshot.storage.kubernetes.io/") {
+            Some(Sidecar::SnapshotController)
         } else {
             None
         }
@@ -49,6 +52,7 @@ impl Sidecar {
             Sidecar::Attacher => "external-attacher",
             Sidecar::Provisioner => "external-provisioner",
             Sidecar::Snapshotter => "external-snapshotter",
+            Sidecar::SnapshotController => "snapshot-controller",
         }
     }
 
@@ -58,6 +62,7 @@ impl Sidecar {
             Sidecar::Attacher => format!("external-attacher-leader-{driver}"),
             Sidecar::Provisioner => driver.to_string(),
             Sidecar::Snapshotter => format!("external-snapshotter-leader-{driver}"),
+            Sidecar::SnapshotController => "snapshot-controller-leader".into(),
         }
     }
 }
@@ -98,6 +103,57 @@ fn driver_of(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> (Option<Strin
 }
 
 /// What the answer for a CSI finalizer depends on besides the finalizer: the object's driver.
+/// The common snapshot-controller: its leader lease `snapshot-controller-leader`, else a
+/// workload named `snapshot-controller`; GKE runs it in the control plane.
+fn snapshot_controller(l: &Liveness<'_>, finalizer: &str) -> FinalizerOwner {
+    let g = l.graph;
+    let mut evidence = vec![format!("{finalizer} is removed by the CSI snapshot-controller (one per cluster)")];
+    let owner = |removed_by: String, controller, evidence, workload, since| FinalizerOwner {
+        removed_by: Some(removed_by),
+        controller,
+        evidence,
+        workload,
+        since,
+        by_permission_only: false,
+    };
+    let lease = l.leases.named(g, |n| n == "snapshot-controller-leader").into_iter().next();
+    let lease_state = lease.and_then(|id| g.object(id)).map(|o| lease_status(o, l.now));
+    if let Some(st) = &lease_state {
+        evidence.push(st.evidence.clone());
+    }
+    let holder = lease.and_then(|id| l.leases.holder_workload(id)).map(|(w, _)| w);
+    let named = l.workloads.named_by(|n| n == "snapshot-controller").into_iter().map(|(w, _)| w).next();
+    if let Some(w) = holder.or(named) {
+        let wo = g.object(w).expect("workloads are observed");
+        let ws = workload_state(g, &l.workloads, w);
+        evidence.extend(ws.evidence);
+        let fresh = lease_state.as_ref().is_some_and(|st| st.state == ControllerState::Alive);
+        let state = if fresh { ControllerState::Alive } else { ws.state };
+        let since = (state == ControllerState::Down)
+            .then(|| lease_state.as_ref().and_then(|st| st.since).or(ws.since))
+            .flatten();
+        let c = Controller::of(wo);
+        return owner(c.to_string(), state, evidence, Some(c), since);
+    }
+    if let Some(st) = lease_state {
+        return owner("leader of lease snapshot-controller-leader".into(), st.state, evidence, None, st.since);
+    }
+    let state = if let Some(who) = super::managed::managed_cluster(g).filter(|p| *p == "GKE") {
+        evidence
+            .push(format!("no snapshot-controller in the cluster, as expected: {who} runs it in the control plane"));
+        ControllerState::Unknown
+    } else if let Some(spot) = l.visibility.blind_spot() {
+        evidence.push(format!("no snapshot-controller found, but {spot}"));
+        ControllerState::Unknown
+    } else {
+        evidence.push(
+            "searched: Lease snapshot-controller-leader and workloads named snapshot-controller in every namespace — none found: the snapshot controller appears not to be installed".into(),
+        );
+        ControllerState::Missing
+    };
+    owner("CSI snapshot-controller".into(), state, evidence, None, None)
+}
+
 pub(super) fn driver_key(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> String {
     let (driver, sanitized) = driver_of(l, object, finalizer);
     format!("{driver:?}\0{sanitized:?}")
@@ -106,6 +162,9 @@ pub(super) fn driver_key(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> S
 pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> FinalizerOwner {
     let g = l.graph;
     let sidecar = Sidecar::of(finalizer).expect("csi_owner is asked only about CSI finalizers");
+    if sidecar == Sidecar::SnapshotController {
+        return snapshot_controller(l, finalizer);
+    }
     let (driver, sanitized) = driver_of(l, object, finalizer);
     let shown = driver.clone().or_else(|| sanitized.clone()).unwrap_or_else(|| "its CSI driver".into());
     let mut evidence = vec![format!("{finalizer} is removed by the {} sidecar of {shown}", sidecar.name())];

@@ -36,6 +36,25 @@ const MANAGED_CSI_DRIVERS: &[(&str, &str)] = &[
     ("file.csi.azure.com", "AKS runs this driver's controller in the control plane"),
 ];
 
+/// The managed Kubernetes service the cluster's nodes say it is, by their providers' node labels
+/// (`cloud.google.com/gke-nodepool`, `eks.amazonaws.com/nodegroup` or `…/compute-type`,
+/// `kubernetes.azure.com/cluster`).
+pub fn managed_cluster(g: &crate::graph::Graph) -> Option<&'static str> {
+    g.of_kind("", "Node").iter().filter_map(|&id| g.object(id)).find_map(|n| {
+        if n.label("cloud.google.com/gke-nodepool").is_some() {
+            Some("GKE")
+        } else if n.label("eks.amazonaws.com/nodegroup").is_some()
+            || n.label("eks.amazonaws.com/compute-type").is_some()
+        {
+            Some("EKS")
+        } else if n.label("kubernetes.azure.com/cluster").is_some() {
+            Some("AKS")
+        } else {
+            None
+        }
+    })
+}
+
 /// Who runs the finalizer's controller outside the cluster, if a managed control plane does.
 pub fn managed_controller(domain: &str) -> Option<&'static str> {
     MANAGED_DOMAINS.iter().find(|(d, _)| domains_match(domain, d)).map(|(_, who)| *who)

@@ -851,3 +851,48 @@ fn a_flux_helm_release_just_deleted_is_pending_on_the_helm_controller_bound_to_a
     assert_safest_first(&d);
     assert!(d.findings.iter().any(|f| f.code == crate::diagnose::FindingCode::FinalizerPending));
 }
+
+#[test]
+fn snapshot_finalizers_belong_to_the_one_snapshot_controller() {
+    let snap = r#"{"apiVersion":"snapshot.storage.k8s.io/v1","kind":"VolumeSnapshot","metadata":{"name":"s1","namespace":"db","uid":"vs",
+        "finalizers":["snapshot.storage.kubernetes.io/volumesnapshot-bound-protection"],"deletionTimestamp":"2026-11-29T11:00:00Z"}}"#;
+    let f = "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection";
+    // installed and leading
+    let g = graph_of(&[
+        KCM_LEASE,
+        snap,
+        r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"snapshot-controller-leader","namespace":"kube-system","uid":"l"},
+            "spec":{"holderIdentity":"snapshot-controller-5d8f-xyz12","leaseDurationSeconds":15,"renewTime":"2026-11-29T11:59:59Z"}}"#,
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"snapshot-controller","namespace":"kube-system","uid":"d"},
+            "spec":{"replicas":2},"status":{"readyReplicas":2}}"#,
+    ]);
+    let a = answer(&g, "snapshot.storage.k8s.io", "VolumeSnapshot", Some("db"), "s1", f);
+    assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment kube-system/snapshot-controller"));
+    // not installed, everything readable: Missing, saying what was searched
+    let g = graph_of(&[VISIBLE, &[snap]].concat());
+    let a = answer(&g, "snapshot.storage.k8s.io", "VolumeSnapshot", Some("db"), "s1", f);
+    assert_eq!(a.controller, ControllerState::Missing, "{:#?}", a.evidence);
+    assert_evidence(&a, &["searched: Lease snapshot-controller-leader"]);
+    // on GKE it runs in the control plane: Unknown
+    let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"gke-pool-1","uid":"n","labels":{"cloud.google.com/gke-nodepool":"pool-1"}}}"#;
+    let g = graph_of(&[VISIBLE, &[snap, node]].concat());
+    let a = answer(&g, "snapshot.storage.k8s.io", "VolumeSnapshot", Some("db"), "s1", f);
+    assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
+}
+
+#[test]
+fn cloud_controller_manager_of_a_managed_cluster_is_unknown_and_says_whose() {
+    let g = graph_of(&[
+        KCM_LEASE,
+        r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"ip-10-0-1-2","uid":"n","labels":{"eks.amazonaws.com/nodegroup":"ng-1"}}}"#,
+        r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"lb","namespace":"labs","uid":"svc",
+            "finalizers":["service.kubernetes.io/load-balancer-cleanup"],"deletionTimestamp":"2026-11-29T11:00:00Z"}}"#,
+    ]);
+    let a = answer(&g, "", "Service", Some("labs"), "lb", "service.kubernetes.io/load-balancer-cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["the nodes are EKS's, which runs it in the control plane"]);
+    let d = why(&g, "", "Service", Some("labs"), "lb");
+    assert!(!d.stuck);
+    assert_safest_first(&d);
+}
