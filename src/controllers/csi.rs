@@ -12,6 +12,9 @@
 //! controller; Down: the controller exists but is not ready, or its lease is stale; Missing: all of
 //! them absent while Pods, workloads and Leases were readable; Unknown otherwise, or when the
 //! provider runs the driver's controller outside the cluster (`managed`).
+//!
+//! `snapshot.storage.kubernetes.io/…` finalizers belong to no driver: external-snapshotter's
+//! common snapshot-controller removes them (its lease `snapshot-controller-leader`).
 
 use super::lease::lease_status;
 use super::managed::managed_csi_driver;
