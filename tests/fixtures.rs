@@ -273,6 +273,21 @@ fn operator_in_dying_namespace_why_stuck() {
     check_fixture("operator-in-dying-namespace", DIAGNOSIS);
 }
 
+#[test]
+fn permission_is_not_ownership_why_stuck() {
+    check_fixture("permission-is-not-ownership", DIAGNOSIS);
+}
+
+#[test]
+fn csi_driver_removed_why_stuck() {
+    check_fixture("csi-driver-removed", DIAGNOSIS);
+}
+
+#[test]
+fn admin_bound_controller_why_stuck() {
+    check_fixture("admin-bound-controller", DIAGNOSIS);
+}
+
 const PLAN: &[&str] = &["plan"];
 
 #[test]

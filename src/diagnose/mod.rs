@@ -41,6 +41,10 @@ pub use step::{Command, Connection, Reach, Step};
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
 
+/// A deletion younger than this whose controller was not found is looked at again before
+/// anything is changed: the controller may be mid-cleanup, or mid-reinstall.
+const JUST_DELETED_SECONDS: i64 = 10 * 60;
+
 /// One remaining finalizer of the target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalizerReport {
@@ -354,9 +358,16 @@ impl Explainer<'_, '_> {
 
     fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
         let g = self.g;
+        let age = self.deleting_for(x);
+        // permission alone never keeps an old deletion "in progress" (contract §4.3): a
+        // controller that may update the object had the time it is given, and nothing ties it
+        // to the finalizer
+        let unearned =
+            owner.controller == ControllerState::Unknown && owner.by_permission_only && age > self.opts.stuck_after;
         let (code, severity, stuck) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true),
             ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true),
+            _ if unearned => (FindingCode::FinalizerControllerUnknown, Severity::Error, true),
             _ => (FindingCode::FinalizerControllerUnknown, Severity::Warning, false),
         };
         let state = match owner.controller {
@@ -379,6 +390,9 @@ impl Explainer<'_, '_> {
                 ),
                 p,
             ));
+        }
+        if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
+            remedies.insert(0, remedy::recheck(g, x, age));
         }
         if let Some(w) = namespace::cascade_warning(f) {
             remedies.insert(0, Step::advice(Reach::Inspect, w));

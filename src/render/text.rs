@@ -33,6 +33,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             st.bad("STUCK"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
         )?,
+        // a controller that could not be judged earns no "in progress"
+        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => writeln!(
+            w,
+            "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
+            st.strong("UNKNOWN"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        )?,
         (Some(_), false) => writeln!(
             w,
             "{} {target} has been terminating for {}; its deletion is in progress.",
