@@ -50,6 +50,7 @@ use crate::graph::{Graph, NodeId};
 pub use builtin::{BuiltinOwner, Component, builtin_owner};
 pub use domain::finalizer_domain;
 pub use lease::lease_state;
+pub use managed_fields::{ManagerKind, classify as classify_manager};
 pub use workload::Controller;
 
 /// Whether the controller that removes a finalizer is running.

@@ -16,6 +16,9 @@ type Bytes = Vec<u8>;
 const ATTEMPTS: u32 = 3;
 /// Longest Retry-After honoured; a server asking for more gets a failure instead.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3);
+/// The largest answer read: 512 MiB. A page of [`super::list::PAGE`] objects in full is tens of
+/// MB (etcd caps one object at 1.5 MiB); past this a server is not sending a list.
+pub const MAX_BODY: u64 = 512 * 1024 * 1024;
 
 /// A read-only client: GET only.
 #[derive(Clone)]
@@ -24,6 +27,7 @@ pub struct Reader {
     server: String,
     timeout: Option<Duration>,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    max_body: u64,
 }
 
 /// A successful answer.
@@ -39,8 +43,27 @@ pub enum Failure {
     Status { code: u16, reason: String, message: String },
     /// No answer within `--request-timeout`.
     Timeout(Duration),
-    /// The connection failed (refused, reset, TLS).
-    Transport(String),
+    /// The connection failed (refused, reset, TLS); `retriable` when it broke in a way a new
+    /// attempt may not (reset, closed early), as told by the error's kind, not its wording.
+    Transport { message: String, retriable: bool },
+    /// A 200 answer that could not be decoded.
+    Decode(String),
+    /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
+    /// it said it was, if any.
+    NotAList(String),
+    /// Paging that would not end.
+    Paging(Paging),
+    /// An answer larger than the reader accepts ([`Reader::max_body`]), in bytes.
+    TooLarge(u64),
+}
+
+/// Why a paged list was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// The server sent a continue token it had sent before.
+    RepeatedToken,
+    /// More pages than this.
+    TooManyPages(usize),
 }
 
 impl Failure {
@@ -65,7 +88,21 @@ impl Failure {
                 }
             }
             Failure::Timeout(d) => format!("no answer within {}", humantime(*d)),
-            Failure::Transport(m) => format!("connection failed: {m}"),
+            Failure::Transport { message, .. } => format!("connection failed: {message}"),
+            Failure::Decode(m) => {
+                let m: String = m.lines().next().unwrap_or("").chars().take(160).collect();
+                format!("unreadable answer: {m}")
+            }
+            Failure::NotAList(kind) if kind.is_empty() => "the answer is not a list".into(),
+            Failure::NotAList(kind) => {
+                let kind: String = kind.chars().take(60).collect();
+                format!("the answer is a {kind}, not a list")
+            }
+            Failure::Paging(Paging::RepeatedToken) => {
+                "the server sent a continue token again (the list would never end)".into()
+            }
+            Failure::Paging(Paging::TooManyPages(n)) => format!("more than {n} pages (the list would never end)"),
+            Failure::TooLarge(n) => format!("the answer is larger than {} MiB; not read", n / (1024 * 1024)),
         }
     }
 
@@ -79,7 +116,10 @@ impl Failure {
                 Error::Api { server, path, code, message }
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
-            Failure::Transport(message) => Error::Unreachable { server, message },
+            Failure::Transport { message, .. } => Error::Unreachable { server, message },
+            f @ (Failure::Decode(_) | Failure::NotAList(_) | Failure::Paging(_) | Failure::TooLarge(_)) => {
+                Error::Decode { server, path, message: f.describe() }
+            }
         }
     }
 }
@@ -93,7 +133,13 @@ impl Reader {
     ) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
         let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
-        Ok(Reader { client, server, timeout, headers })
+        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY })
+    }
+
+    /// The same reader, refusing answers larger than `bytes`.
+    pub fn max_body(mut self, bytes: u64) -> Reader {
+        self.max_body = bytes;
+        self
     }
 
     pub fn server(&self) -> &str {
@@ -114,10 +160,8 @@ impl Reader {
                 Err((f, retry_after)) => {
                     let retriable = match &f {
                         Failure::Status { code, .. } => *code == 429 || (500..=504).contains(code) && *code != 501,
-                        Failure::Transport(m) => {
-                            m.contains("reset") || m.contains("closed") || m.contains("incomplete")
-                        }
-                        Failure::Timeout(_) => false,
+                        Failure::Transport { retriable, .. } => *retriable,
+                        _ => false,
                     };
                     if !retriable || attempt >= ATTEMPTS {
                         return Err(f);
@@ -125,7 +169,7 @@ impl Reader {
                     let wait = match retry_after {
                         Some(d) if d > MAX_RETRY_AFTER => return Err(f),
                         Some(d) => d,
-                        None => Duration::from_millis(100 << attempt),
+                        None => backoff(attempt),
                     };
                     tokio::time::sleep(wait).await;
                     attempt += 1;
@@ -139,22 +183,32 @@ impl Reader {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        let req =
-            req.body(kube::client::Body::from(Vec::new())).map_err(|e| (Failure::Transport(e.to_string()), None))?;
-        let resp = self.client.send(req).await.map_err(|e| (Failure::Transport(transport_message(&e)), None))?;
+        let req = req
+            .body(kube::client::Body::from(Vec::new()))
+            .map_err(|e| (Failure::Transport { message: e.to_string(), retriable: false }, None))?;
+        let resp = self.client.send(req).await.map_err(|e| (transport(&e), None))?;
         let status = resp.status();
         let header =
             |n: http::header::HeaderName| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
         let content_type = header(http::header::CONTENT_TYPE).unwrap_or_default();
         let retry_after =
             header(http::header::RETRY_AFTER).and_then(|s| s.trim().parse::<u64>().ok()).map(Duration::from_secs);
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| (Failure::Transport(transport_message(&e)), None))?
-            .to_bytes()
-            .to_vec();
+        let declared = header(http::header::CONTENT_LENGTH).and_then(|s| s.trim().parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body) {
+            return Err((Failure::TooLarge(self.max_body), None));
+        }
+        // read at most `max_body` bytes, whatever the header said (or without one)
+        let mut body = Vec::new();
+        let mut stream = resp.into_body();
+        while let Some(frame) = stream.frame().await {
+            let frame = frame.map_err(|e| (transport(&e), None))?;
+            if let Ok(data) = frame.into_data() {
+                if body.len() as u64 + data.len() as u64 > self.max_body {
+                    return Err((Failure::TooLarge(self.max_body), None));
+                }
+                body.extend_from_slice(&data);
+            }
+        }
         if status.is_success() {
             return Ok(Answer { content_type, body });
         }
@@ -174,6 +228,36 @@ struct StatusBody {
     reason: String,
     #[serde(default)]
     message: String,
+}
+
+/// Waits between attempts: 200 ms, then 400 ms, each with up to half again of random jitter
+/// (so that the plugin's concurrent lists do not retry in step).
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let base = 100u64 << attempt;
+    // a random number without a crate: the std hasher's per-process random keys
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    Duration::from_millis(base + h.finish() % (base / 2 + 1))
+}
+
+/// A transport failure: its innermost message, and whether it is retriable by the kind of the
+/// error (an I/O reset, abort, broken pipe or early end; a connection hyper saw closed or a
+/// message cut short), never by its wording.
+fn transport(e: &kube::Error) -> Failure {
+    let mut retriable = false;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = cur {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            retriable |= matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof);
+        }
+        if let Some(h) = x.downcast_ref::<hyper::Error>() {
+            retriable |= h.is_incomplete_message() || h.is_closed() || h.is_canceled();
+        }
+        cur = x.source();
+    }
+    Failure::Transport { message: transport_message(e), retriable }
 }
 
 /// The innermost cause of a transport error, which says what actually happened

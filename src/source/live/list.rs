@@ -11,7 +11,7 @@ use crate::snapshot::object::keeps_body;
 use crate::snapshot::raw::RawDoc;
 
 use super::discovery::ListType;
-use super::http::{Failure, Reader};
+use super::http::{Failure, Paging, Reader};
 
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
@@ -31,11 +31,20 @@ application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const JSON: &str = "application/json";
 
+/// A JSON list page. `items` is an `Option` so that an answer without it (`{}`, a Status) is
+/// told from an empty list.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Page {
+    kind: Option<String>,
     metadata: PageMeta,
-    items: Vec<RawDoc>,
+    items: Option<Vec<RawDoc>>,
+}
+
+impl Page {
+    fn is_list(&self) -> bool {
+        self.items.is_some() || self.kind.as_deref().is_some_and(|k| k.ends_with("List"))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -54,12 +63,6 @@ fn is_secret(t: &ListType) -> bool {
     t.group.is_empty() && t.plural == "secrets"
 }
 
-/// Every object of a type, in one namespace or across all; `full` lists the kinds whose body
-/// is analysed in full, otherwise every kind is listed metadata-only.
-pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool) -> Result<Vec<RawDoc>, Failure> {
-    list_selected(r, t, namespace, full, None).await
-}
-
 /// A list and whether its answer came without managedFields.
 pub struct Listed {
     pub docs: Vec<RawDoc>,
@@ -69,44 +72,37 @@ pub struct Listed {
     pub managed_fields_dropped: bool,
 }
 
-/// [`list`], with the metadata-only lists asked without managedFields when `drop` is set (the
-/// full-body lists keep them).
-pub async fn list_dropping(
+/// Every object of a type, in one namespace or across all, optionally narrowed by a field
+/// selector (`metadata.name=…`). `full` lists the kinds whose body is analysed in full (with
+/// managedFields); otherwise the list is metadata-only, asked without managedFields first
+/// when `drop` is set.
+pub async fn list(
     r: &Reader,
     t: &ListType,
     namespace: Option<&str>,
     full: bool,
     drop: bool,
+    field_selector: Option<&str>,
 ) -> Result<Listed, Failure> {
-    if !drop || (full && wants_body(t)) {
-        return list(r, t, namespace, full).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+    let kept = |docs| Listed { docs, managed_fields_dropped: false };
+    if full && wants_body(t) {
+        return paged(r, t, namespace, JSON, field_selector).await.map(kept);
     }
-    let docs = match paged(r, t, namespace, METADATA_LIST_ACCEPT_DROP, None).await {
+    let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
+    let docs = match paged(r, t, namespace, accept, field_selector).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
-            return paged(r, t, namespace, JSON, None).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+            return paged(r, t, namespace, JSON, field_selector).await.map(kept);
         }
         other => other?,
     };
-    let managed_fields_dropped = !docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
+    let managed_fields_dropped =
+        drop && !docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
     Ok(Listed { docs, managed_fields_dropped })
 }
 
-/// [`list`], narrowed by a field selector (`metadata.name=…`).
-pub async fn list_selected(
-    r: &Reader,
-    t: &ListType,
-    namespace: Option<&str>,
-    full: bool,
-    field_selector: Option<&str>,
-) -> Result<Vec<RawDoc>, Failure> {
-    if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, field_selector).await;
-    }
-    match paged(r, t, namespace, METADATA_LIST_ACCEPT, field_selector).await {
-        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => paged(r, t, namespace, JSON, field_selector).await,
-        other => other,
-    }
-}
+/// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
+/// any cluster; a server still sending continue tokens then is paging forever.
+pub const MAX_PAGES: usize = 25_000;
 
 async fn paged(
     r: &Reader,
@@ -120,6 +116,8 @@ async fn paged(
     'relist: loop {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
+        // every token seen: a server that hands one back again would page forever
+        let mut tokens = std::collections::HashSet::new();
         loop {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("limit", &PAGE.to_string());
@@ -139,20 +137,21 @@ async fn paged(
                 }
                 Err(f) => return Err(f),
             };
-            let unreadable = |e: String| Failure::Status {
-                code: 200,
-                reason: "Unreadable".into(),
-                message: format!("unreadable list: {e}"),
-            };
             let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
-                let page = super::protobuf::decode_metadata_list(&answer.body).map_err(unreadable)?;
+                let page = super::protobuf::decode_metadata_list(&answer.body).map_err(Failure::Decode)?;
                 (page.items, page.continue_)
             } else {
-                let page: Page = serde_json::from_slice(&answer.body).map_err(|e| unreadable(e.to_string()))?;
-                (page.items, page.metadata.continue_)
+                let page: Page = serde_json::from_slice(&answer.body).map_err(|e| Failure::Decode(e.to_string()))?;
+                // `{}` or a Status with a 200 is not an empty list
+                if !page.is_list() {
+                    return Err(Failure::NotAList(page.kind.unwrap_or_default()));
+                }
+                (page.items.unwrap_or_default(), page.metadata.continue_)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
             match next.filter(|c| !c.is_empty()) {
+                Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
+                Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
                 Some(c) => token = Some(c),
                 None => return Ok(out),
             }
@@ -183,11 +182,7 @@ async fn get_as(
 ) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
-    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Status {
-        code: 200,
-        reason: "Unreadable".into(),
-        message: e.to_string(),
-    })
+    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Decode(e.to_string()))
 }
 
 /// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's
