@@ -19,7 +19,7 @@ pub(crate) fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
     for d in docs {
         f.push(serde_json::from_str::<RawDoc>(d).unwrap_or_else(|e| panic!("bad test JSON ({e}): {d}")));
     }
-    f.incomplete.extend(incomplete.iter().map(|s| s.to_string()));
+    f.incomplete.extend(incomplete.iter().map(|s| crate::snapshot::Gap::recorded(*s)));
     Graph::build(Snapshot::from_flattened(f))
 }
 

@@ -23,7 +23,7 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
         Some(ns) => format!("{qualified} in namespace {ns}"),
         None => qualified.clone(),
     };
-    if let Some(e) = g.snapshot.incomplete.iter().find(|e| names_resource(e, &plural, group, namespace)) {
+    if let Some(e) = g.snapshot.incomplete.iter().find(|e| names_resource(&e.to_string(), &plural, group, namespace)) {
         return Some(format!("{what} could not be read (\"{e}\")"));
     }
     if !g.of_kind(group, kind).is_empty() {
@@ -41,8 +41,12 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
 /// Why the content of a namespace cannot be known to be empty, or `None` when the input is
 /// a capture (`kubectl gc snapshot`, with its discovery data) that read that namespace whole.
 pub fn blind_to_namespace(g: &Graph, namespace: &str) -> Option<String> {
-    if let Some(e) =
-        g.snapshot.incomplete.iter().find(|e| e.contains(&format!("\"{namespace}\"")) || !e.contains("namespace"))
+    if let Some(e) = g
+        .snapshot
+        .incomplete
+        .iter()
+        .map(ToString::to_string)
+        .find(|e| e.contains(&format!("\"{namespace}\"")) || !e.contains("namespace"))
     {
         return Some(format!("not everything in namespace {namespace} could be read (\"{e}\")"));
     }

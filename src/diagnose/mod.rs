@@ -129,7 +129,7 @@ pub fn why_stuck_with(g: &Graph, live: &Liveness, target: NodeId, opts: &Options
     let mut root_causes: Vec<NodeId> = e.local_stuck.clone();
     root_causes.sort_unstable();
     root_causes.dedup();
-    let mut incomplete = g.snapshot.incomplete.clone();
+    let mut incomplete: Vec<String> = g.snapshot.incomplete.iter().map(ToString::to_string).collect();
     for i in e.incomplete {
         if !incomplete.contains(&i) {
             incomplete.push(i);

@@ -209,7 +209,7 @@ pub struct Flattened {
     pub objects: Vec<Object>,
     pub resource_lists: Vec<ResourceList>,
     pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
-    pub incomplete: Vec<String>,
+    pub incomplete: Vec<super::Gap>,
     pub skipped: Skipped,
 }
 
@@ -236,7 +236,7 @@ impl Flattened {
                 self.captured_at = Some(self.captured_at.map_or(t.0, |c| c.max(t.0)));
             }
             if let Some(inc) = doc.incomplete.take() {
-                self.incomplete.extend(inc);
+                self.incomplete.extend(inc.into_iter().map(super::Gap::recorded));
             }
             if let Some(items) = doc.items.take() {
                 // reversed so that items come out in file order

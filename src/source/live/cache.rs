@@ -102,8 +102,7 @@ pub fn record_crds(dir: &Path, now: i64, s: &Snapshot) {
 
 /// The CRDs of a snapshot, name → resourceVersion; `None` when they could not be listed.
 pub fn crds_of(s: &Snapshot) -> Option<BTreeMap<String, String>> {
-    if s.incomplete.iter().any(|i| i.starts_with("customresourcedefinitions.apiextensions.k8s.io could not be listed"))
-    {
+    if s.incomplete.iter().any(|g| g.is_list_of("customresourcedefinitions.apiextensions.k8s.io")) {
         return None;
     }
     Some(

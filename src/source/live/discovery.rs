@@ -7,7 +7,7 @@ use futures::{StreamExt, stream};
 use serde::Deserialize;
 
 use crate::snapshot::raw::RawApiResource;
-use crate::snapshot::{ApiResource, ResourceList};
+use crate::snapshot::{ApiResource, Gap, Missing, ResourceList};
 
 use super::error::Error;
 use super::http::Reader;
@@ -57,7 +57,7 @@ impl ListType {
 pub struct Discovery {
     pub lists: Vec<ResourceList>,
     pub types: Vec<ListType>,
-    pub incomplete: Vec<String>,
+    pub incomplete: Vec<crate::snapshot::Gap>,
     pub aggregated: bool,
     /// Read from the discovery cache rather than from the server.
     pub from_cache: bool,
@@ -242,7 +242,7 @@ pub(crate) fn assemble(mut d: Discovery, found: Vec<(String, Result<ResourceList
                 }
                 d.lists.push(list);
             }
-            Err(why) => d.incomplete.push(format!("API group {gv} could not be discovered: {why}")),
+            Err(why) => d.incomplete.push(Gap::new(Missing::Discovery { group_version: gv }, why)),
         }
     }
     d

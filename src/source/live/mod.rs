@@ -32,8 +32,8 @@ use std::path::Path;
 use futures::{StreamExt, stream};
 use k8s_openapi::jiff::Timestamp;
 
-use crate::snapshot::Snapshot;
 use crate::snapshot::raw::{Flattened, RawManagedFields};
+use crate::snapshot::{Gap, Missing, Snapshot};
 
 pub use ask::{Answered, Ask, ReadPlan};
 pub use discovery::{Discovery, ListType};
@@ -229,29 +229,21 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
             (Err(Failure::Status { code: 404, .. }), _) if matches!(ask.fetch, Fetch::Get(_)) => {}
             (Err(Failure::Status { code: 404, .. }), Use::ManagedFieldsOnly) => {}
             (Err(f), use_) => {
-                let t = ask.kind.qualified();
+                let resource = ask.kind.qualified();
                 let why = f.describe();
                 let name = match &ask.fetch {
-                    Fetch::Get(n) => Some(n.as_str()),
+                    Fetch::Get(n) => Some(n.clone()),
                     Fetch::List { .. } => None,
                 };
-                let in_ns =
-                    |ns: &Option<String>| ns.as_ref().map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
-                let named = name.map(|n| format!(" \"{n}\"")).unwrap_or_default();
+                let namespace = ask.namespace.clone();
                 if use_ == Use::ManagedFieldsOnly {
-                    managed_gaps.push(format!(
-                        "the managedFields of {t}{named}{} could not be read: {why}",
-                        in_ns(&ask.namespace)
-                    ));
+                    managed_gaps.push(Gap::new(Missing::ManagedFields { resource, namespace, name }, why));
                 } else if ask.body == Body::Full
                     && (name.is_some() || matches!(&ask.fetch, Fetch::List { only: Some(_), .. }))
                 {
-                    bodies_gaps.push(format!("{t}{named} could not be read in full: {why}"));
+                    bodies_gaps.push(Gap::new(Missing::Bodies { resource, name }, why));
                 } else {
-                    list_gaps.push((
-                        ask.body == Body::Full,
-                        format!("{t}{} could not be listed: {why}", in_ns(&ask.namespace)),
-                    ));
+                    list_gaps.push((ask.body == Body::Full, Gap::new(Missing::List { resource, namespace }, why)));
                 }
             }
         }

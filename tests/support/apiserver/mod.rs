@@ -110,6 +110,12 @@ pub enum FaultKind {
     Slow(Duration),
     /// Drop the connection mid-answer.
     Reset,
+    /// A list page with no items whose continue token is always the same: paging never ends.
+    EndlessContinue,
+    /// A 200 answer with this JSON body (`{}`, a Status): not a list.
+    NotAList(Value),
+    /// A 200 JSON answer that never ends (no Content-Length, chunks forever).
+    Oversized,
 }
 
 /// A fault on the requests it matches.
@@ -519,6 +525,20 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
         FaultKind::Slow(d) => {
             tokio::time::sleep(d).await;
             return None;
+        }
+        FaultKind::EndlessContinue => json_response(
+            json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": "again"}, "items": []}),
+            "application/json",
+        ),
+        FaultKind::NotAList(v) => json_response(v, "application/json"),
+        FaultKind::Oversized => {
+            static CHUNK: [u8; 1 << 20] = [b' '; 1 << 20];
+            let stream = futures::stream::repeat_with(|| {
+                Ok::<axum::body::Bytes, std::io::Error>(axum::body::Bytes::from_static(&CHUNK))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
         }
         FaultKind::Reset => {
             let stream = futures::stream::once(async {
