@@ -92,7 +92,7 @@ impl fmt::Display for Gap {
 /// A gap equals the line it prints (as tests and snapshot files state them).
 impl PartialEq<&str> for Gap {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        self.to_string().as_str() == *other
     }
 }
 
