@@ -113,3 +113,20 @@ fn a_namespace_capture_answers_offline_as_the_plugin_does_live() {
         assert_read_only(&server);
     }
 }
+
+/// The product's built-in table (generated from k8s-openapi) and the test server's (written
+/// from the API server's registrations) agree on every type both name: kind, plural, scope.
+/// Both sides sharing one table would let a wrong scope pass every live test.
+#[test]
+fn the_products_builtin_types_agree_with_the_servers() {
+    use crate::support::apiserver::builtins::BUILTINS as SERVED;
+    use kubectl_gc::discovery::builtin::BUILTINS;
+    for b in BUILTINS {
+        let served = SERVED.iter().find(|s| s.0 == b.group && s.1 == b.version && s.2 == b.plural);
+        let Some(&(_, _, _, kind, namespaced, _)) = served else {
+            panic!("{}/{} {} is not served by a 1.37 API server", b.group, b.version, b.plural)
+        };
+        assert_eq!((b.kind, b.namespaced), (kind, namespaced), "{}/{} {}", b.group, b.version, b.plural);
+    }
+    assert_eq!(BUILTINS.len(), SERVED.len(), "every type the server serves is known");
+}

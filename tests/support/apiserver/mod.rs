@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod builtins;
 pub mod protobuf;
 pub mod store;
 
