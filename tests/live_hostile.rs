@@ -130,3 +130,22 @@ fn the_products_builtin_types_agree_with_the_servers() {
     }
     assert_eq!(BUILTINS.len(), SERVED.len(), "every type the server serves is known");
 }
+
+/// A 1.26–1.29 server serves aggregated discovery as `v2beta1` only: it is asked for after
+/// `v2`, and read in two requests rather than one per group.
+#[test]
+fn aggregated_discovery_v2beta1_is_used_where_v2_is_not_served() {
+    let server =
+        ApiServer::start_with(&site_basics(), Options { aggregated_version: "v2beta1", ..Options::default() }, 0);
+    let (code, inc) = why_stuck_site(&server);
+    assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+    assert!(inc.is_empty(), "{inc:?}");
+    let reqs = server.requests();
+    let api = reqs.iter().find(|r| r.path == "/api").unwrap();
+    let order: Vec<&str> = api.accept.split(',').collect();
+    assert!(order[0].contains("v=v2;") && order[1].contains("v=v2beta1;"), "{order:?}");
+    assert!(
+        !reqs.iter().any(|r| r.path.starts_with("/apis/") && r.path.matches('/').count() == 3),
+        "no per-group discovery: {reqs:?}"
+    );
+}

@@ -12,9 +12,10 @@ use crate::snapshot::{ApiResource, Gap, Missing, ResourceList};
 use super::error::Error;
 use super::http::Reader;
 
-/// What kubectl sends: aggregated discovery first, plain JSON (legacy) as the fallback.
-pub const AGGREGATED_ACCEPT: &str =
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+/// What kubectl sends: aggregated discovery (`v2`, then `v2beta1` as 1.26 to 1.29 serve it:
+/// the same shape), plain JSON (legacy) as the fallback.
+pub const AGGREGATED_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 const JSON: &str = "application/json";
 
 /// One listable resource type at the version it is read in.

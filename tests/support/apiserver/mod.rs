@@ -29,6 +29,8 @@ use serde_json::{Map, Value, json};
 use store::{Res, Store};
 
 pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub const AGGREGATED_V2BETA1_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
 pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 pub const PROTOBUF_METADATA_LIST_CONTENT_TYPE: &str =
@@ -164,6 +166,9 @@ impl Fault {
 pub struct Options {
     /// Serve aggregated discovery when asked (else only the legacy documents).
     pub aggregated: bool,
+    /// The version of aggregated discovery served: `v2` (1.30+), or `v2beta1` alone (1.26 to
+    /// 1.29 servers, where it was beta).
+    pub aggregated_version: &'static str,
     /// Most items in one page, whatever limit the client asks (0: no cap), so that small
     /// fixtures exercise `continue`.
     pub max_page: usize,
@@ -179,6 +184,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             aggregated: true,
+            aggregated_version: "v2",
             max_page: 0,
             faults: Vec::new(),
             protobuf: true,
@@ -190,6 +196,7 @@ impl Default for Options {
 struct Shared {
     store: Store,
     aggregated: bool,
+    aggregated_version: &'static str,
     max_page: usize,
     protobuf: bool,
     drop_managed_fields: Mutex<DropManagedFields>,
@@ -219,6 +226,7 @@ impl ApiServer {
         let shared = Arc::new(Shared {
             store: Store::load(snapshot),
             aggregated: options.aggregated,
+            aggregated_version: options.aggregated_version,
             max_page: options.max_page,
             protobuf: options.protobuf,
             drop_managed_fields: Mutex::new(options.drop_managed_fields),
@@ -345,19 +353,22 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     if let Some(r) = fault(&s, Target::Path(&path), false, &accept).await {
         return r;
     }
-    let wants_aggregated = accept.contains("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") && s.aggregated;
+    let aggregated_media = format!("g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList", s.aggregated_version);
+    let wants_aggregated = s.aggregated && accept.split(',').any(|m| m.contains(&aggregated_media));
+    let aggregated_type: &'static str =
+        if s.aggregated_version == "v2" { AGGREGATED_CONTENT_TYPE } else { AGGREGATED_V2BETA1_CONTENT_TYPE };
 
     // (group, version, rest of the path)
     let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
         ["version"] => return json_response(version_info(), "application/json"),
-        ["api"] if wants_aggregated => return json_response(aggregated(&s, true), AGGREGATED_CONTENT_TYPE),
+        ["api"] if wants_aggregated => return json_response(aggregated(&s, true), aggregated_type),
         ["api"] => {
             return json_response(
                 json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
                 "application/json",
             );
         }
-        ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), AGGREGATED_CONTENT_TYPE),
+        ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), aggregated_type),
         ["apis"] => return json_response(group_list(&s), "application/json"),
         ["api", v, rest @ ..] => (Some(""), Some(*v), rest),
         ["apis", g, v, rest @ ..] => (Some(*g), Some(*v), rest),
@@ -745,7 +756,8 @@ fn aggregated(s: &Shared, core: bool) -> Value {
             json!({"metadata": meta, "versions": versions})
         })
         .collect();
-    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+    let api_version = format!("apidiscovery.k8s.io/{}", s.aggregated_version);
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items})
 }
 
 fn group_json(g: &str, versions: &[String]) -> Value {
