@@ -121,8 +121,10 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
 fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_answers() {
     let fixture = support::root().join("tests/fixtures/site-basics");
     let checks = comparable_checks(&fixture);
-    // the server offers protobuf: every metadata-only list is asked for it first and served so
-    let pb = ApiServer::start(&fixture.join("snapshot.json"));
+    // the server offers protobuf, and passes over the JSON entry asking without managedFields
+    // (KEP-5958, which only JSON can honour): every metadata-only list is served in protobuf
+    let skipping = Options { drop_managed_fields: DropManagedFields::Skip, ..Options::default() };
+    let pb = ApiServer::start_with(&fixture.join("snapshot.json"), skipping.clone(), 0);
     let env = Env::new(&pb.url(), None);
     // no protobuf at all, and none for one type (an aggregated API server speaks JSON only)
     let plain =
@@ -135,7 +137,7 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
                 Fault::resource("configmaps", FaultKind::NoProtobuf),
                 Fault::group("own.labhub.io", FaultKind::NoProtobuf),
             ],
-            ..Options::default()
+            ..skipping
         },
         0,
     );
@@ -979,23 +981,24 @@ fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again(
         let reqs = server.requests();
         let shown =
             || reqs.iter().map(|r| format!("{} {}?{} [{}]", r.method, r.path, r.query, r.accept)).collect::<Vec<_>>();
-        // every metadata-only list asks without managedFields first, then as before
+        // metadata-only lists ask without managedFields first, in JSON (the one form KEP-5958
+        // strips), then as before; once a server shows it ignores that, protobuf first
         let metadata_lists: Vec<_> =
             reqs.iter().filter(|r| r.accept.contains("as=PartialObjectMetadataList")).collect();
         assert!(!metadata_lists.is_empty());
+        assert!(metadata_lists[0].asks_drop_first(), "{mode:?}: the first list asks without managedFields");
         for r in &metadata_lists {
             let media: Vec<&str> = r.accept.split(',').map(str::trim).collect();
-            assert_eq!(
-                media,
-                [
-                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
-                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
-                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-                ],
-                "{mode:?}: {}",
-                r.path
-            );
+            let asking = [
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+            ];
+            let plain = &asking[1..];
+            match mode {
+                DropManagedFields::Honour => assert_eq!(media, asking, "{mode:?}: {}", r.path),
+                _ => assert!(media == asking || media == plain, "{mode:?}: {} {media:?}", r.path),
+            }
         }
         // full-body lists keep managedFields
         assert!(reqs.iter().filter(|r| !r.wants_metadata()).all(|r| !r.asks_drop()), "{mode:?}: {:#?}", shown());
@@ -1095,4 +1098,36 @@ fn built_in_finalizers_need_no_managed_fields_read_again() {
         "no relist"
     );
     assert_read_only(&server);
+}
+
+/// KEP-5958 strips managedFields from JSON answers only: the opt-out is asked for in JSON first,
+/// and once a server's answer shows it ignores it (JSON with managedFields), the lists after it
+/// ask for protobuf first, as before the opt-out existed.
+#[test]
+fn a_server_ignoring_the_opt_out_gets_protobuf_first_after_its_first_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = finalizer_manager_snapshot(dir.path(), 0);
+    for (mode, protobuf_later) in [(DropManagedFields::Ignore, true), (DropManagedFields::Honour, false)] {
+        let server = ApiServer::start_with(&snap, Options { drop_managed_fields: mode, ..Options::default() }, 0);
+        let env = Env::new(&server.url(), None);
+        let args: Vec<String> = vec!["tree".into(), "cm/c".into(), "-n".into(), "labs".into()];
+        let got = live(&env, &args, &["--concurrency", "1"]);
+        assert!(matches!(got.status.code(), Some(0 | 2)), "{mode:?}: {}", stderr(&got));
+        let lists: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.accept.contains("as=PartialObjectMetadataList") && r.asks_drop() == r.asks_drop_first())
+            .collect();
+        let first = lists.iter().position(|r| r.asks_drop_first()).expect("the opt-out is asked for");
+        assert!(lists[first].accept.starts_with("application/json;"), "JSON first: {}", lists[first].accept);
+        let protobuf_first =
+            lists.iter().filter(|r| r.accept.starts_with("application/vnd.kubernetes.protobuf")).count();
+        assert_eq!(protobuf_first > 0, protobuf_later, "{mode:?}");
+        if protobuf_later {
+            assert!(server.protobuf_answers() >= protobuf_first, "{mode:?}");
+        } else {
+            assert!(server.dropped_answers() > 0, "{mode:?}");
+        }
+        assert_read_only(&server);
+    }
 }

@@ -28,6 +28,16 @@ pub struct Reader {
     timeout: Option<Duration>,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
     max_body: u64,
+    /// What the server has shown of KEP-5958's opt-out, shared by the reader's clones.
+    opt_out: std::sync::Arc<std::sync::atomic::AtomicU8>,
+}
+
+/// Whether the server honours `drop=metadata.managedFields`, as far as its answers showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptOut {
+    Unknown = 0,
+    Honoured = 1,
+    Ignored = 2,
 }
 
 /// A successful answer.
@@ -133,7 +143,23 @@ impl Reader {
     ) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
         let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
-        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY })
+        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, opt_out: Default::default() })
+    }
+
+    /// What the server's answers showed of the managedFields opt-out so far.
+    pub fn opt_out(&self) -> OptOut {
+        match self.opt_out.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => OptOut::Honoured,
+            2 => OptOut::Ignored,
+            _ => OptOut::Unknown,
+        }
+    }
+
+    /// Records what an answer showed; "ignored" is final (one server behind a load balancer
+    /// may honour it while another does not: then protobuf is the safer bet).
+    pub fn learn_opt_out(&self, o: OptOut) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let _ = self.opt_out.fetch_update(Relaxed, Relaxed, |cur| (cur != OptOut::Ignored as u8).then_some(o as u8));
     }
 
     /// The same reader, refusing answers larger than `bytes`.

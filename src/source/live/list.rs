@@ -3,7 +3,8 @@
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
 //! full list as the fallback when the server cannot produce metadata (406) — except for
 //! Secrets, whose contents are never fetched. Answers' metadata-only lists are asked without
-//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958); captures keep them.
+//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958) until the server shows it
+//! does not honour that ([`Reader::opt_out`]); captures keep them.
 
 use serde::Deserialize;
 
@@ -11,21 +12,23 @@ use crate::snapshot::object::keeps_body;
 use crate::snapshot::raw::RawDoc;
 
 use super::discovery::ListType;
-use super::http::{Failure, Paging, Reader};
+use super::http::{Failure, OptOut, Paging, Reader};
 
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
 /// read in full).
 pub const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-/// [`METADATA_LIST_ACCEPT`] with KEP-5958's opt-out of `metadata.managedFields` first (alpha in
-/// Kubernetes 1.37, `ManagedFieldsOptOut`): protobuf and JSON without managedFields, then the
-/// same two with them. A server that does not know the `drop` parameter ignores it (the
-/// apiserver's negotiation records unknown parameters and serves the media type as if they were
-/// absent) and one that refused such an entry would go on to the next: either way today's
-/// answer comes back, with managedFields.
-pub const METADATA_LIST_ACCEPT_DROP: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
-application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
+/// KEP-5958's opt-out of `metadata.managedFields` (alpha in Kubernetes 1.37,
+/// `ManagedFieldsOptOut`), first in the one form a server can honour: the KEP adds the variant
+/// to the JSON (and CBOR) serializers only, and its implementation
+/// (kubernetes/kubernetes#139561) to JSON alone, so a protobuf answer always carries them.
+/// Then [`METADATA_LIST_ACCEPT`]. A server that does not know the `drop` parameter ignores it
+/// (the apiserver's negotiation records unknown parameters and serves the media type as if
+/// they were absent) and one that refused such an entry would go on to the next: either way
+/// today's answer comes back, with managedFields — in JSON from the first, after which the
+/// reader asks for protobuf first ([`Reader::opt_out`]).
+pub const METADATA_LIST_ACCEPT_DROP: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
 application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
 application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
@@ -86,18 +89,28 @@ pub async fn list(
 ) -> Result<Listed, Failure> {
     let kept = |docs| Listed { docs, managed_fields_dropped: false };
     if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, field_selector).await.map(kept);
+        return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
     }
+    // once the server has shown it does not honour the opt-out, protobuf is asked for first
+    let drop = drop && r.opt_out() != OptOut::Ignored;
     let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
-    let docs = match paged(r, t, namespace, accept, field_selector).await {
+    let (docs, protobuf) = match paged(r, t, namespace, accept, field_selector).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
-            return paged(r, t, namespace, JSON, field_selector).await.map(kept);
+            return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
         }
         other => other?,
     };
-    let managed_fields_dropped =
-        drop && !docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
-    Ok(Listed { docs, managed_fields_dropped })
+    let carried = docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
+    if drop {
+        // protobuf: the server passed over the JSON entry that asked; JSON with managedFields:
+        // it ignored the parameter; JSON without any (and objects to show it): honoured
+        if protobuf || carried {
+            r.learn_opt_out(OptOut::Ignored);
+        } else if !docs.is_empty() {
+            r.learn_opt_out(OptOut::Honoured);
+        }
+    }
+    Ok(Listed { docs, managed_fields_dropped: drop && !carried })
 }
 
 /// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
@@ -110,8 +123,9 @@ async fn paged(
     namespace: Option<&str>,
     accept: &str,
     field_selector: Option<&str>,
-) -> Result<Vec<RawDoc>, Failure> {
+) -> Result<(Vec<RawDoc>, bool), Failure> {
     let base = t.path(namespace);
+    let mut protobuf = false;
     let mut relisted = false;
     'relist: loop {
         let mut out = Vec::new();
@@ -137,6 +151,7 @@ async fn paged(
                 }
                 Err(f) => return Err(f),
             };
+            protobuf |= super::protobuf::is_protobuf(&answer.content_type);
             let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
                 let page = super::protobuf::decode_metadata_list(&answer.body).map_err(Failure::Decode)?;
                 (page.items, page.continue_)
@@ -153,7 +168,7 @@ async fn paged(
                 Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
                 Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
                 Some(c) => token = Some(c),
-                None => return Ok(out),
+                None => return Ok((out, protobuf)),
             }
         }
     }

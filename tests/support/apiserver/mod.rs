@@ -75,8 +75,10 @@ impl Recorded {
 /// What the server does with the Accept parameter `drop=metadata.managedFields` (KEP-5958).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropManagedFields {
-    /// A 1.37 server with the `ManagedFieldsOptOut` gate on: answers (JSON and protobuf,
-    /// metadata-only or full) leave managedFields out.
+    /// A 1.37 server with the `ManagedFieldsOptOut` gate on, as KEP-5958 specifies it
+    /// (kubernetes/enhancements#6015) and kubernetes/kubernetes#139561 implements it: JSON
+    /// answers (metadata-only or full) leave managedFields out; the protobuf serializer has no
+    /// such variant, so a protobuf answer keeps them whatever the parameter says.
     Honour,
     /// A server without the gate or before 1.37: the parameter is unknown, and the apiserver's
     /// negotiation (`acceptMediaTypeOptions`) records unknown parameters and serves the media
@@ -440,7 +442,8 @@ fn negotiate(accept: &str, protobuf: bool, d: DropManagedFields) -> (ListAs, boo
         };
         let metadata = media.contains("as=PartialObjectMetadataList");
         if media.starts_with("application/vnd.kubernetes.protobuf") && metadata && protobuf {
-            return (ListAs::ProtobufMetadata, dropping);
+            // JSON only (KEP-5958): protobuf answers keep managedFields
+            return (ListAs::ProtobufMetadata, false);
         }
         if media.starts_with("application/json") && metadata {
             return (ListAs::JsonMetadata, dropping);
