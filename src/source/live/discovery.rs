@@ -316,9 +316,8 @@ fn parse_kind(body: &[u8]) -> String {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(r: &Reader, path: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| Error::Decode {
-        server: r.server().into(),
-        path: path.into(),
-        message: e.to_string(),
+    serde_json::from_slice(body).map_err(|e| {
+        let shown = e.to_string();
+        Error::Decode { server: r.server().into(), path: path.into(), source: super::error::Cause::new(e, shown) }
     })
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 
-use super::error::{Error, humantime};
+use super::error::{Cause, Error, humantime};
 use super::kubeconfig::flatten;
 
 type Bytes = Vec<u8>;
@@ -55,7 +55,7 @@ pub enum Failure {
     Timeout(Duration),
     /// The connection failed (refused, reset, TLS); `retriable` when it broke in a way a new
     /// attempt may not (reset, closed early), as told by the error's kind, not its wording.
-    Transport { message: String, retriable: bool },
+    Transport { cause: Cause, retriable: bool },
     /// A 200 answer that could not be decoded.
     Decode(String),
     /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
@@ -98,7 +98,7 @@ impl Failure {
                 }
             }
             Failure::Timeout(d) => format!("no answer within {}", humantime(*d)),
-            Failure::Transport { message, .. } => format!("connection failed: {message}"),
+            Failure::Transport { cause, .. } => format!("connection failed: {cause}"),
             Failure::Decode(m) => {
                 let m: String = m.lines().next().unwrap_or("").chars().take(160).collect();
                 format!("unreadable answer: {m}")
@@ -126,9 +126,9 @@ impl Failure {
                 Error::Api { server, path, code, message }
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
-            Failure::Transport { message, .. } => Error::Unreachable { server, message },
+            Failure::Transport { cause, .. } => Error::Unreachable { server, source: cause },
             f @ (Failure::Decode(_) | Failure::NotAList(_) | Failure::Paging(_) | Failure::TooLarge(_)) => {
-                Error::Decode { server, path, message: f.describe() }
+                Error::Decode { server, path, source: Cause::plain(f.describe()) }
             }
         }
     }
@@ -142,7 +142,10 @@ impl Reader {
         headers: Vec<(http::HeaderName, http::HeaderValue)>,
     ) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-        let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
+        let client = kube::Client::try_from(config).map_err(|e| {
+            let shown = flatten(&e);
+            Error::Client(Cause::new(e, shown))
+        })?;
         Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, opt_out: Default::default() })
     }
 
@@ -209,10 +212,11 @@ impl Reader {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        let req = req
-            .body(kube::client::Body::from(Vec::new()))
-            .map_err(|e| (Failure::Transport { message: e.to_string(), retriable: false }, None))?;
-        let resp = self.client.send(req).await.map_err(|e| (transport(&e), None))?;
+        let req = req.body(kube::client::Body::from(Vec::new())).map_err(|e| {
+            let shown = e.to_string();
+            (Failure::Transport { cause: Cause::new(e, shown), retriable: false }, None)
+        })?;
+        let resp = self.client.send(req).await.map_err(|e| (transport(e), None))?;
         let status = resp.status();
         let header =
             |n: http::header::HeaderName| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -227,7 +231,7 @@ impl Reader {
         let mut body = Vec::new();
         let mut stream = resp.into_body();
         while let Some(frame) = stream.frame().await {
-            let frame = frame.map_err(|e| (transport(&e), None))?;
+            let frame = frame.map_err(|e| (transport(e), None))?;
             if let Ok(data) = frame.into_data() {
                 if body.len() as u64 + data.len() as u64 > self.max_body {
                     return Err((Failure::TooLarge(self.max_body), None));
@@ -270,9 +274,9 @@ fn backoff(attempt: u32) -> Duration {
 /// A transport failure: its innermost message, and whether it is retriable by the kind of the
 /// error (an I/O reset, abort, broken pipe or early end; a connection hyper saw closed or a
 /// message cut short), never by its wording.
-fn transport(e: &kube::Error) -> Failure {
+fn transport(e: kube::Error) -> Failure {
     let mut retriable = false;
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(x) = cur {
         if let Some(io) = x.downcast_ref::<std::io::Error>() {
             use std::io::ErrorKind::*;
@@ -283,7 +287,8 @@ fn transport(e: &kube::Error) -> Failure {
         }
         cur = x.source();
     }
-    Failure::Transport { message: transport_message(e), retriable }
+    let shown = transport_message(&e);
+    Failure::Transport { cause: Cause::new(e, shown), retriable }
 }
 
 /// The innermost cause of a transport error, which says what actually happened

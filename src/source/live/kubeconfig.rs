@@ -5,7 +5,7 @@
 //! proxy's), and kube's default retries switched off.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kube::config::{
@@ -13,7 +13,7 @@ use kube::config::{
     NamedContext,
 };
 
-use super::error::Error;
+use super::error::{Cause, Error};
 
 /// How to reach the cluster: kubectl's flags plus the environment the CLI read for us.
 #[derive(Clone, Debug, Default)]
@@ -174,7 +174,10 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         KubeconfigError::MissingClusterUrl => {
             Error::Config(format!("context \"{context}\" names a cluster without a server"))
         }
-        other => Error::Config(flatten(&other)),
+        other => {
+            let shown = flatten(&other);
+            Error::Client(Cause::new(other, shown))
+        }
     })?;
     config.default_retry = false;
     // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
@@ -220,11 +223,10 @@ fn escape_extra_key(key: &str) -> String {
 
 /// The kubeconfig kubectl would read, or `None` when there is none at all.
 fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
-    let read =
-        |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) });
+    let read = |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| kubeconfig_error(p, e));
     if let Some(p) = &o.kubeconfig {
         if !p.exists() {
-            return Err(Error::Kubeconfig { path: p.clone(), message: "no such file".into() });
+            return Err(Error::Kubeconfig { path: p.clone(), source: Cause::plain("no such file") });
         }
         return read(p).map(Some);
     }
@@ -233,7 +235,7 @@ fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
         for p in std::env::split_paths(env).filter(|p| !p.as_os_str().is_empty() && p.exists()) {
             let kc = read(&p)?;
             merged = Some(match merged {
-                Some(m) => m.merge(kc).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) })?,
+                Some(m) => m.merge(kc).map_err(|e| kubeconfig_error(&p, e))?,
                 None => kc,
             });
         }
@@ -306,6 +308,11 @@ fn in_cidr(ip: std::net::IpAddr, net: std::net::IpAddr, bits: u32) -> bool {
         }
         _ => false,
     }
+}
+
+fn kubeconfig_error(path: &Path, e: kube::config::KubeconfigError) -> Error {
+    let shown = flatten(&e);
+    Error::Kubeconfig { path: path.to_path_buf(), source: Cause::new(e, shown) }
 }
 
 /// An error and its causes on one line.
