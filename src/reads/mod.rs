@@ -36,8 +36,23 @@
 //! ([`MANAGED_FIELDS_READS`]), before the workloads named like those managers are looked up.
 //!
 //! Adding a read: add a step (a function from the discovery and the answers so far to asks)
-//! to [`Plan::next`]'s sequence, or more asks to an existing step, and a test here; the
-//! session needs no change (see `source::live::ask`).
+//! to `STEPS` (it sees every answer before it, by step: `Plan::answers_to`), or more asks to
+//! an existing step, and a test in `tests.rs` against its in-memory cluster; the session needs
+//! no change (see `source::live::ask`). A kind read in full must be one whose body the
+//! snapshot keeps (`snapshot::object::keeps_body`), or the body is dropped as it is parsed.
+//! For example:
+//! - Events of named objects: after the steps that found them, for each object's uid,
+//!   `Ask::list(core_events, Some(ns), why).full().selecting(format!("involvedObject.uid={uid}"))`
+//!   (`regarding.uid=…` for `events.k8s.io/v1`); Events are ignored by the GC's graph, and
+//!   `Plan::scope` skips them, so only these asks read them.
+//! - Validating/MutatingWebhookConfigurations in full: `Ask::list(t, None, why).full()` in the
+//!   scope step; Services and EndpointSlices of the webhooks' backends: a later step reading
+//!   the webhook answers and asking `by_name(services, …)` and a list of EndpointSlices
+//!   selected by `kubernetes.io/service-name` per backend.
+//! - `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
+//!   step that finds the terminating objects among the answers and asks, in their namespaces
+//!   only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
+//!   controller namespaces, the managers), as the steps above do for one namespace.
 
 mod by_name;
 mod crds;

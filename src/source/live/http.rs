@@ -302,3 +302,16 @@ fn transport_message(e: &kube::Error) -> String {
     }
     if last.is_empty() { flatten(e) } else { last }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_at_most_half_again_of_jitter() {
+        for _ in 0..100 {
+            let (a, b) = (backoff(1).as_millis(), backoff(2).as_millis());
+            assert!((200..=300).contains(&a) && (400..=600).contains(&b), "{a} {b}");
+        }
+    }
+}
