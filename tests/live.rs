@@ -156,7 +156,7 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
     let metadata_lists = |s: &ApiServer| {
         s.requests()
             .into_iter()
-            .filter(|r| r.wants_metadata() && !r.path.split('/').any(|p| p == "alpha"))
+            .filter(|r| r.accept.contains("as=PartialObjectMetadataList") && !r.path.split('/').any(|p| p == "alpha"))
             .collect::<Vec<_>>()
     };
     let asked = metadata_lists(&pb);

@@ -41,12 +41,6 @@ pub use error::Error;
 pub use http::{Failure, Reader};
 pub use kubeconfig::ConnectOptions;
 
-const CRD: (&str, &str) = ("apiextensions.k8s.io", "CustomResourceDefinition");
-
-fn is_crd(t: &ListType) -> bool {
-    t.group == CRD.0 && t.kind == CRD.1
-}
-
 /// A connection: the read-only client and the context's namespace.
 pub struct Session {
     pub reader: Reader,
@@ -125,13 +119,8 @@ impl Session {
     /// Whether one object exists: `Some(false)` on 404, `None` when the server would not say
     /// (forbidden, failing): the caller goes on and lets the lists decide.
     pub async fn exists(&self, t: &ListType, namespace: Option<&str>, name: &str) -> Result<Option<bool>, Error> {
-        // a CRD's schema is not needed to know it exists (it is read in full later if wanted)
-        let got = if is_crd(t) {
-            list::get_metadata(&self.reader, t, namespace, name).await
-        } else {
-            list::get(&self.reader, t, namespace, name).await
-        };
-        match got {
+        // no body is needed to know it exists (a plan reads it in full later if wanted)
+        match list::get_metadata(&self.reader, t, namespace, name).await {
             Ok(_) => Ok(Some(true)),
             Err(Failure::Status { code: 404, .. }) => Ok(Some(false)),
             Err(f @ Failure::Transport { .. }) => Err(f.into_error(self.reader.server(), &t.path(namespace))),
