@@ -5,23 +5,8 @@ use k8s_openapi::jiff::Timestamp;
 
 use super::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::Graph;
-use crate::snapshot::Snapshot;
-use crate::snapshot::raw::{Flattened, RawDoc};
 
-/// A graph over JSON object snippets.
-pub(crate) fn graph_of(docs: &[&str]) -> Graph {
-    graph_with(docs, &[])
-}
-
-/// A graph over JSON object snippets, with `incomplete` entries.
-pub(crate) fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
-    let mut f = Flattened::default();
-    for d in docs {
-        f.push(serde_json::from_str::<RawDoc>(d).unwrap_or_else(|e| panic!("bad test JSON ({e}): {d}")));
-    }
-    f.incomplete.extend(incomplete.iter().map(|s| crate::snapshot::Gap::recorded(*s)));
-    Graph::build(Snapshot::from_flattened(f))
-}
+pub(crate) use crate::testing::{graph_of, graph_with};
 
 fn fixture(name: &str) -> Graph {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).join("snapshot.json");
