@@ -262,3 +262,87 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
     flat.incomplete = incomplete;
     Snapshot::from_flattened(flat)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::ask::{Answered, Ask};
+    use super::*;
+    use crate::snapshot::raw::RawDoc;
+
+    fn t(plural: &str, kind: &str) -> ListType {
+        ListType {
+            group: String::new(),
+            version: "v1".into(),
+            plural: plural.into(),
+            kind: kind.into(),
+            namespaced: true,
+        }
+    }
+
+    fn cm(name: &str) -> RawDoc {
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                                      "metadata": {"name": name, "namespace": "labs", "uid": format!("u-{name}")}}))
+        .unwrap()
+    }
+
+    fn failed(code: u16) -> Result<Vec<RawDoc>, Failure> {
+        Err(Failure::Status { code, reason: String::new(), message: "no".into() })
+    }
+
+    #[test]
+    fn answers_become_one_snapshot_bodies_first_managed_fields_put_back_and_gaps_in_order() {
+        let cms = t("configmaps", "ConfigMap");
+        let with_managed_fields: RawDoc = serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a", "namespace": "labs", "uid": "u-a",
+                         "managedFields": [{"manager": "op", "operation": "Update",
+                             "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"x.io/f\"": {}}}}}]}}))
+        .unwrap();
+        let mut listed = cm("a");
+        listed.metadata.as_mut().unwrap().finalizers = Some(vec!["x.io/f".into()]);
+        let answers = vec![
+            Answered { ask: Ask::list(&cms, None, "t"), result: Ok(vec![listed]), managed_fields_dropped: true },
+            Answered {
+                ask: Ask::list(&cms, Some("labs".into()), "t").full(),
+                result: Ok(vec![cm("b")]),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::list(&t("pods", "Pod"), None, "t"),
+                result: failed(403),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&cms, Some("labs".into()), "a", "t").for_managed_fields(),
+                result: Ok(vec![with_managed_fields]),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&cms, Some("labs".into()), "gone", "t").for_managed_fields(),
+                result: failed(404),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&t("secrets", "Secret"), Some("labs".into()), "s", "t").full(),
+                result: failed(500),
+                managed_fields_dropped: false,
+            },
+        ];
+        let s = assemble(&Discovery::default(), answers, "2026-11-29T12:00:00Z".parse().unwrap());
+        // the full list's object comes first; the listed one got its managedFields back
+        let names: Vec<&str> = s.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(s.objects[1].finalizer_managers.first().map(|m| m.manager.as_str()), Some("op"));
+        // a GET of an object gone since it was listed is no gap
+        let gaps: Vec<String> = s.incomplete.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            gaps,
+            [
+                "secrets \"s\" could not be read in full: the server answered 500: no",
+                "pods could not be listed: forbidden (403)",
+            ]
+        );
+        assert!(s.incomplete[1].is_list_of("pods"));
+    }
+}
