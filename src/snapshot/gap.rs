@@ -89,6 +89,13 @@ impl fmt::Display for Gap {
     }
 }
 
+/// A line as a snapshot file records it.
+impl From<&str> for Gap {
+    fn from(line: &str) -> Gap {
+        Gap::recorded(line)
+    }
+}
+
 /// A gap equals the line it prints (as tests and snapshot files state them).
 impl PartialEq<&str> for Gap {
     fn eq(&self, other: &&str) -> bool {
