@@ -32,6 +32,12 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             st.bad("STUCK"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
         ),
+        // a controller that could not be judged earns no "in progress"
+        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => format!(
+            "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
+            st.strong("UNKNOWN"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        ),
         (Some(_), false) => format!(
             "{} {target} has been terminating for {}; its deletion is in progress.",
             st.good("IN PROGRESS"),
@@ -40,8 +46,14 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
     };
     writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;
     // 2. root causes, finalizers grouped by the controller that must remove them
-    let is_root =
-        |f: &&crate::diagnose::Finding| d.root_causes.binary_search(&f.object).is_ok() && f.severity == Severity::Error;
+    // the Error findings on the objects stuck on their own account; where none is an Error
+    // (a claim a running pod holds: the controller is right to wait), their findings as they are
+    // (root_causes is sorted: a binary search keeps 40k stuck objects linear)
+    let rooted = |f: &crate::diagnose::Finding| d.root_causes.binary_search(&f.object).is_ok();
+    let error_roots = d.findings.iter().any(|f| rooted(f) && f.severity == Severity::Error);
+    let is_root = |f: &&crate::diagnose::Finding| {
+        rooted(f) && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
+    };
     if d.stuck && d.findings.iter().any(|f| is_root(&f)) {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -133,7 +145,23 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 5. the next step
+    // 5. what the controllers reported: recent Warning events, quoted
+    if !d.events.is_empty() {
+        writeln!(w, "\n{}", st.strong("Recent Warning events"))?;
+        for oe in &d.events {
+            let more = if oe.total_warnings > oe.warnings.len() {
+                format!(" ({} of {})", oe.warnings.len(), oe.total_warnings)
+            } else {
+                String::new()
+            };
+            writeln!(w, "{}", st.wrap(&format!("{}{more}", sanitize(&describe(g, oe.object))), "  ", "    "))?;
+            for e in &oe.warnings {
+                let line = sanitize(&crate::diagnose::events::describe_event(e, d.now));
+                writeln!(w, "{}", st.wrap(&line, "      ", "        "))?;
+            }
+        }
+    }
+    // 6. the next step
     let extra = claim_steps(g, d);
     let remedies = next_steps(d, &extra);
     if !remedies.is_empty() {
