@@ -94,11 +94,14 @@ fn a_stuck_claim_names_its_pods_and_their_workload_and_offers_scaling_it_down() 
     );
     let pod =
         controller_ref(obj("v1", "Pod", Some("shop"), "web-5d9c-x1", "pod"), "apps/v1", "ReplicaSet", "web-5d9c", "rs")
-            .with("spec", json!({"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}));
+            .with(
+                "spec",
+                json!({"nodeName": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}),
+            );
     let g = graph(vec![lease("kube-controller-manager", "cp-1", "2026-11-29T11:59:55Z"), pvc, deploy, rs, pod]);
     let (text, v) = text(&g, "data", "PersistentVolumeClaim");
-    assert!(text.contains("used by Pod web-5d9c-x1 (of Deployment shop/web)"), "{text}");
-    assert!(text.contains("Scale Deployment shop/web down to zero"), "{text}");
+    assert!(text.contains("used by Pod shop/web-5d9c-x1"), "{text}");
+    assert!(text.contains("Scale Deployment shop/web to zero"), "{text}");
     assert!(text.contains("kubectl scale deployments.apps web -n shop --replicas=0"), "{text}");
     let steps: Vec<&Value> =
         v["findings"].as_array().unwrap().iter().flat_map(|f| f["remedy"].as_array().unwrap()).collect();

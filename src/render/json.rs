@@ -145,23 +145,8 @@ pub fn finding_json(g: &Graph, f: &Finding, conn: &Connection) -> FindingJson {
         object: object_ref(g, f.object),
         related: f.related.iter().map(|r| related_ref(g, r)).collect(),
         message: f.message.clone(),
-        remedy: remedy_of(g, f).iter().map(|s| step_json(s, conn)).collect(),
+        remedy: f.remedy.iter().map(|s| step_json(s, conn)).collect(),
     }
-}
-
-/// The finding's steps, with what releases a claim that running pods hold (ranked again).
-fn remedy_of<'a>(g: &Graph, f: &'a Finding) -> std::borrow::Cow<'a, [Step]> {
-    if f.code != crate::diagnose::FindingCode::FinalizerPending {
-        return std::borrow::Cow::Borrowed(&f.remedy);
-    }
-    let extra = crate::diagnose::remedy::release_claim(g, f.object, &f.related);
-    if extra.is_empty() {
-        return std::borrow::Cow::Borrowed(&f.remedy);
-    }
-    let mut all = f.remedy.clone();
-    all.extend(extra);
-    crate::diagnose::step::rank(&mut all);
-    std::borrow::Cow::Owned(all)
 }
 
 pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {

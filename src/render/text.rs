@@ -121,10 +121,6 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             };
             writeln!(w, "{}", st.wrap(&format!("{code}  {}", sanitize(&describe(g, f.object))), "  ", "      "))?;
             writeln!(w, "{}", st.wrap(&sanitize(&f.message), "      ", "      "))?;
-            let names = claim_users(g, f);
-            if !names.is_empty() {
-                writeln!(w, "{}", st.wrap(&sanitize(&names), "      ", "      "))?;
-            }
         }
     }
     if !content.is_empty() {
@@ -162,8 +158,7 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
         }
     }
     // 6. the next step
-    let extra = claim_steps(g, d);
-    let remedies = next_steps(d, &extra);
+    let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
         for (i, r) in remedies.iter().enumerate() {
@@ -197,43 +192,8 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
     Ok(())
 }
 
-/// Steps the rendering adds: what releases a claim that running pods hold.
-fn claim_steps(g: &Graph, d: &Diagnosis) -> Vec<Step> {
-    d.findings
-        .iter()
-        .filter(|f| f.code == FindingCode::FinalizerPending)
-        .flat_map(|f| crate::diagnose::remedy::release_claim(g, f.object, &f.related))
-        .collect()
-}
-
 /// Objects listed by name in a group before "… and N more".
 const LISTED: usize = 20;
-
-/// For a claim held by `kubernetes.io/pvc-protection`: the pods that use it and the workload
-/// that owns each (the one to scale down to release the claim), as one line; empty otherwise.
-fn claim_users(g: &Graph, f: &crate::diagnose::Finding) -> String {
-    let is_claim = g.identity(f.object).kind == "PersistentVolumeClaim" && g.identity(f.object).group().is_empty();
-    if !is_claim || f.related.is_empty() {
-        return String::new();
-    }
-    let mut users = Vec::new();
-    for r in f.related.iter().take(LISTED) {
-        let crate::diagnose::Related::Node(p) = r else { continue };
-        if g.identity(*p).kind != "Pod" {
-            continue;
-        }
-        let mut who = format!("Pod {}", g.identity(*p).name);
-        if let Some(owner) = crate::diagnose::remedy::workload_of(g, *p) {
-            who.push_str(&format!(" (of {})", describe(g, owner)));
-        }
-        users.push(who);
-    }
-    if users.is_empty() {
-        return String::new();
-    }
-    let more = if f.related.len() > LISTED { format!(" and {} more", f.related.len() - LISTED) } else { String::new() };
-    format!("used by {}{more}", users.join(", "))
-}
 
 /// Deeper levels are not drawn, only numbered: a 10,000-deep chain stays readable and linear.
 const MAX_DRAWN_DEPTH: usize = 32;
@@ -366,10 +326,9 @@ struct Grouped<'a> {
 /// Every step of the answer once, ranked safest first across all findings (stable, so the
 /// order of the findings breaks ties), steps of equal reach and text grouped; linear in the
 /// number of steps.
-fn next_steps<'a>(d: &'a Diagnosis, extra: &'a [Step]) -> Vec<Grouped<'a>> {
+fn next_steps(d: &Diagnosis) -> Vec<Grouped<'_>> {
     let mut seen = std::collections::HashSet::new();
-    let mut steps: Vec<&Step> =
-        d.findings.iter().flat_map(|f| &f.remedy).chain(extra).filter(|s| seen.insert(*s)).collect();
+    let mut steps: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
     steps.sort_by_key(|s| s.reach);
     let mut out: Vec<Grouped> = Vec::new();
     let mut by_text: std::collections::HashMap<(crate::diagnose::Reach, &str), usize> = Default::default();
