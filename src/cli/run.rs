@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<Exit> {
                             "Once the blockers are gone (every remaining finalizer removed by its controller):"
                         };
                         writeln!(out, "\n{heading}\n")?;
-                        render::plan::write_text(p, &g, style(global).color, &mut out)?;
+                        render::plan::write_text_styled(p, &g, style(global), &mut out)?;
                     }
                 }
                 Format::Json | Format::Yaml => {
@@ -114,7 +114,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let p = plan::plan(&g, &live, target, &opts);
             let mut out = output::stdout();
             match a.output {
-                Format::Text => render::plan::write_text(&p, &g, style(global).color, &mut out)?,
+                Format::Text => render::plan::write_text_styled(&p, &g, style(global), &mut out)?,
                 Format::Json => render::plan::write_json(&p, &g, &mut out)?,
                 Format::Yaml => output::yaml(&render::plan::to_value(&p, &g), &mut out)?,
             }

@@ -241,7 +241,13 @@ fn already_requested(plan: &Plan, g: &Graph) -> Option<u32> {
 
 /// `plan -o text`: the waves, the outcome, then what blocks and why, then the notes.
 pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io::Result<()> {
-    let p = Paint { on: color };
+    write_text_styled(plan, g, super::style::Style { color, width: None }, w)
+}
+
+/// [`write_text`] with the terminal's width: the reasons and notes wrap (the table of steps
+/// does not; a step stays one row).
+pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mut impl Write) -> io::Result<()> {
+    let p = Paint { on: st.color };
     let target = show(&ObjRef::of_node(g, plan.target));
     let requested = already_requested(plan, g);
     if requested.is_some() {
@@ -312,7 +318,11 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
             writeln!(w, "  {} {}{fins}", p.red("!"), show(&ObjRef::of_node(g, b.object)))?;
             for s in plan.steps.iter().filter(|s| s.object == b.object) {
                 if let Action::Blocked { reason, .. } = &s.action {
-                    writeln!(w, "      {}: {}", clean(&s.actor), clean(reason))?;
+                    writeln!(
+                        w,
+                        "{}",
+                        st.wrap(&format!("{}: {}", clean(&s.actor), clean(reason)), "      ", "        ")
+                    )?;
                 }
             }
         }
@@ -321,7 +331,7 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
         writeln!(w)?;
         writeln!(w, "{}", p.bold("Notes"))?;
         for n in &plan.notes {
-            writeln!(w, "  - {}", clean(n))?;
+            writeln!(w, "{}", st.wrap(&clean(n), "  - ", "    "))?;
         }
     }
     Ok(())
