@@ -286,6 +286,12 @@ fn pasted_commands_pass_hostile_names_as_single_arguments_and_run_nothing() {
         let json_out = why_stuck_file(&["why-stuck", &target, "-o", "json"], &file);
         let v: Value =
             serde_json::from_slice(&json_out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&json_out)));
+        // nothing a terminal acts on reaches it raw: no C1 control, no bidi override, and in
+        // text no newline inside a field (every name is on one line)
+        for (what, out) in [("text", stdout(&text)), ("json", stdout(&json_out))] {
+            assert!(!out.contains('\u{9b}') && !out.contains('\u{202e}') && !out.contains('\r'), "{what}: {out}");
+        }
+        assert!(!stdout(&text).lines().any(|l| l.starts_with("touch ")), "a name forged a line:\n{}", stdout(&text));
         for (what, lines) in [("text", text_commands(&stdout(&text))), ("json", json_commands(&v))] {
             let patches: Vec<&String> = lines.iter().filter(|l| l.starts_with("kubectl patch")).collect();
             assert_eq!(patches.len(), names.len(), "{what}: {lines:#?}");
