@@ -412,3 +412,22 @@ fn the_plan_under_why_stuck_is_headed_by_what_it_shows() {
     let done = plan_of("site-operator-gone", &["site/alpha", "-n", "labs"]);
     assert!(done.contains("Once the blockers are gone") && done.contains("  blocked: 0"), "{done}");
 }
+
+#[test]
+fn answers_cite_kubernetes_not_internal_documents() {
+    let mut answers = 0;
+    for fixture in fixtures() {
+        for args in checks(&fixture) {
+            for o in ["text", "json"] {
+                let mut c = Command::new(support::bin());
+                c.args(&args).args(["--now", NOW, "-o", o, "--snapshot"]).arg(fixture.join("snapshot.json"));
+                let out = stdout(&run(c, DEADLINE));
+                for internal in ["gc-semantics", "contract.md", "§"] {
+                    assert!(!out.contains(internal), "{} {args:?}: {internal} in\n{out}", fixture.display());
+                }
+                answers += 1;
+            }
+        }
+    }
+    assert!(answers >= 20, "{answers}");
+}
