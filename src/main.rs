@@ -7,7 +7,6 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -48,7 +47,7 @@ fn main() -> ExitCode {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Ok.into(),
         Err(e) => {
-            let _ = writeln!(std::io::stderr().lock(), "error: {e:#}");
+            cli::output::error(&format!("{e:#}"));
             Exit::Failure.into()
         }
     }

@@ -4,6 +4,7 @@ mod bench;
 mod cli;
 mod completion;
 mod fixtures;
+mod hostile;
 mod krew;
 mod live;
 mod pictures;

@@ -110,6 +110,9 @@ pub enum FaultKind {
     Slow(Duration),
     /// Drop the connection mid-answer.
     Reset,
+    /// An error Status with this code and this message: a hostile or broken server's words
+    /// (terminal escapes, a forged second line) that the client must not print raw.
+    StatusMessage(u16, String),
 }
 
 /// A fault on the requests it matches.
@@ -520,6 +523,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
             tokio::time::sleep(d).await;
             return None;
         }
+        FaultKind::StatusMessage(code, message) => status(code, "InternalError", &message, None),
         FaultKind::Reset => {
             let stream = futures::stream::once(async {
                 Err::<axum::body::Bytes, std::io::Error>(std::io::Error::new(
