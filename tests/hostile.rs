@@ -97,3 +97,111 @@ fn snapshot_names_and_incomplete_entries_reach_stderr_escaped() {
     assert_eq!(o.status.code(), Some(1));
     assert_clean_stderr(&o);
 }
+
+fn kubeconfig_with_user(dir: &std::path::Path, server: &str, user: &str) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: t\n  cluster:\n    server: {server}\ncontexts:\n- name: t\n  context: {{cluster: t, user: t}}\nusers:\n- name: t\n  user:\n{user}"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn gc_with(kubeconfig: &std::path::Path, extra: &[&str]) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.env("KUBECONFIG", kubeconfig).args(["tree", "site/alpha", "-n", "labs", "--request-timeout", "2s"]).args(extra);
+    run(c, DEADLINE)
+}
+
+/// Fails unless the run failed with exactly one `error:` line that does not hold `secret`.
+fn assert_one_error_without(o: &Output, secret: &str) {
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+    let err = stderr(o);
+    assert!(!err.contains(secret), "a credential on stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one error line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+}
+
+#[test]
+fn kubeconfig_and_exec_plugin_content_is_never_echoed() {
+    let dir = tempfile::tempdir().unwrap();
+    // a YAML error two lines below the token
+    let kc = kubeconfig_with_user(dir.path(), "http://127.0.0.1:9", "    token: SECRET-TOKEN-1\n    bad: [unclosed\n");
+    let o = gc_with(&kc, &[]);
+    assert_one_error_without(&o, "SECRET-TOKEN-1");
+    assert!(stderr(&o).contains("line 15"), "where, at least: {}", stderr(&o));
+
+    // an exec plugin that fails after printing a credential, and one whose JSON is cut short
+    let failing = dir.path().join("failing.sh");
+    std::fs::write(&failing, "#!/bin/sh\necho 'SECRET-PLUGIN-OUT'\necho 'SECRET-PLUGIN-ERR' >&2\nexit 1\n").unwrap();
+    let malformed = dir.path().join("malformed.sh");
+    std::fs::write(
+        &malformed,
+        "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"SECRET-PLUGIN-OUT\"'\n",
+    )
+    .unwrap();
+    for plugin in [&failing, &malformed] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let kc = kubeconfig_with_user(
+            dir.path(),
+            "http://127.0.0.1:9",
+            &format!(
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+                plugin.display()
+            ),
+        );
+        let o = gc_with(&kc, &[]);
+        assert_one_error_without(&o, "SECRET-PLUGIN");
+    }
+}
+
+#[test]
+fn a_password_in_the_server_url_is_not_printed() {
+    let server = ApiServer::start_with(
+        &site("site-basics"),
+        Options { faults: vec![Fault::path("/api", FaultKind::Status(500))], ..Options::default() },
+        0,
+    );
+    let url = server.url().replacen("http://", "http://admin:SECRET-PASSWORD@", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_with_user(dir.path(), &url, "    token: t\n");
+    let o = gc_with(&kc, &[]);
+    assert_one_error_without(&o, "SECRET-PASSWORD");
+    assert!(stderr(&o).contains(server.url().trim_start_matches("http://")), "the server is named: {}", stderr(&o));
+    // nor as --server, nor in the cache directory's name
+    let o = gc_with(&kc, &["--server", &url, "--cache-dir", dir.path().join("cache").to_str().unwrap()]);
+    assert_one_error_without(&o, "SECRET-PASSWORD");
+}
+
+#[test]
+fn a_token_with_a_control_character_is_one_error_not_a_panic() {
+    let server = ApiServer::start(&site("site-basics"));
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig_with_user(dir.path(), &server.url(), "    token: t\n");
+    for token in ["abc\n", "a\u{7}bc"] {
+        let o = gc_with(&kc, &["--token", token]);
+        assert_one_error_without(&o, "panicked");
+        assert!(stderr(&o).contains("--token"), "{}", stderr(&o));
+    }
+    // a `token: |` block ends in a newline
+    let kc = kubeconfig_with_user(dir.path(), &server.url(), "    token: |\n      abc\n");
+    let o = gc_with(&kc, &[]);
+    assert_one_error_without(&o, "panicked");
+    assert!(stderr(&o).contains("user \"t\""), "{}", stderr(&o));
+    // a token file ending in a newline is trimmed, as client-go does
+    let file = dir.path().join("token");
+    std::fs::write(&file, "abc\n").unwrap();
+    let kc = kubeconfig_with_user(dir.path(), &server.url(), &format!("    tokenFile: {}\n", file.display()));
+    let o = gc_with(&kc, &["--now", NOW]);
+    assert!(matches!(o.status.code(), Some(0 | 2)), "{}", stderr(&o));
+    let auth: Vec<_> = server.requests().iter().map(|r| r.authorization.clone()).collect();
+    assert!(!auth.is_empty() && auth.iter().all(|a| a == "Bearer abc"), "{auth:?}");
+    // and an empty one is an error
+    std::fs::write(&file, "\n").unwrap();
+    assert_one_error_without(&gc_with(&kc, &[]), "panicked");
+}
