@@ -205,3 +205,50 @@ fn a_token_with_a_control_character_is_one_error_not_a_panic() {
     std::fs::write(&file, "\n").unwrap();
     assert_one_error_without(&gc_with(&kc, &[]), "panicked");
 }
+
+#[test]
+fn a_tampered_cache_never_makes_secrets_read_in_full() {
+    let server = ApiServer::start(&site("site-basics"));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let env = Env::new(&server.url(), None);
+    let ask = || {
+        let mut c = env.gc();
+        c.args(["why-stuck", "site/alpha", "-n", "labs", "--now", NOW, "--cache-dir"]).arg(&cache);
+        run(c, DEADLINE)
+    };
+    let o = ask();
+    assert!(matches!(o.status.code(), Some(0 | 2)), "{}", stderr(&o));
+    let file = walk(&cache).into_iter().find(|p| p.ends_with("kubectl-gc.json")).expect("a cache file");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let mut tampered = 0;
+    for list in v["items"].as_array_mut().unwrap() {
+        if list["groupVersion"] == "v1" {
+            for r in list["resources"].as_array_mut().unwrap() {
+                if r["name"] == "secrets" {
+                    r["kind"] = "Pod".into();
+                    tampered += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(tampered, 1);
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    server.clear_requests();
+    let o = ask();
+    assert!(matches!(o.status.code(), Some(0 | 1 | 2)), "{}", stderr(&o));
+    assert!(
+        server.requests().iter().any(|r| r.path.contains("/secrets")),
+        "secrets were read from the cache's mapping"
+    );
+    support::assert_read_only(&server);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
