@@ -252,3 +252,37 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn snapshot_writes_its_file_whole_private_and_only_with_force_over_another() {
+    let server = ApiServer::start(&site("site-basics"));
+    let env = Env::new(&server.url(), None);
+    let file = env.dir.path().join("labs.json");
+    let snap = |extra: &[&str]| {
+        let mut c = env.gc();
+        c.args(["snapshot", "-n", "labs", "--file"]).arg(&file).args(extra);
+        run(c, DEADLINE)
+    };
+    let o = snap(&["-o", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = std::fs::read(&file).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&first).expect("a JSON snapshot");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    std::fs::write(&file, "precious").unwrap();
+    let o = snap(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious");
+    let o = snap(&["--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap().len(), first.len());
+    // -o is the format (contract §1), never a path
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "labs", "-o"]).arg(env.dir.path().join("x.json"));
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!env.dir.path().join("x.json").exists());
+}

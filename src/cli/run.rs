@@ -123,17 +123,19 @@ pub fn run(args: Args) -> Result<Exit> {
             if !global.snapshot.is_empty() {
                 bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
             }
+            // refused before the cluster is read, and again (atomically) when the file is placed
+            if let Some(path) = &a.file
+                && !a.force
+                && std::fs::symlink_metadata(path).is_ok()
+            {
+                bail!("{} exists: give --force to replace it, or another --file", path.display());
+            }
             let snapshot = super::live::read(global, None, false)?;
             warn_about(&snapshot);
-            match &a.output {
-                Some(path) => {
-                    let file =
-                        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-                    let mut w = std::io::BufWriter::new(file);
-                    kubectl_gc::snapshot::write::write(&snapshot, &mut w)
-                        .and_then(|_| w.flush())
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
+            match &a.file {
+                Some(path) => super::snapshot_file::write(path, a.force, |w| {
+                    kubectl_gc::snapshot::write::write(&snapshot, w).map_err(Into::into)
+                })?,
                 None => {
                     let mut out = output::stdout();
                     kubectl_gc::snapshot::write::write(&snapshot, &mut out)?;
