@@ -286,3 +286,64 @@ fn snapshot_writes_its_file_whole_private_and_only_with_force_over_another() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!env.dir.path().join("x.json").exists());
 }
+
+/// A chain of `n` ConfigMaps in namespace `deep`, each owned by the previous one.
+fn chain(dir: &std::path::Path, n: usize, incomplete: &[&str]) -> std::path::PathBuf {
+    let items: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            let mut meta = serde_json::json!({"name": format!("c{i}"), "namespace": "deep", "uid": format!("u{i}")});
+            if i > 0 {
+                meta["ownerReferences"] = serde_json::json!([{"apiVersion":"v1","kind":"ConfigMap","name":format!("c{}", i-1),"uid":format!("u{}", i-1)}]);
+            }
+            serde_json::json!({"apiVersion":"v1","kind":"ConfigMap","metadata":meta})
+        })
+        .collect();
+    let f = dir.join("chain.json");
+    std::fs::write(&f, serde_json::json!({"kind":"List","items":items,"incomplete":incomplete}).to_string()).unwrap();
+    f
+}
+
+fn offline(args: &[&str], snapshot: &std::path::Path) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.args(args).args(["--now", NOW, "--snapshot"]).arg(snapshot);
+    run(c, DEADLINE)
+}
+
+#[test]
+fn tree_json_and_yaml_say_what_could_not_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = chain(dir.path(), 3, &["configmaps in namespace \"other\" could not be listed: forbidden (403)"]);
+    let o = offline(&["tree", "cm/c0", "-n", "deep", "-o", "json"], &f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["incomplete"][0], "configmaps in namespace \"other\" could not be listed: forbidden (403)");
+    assert_eq!(v["dependents"][0]["object"]["name"], "c1");
+    let o = offline(&["tree", "cm/c0", "-n", "deep", "-o", "yaml"], &f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let y: serde_json::Value = serde_saphyr::from_slice(&o.stdout).unwrap();
+    assert_eq!(y, v, "the YAML is the JSON's shape");
+    // and an empty list when everything was read
+    let f = chain(dir.path(), 2, &[]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&offline(&["tree", "cm/c0", "-n", "deep", "-o", "json"], &f).stdout).unwrap();
+    assert_eq!(v["incomplete"], serde_json::json!([]));
+}
+
+#[test]
+fn tree_yaml_has_no_depth_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = chain(dir.path(), 100, &[]);
+    let o = offline(&["tree", "cm/c0", "-n", "deep", "-o", "yaml"], &f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let block = text.matches("kind: ConfigMap").count();
+    let flow = text.matches("\"kind\":\"ConfigMap\"").count();
+    assert_eq!(block + flow, 100, "every object once");
+    assert!(block > 30 && flow > 30, "block style near the root, flow style deep down ({block}, {flow})");
+    // 10,000 levels: linear, not an indentation per level
+    let f = chain(dir.path(), 10_000, &[]);
+    let o = offline(&["tree", "cm/c0", "-n", "deep", "-o", "yaml"], &f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.len() < 10_000 * 400, "{} bytes", o.stdout.len());
+}

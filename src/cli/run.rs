@@ -76,12 +76,7 @@ pub fn run(args: Args) -> Result<Exit> {
             match a.output {
                 TreeFormat::Text => render::text::write_tree(&g, &t, now.as_second(), style(global), &mut out)?,
                 TreeFormat::Json => render::json::write_tree(&g, &t, &mut out)?,
-                TreeFormat::Yaml => {
-                    let mut buf = Vec::new();
-                    render::json::write_tree(&g, &t, &mut buf)?;
-                    let v: serde_json::Value = serde_json::from_slice(&buf)?;
-                    output::yaml(&v, &mut out)?;
-                }
+                TreeFormat::Yaml => render::tree_yaml::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Dot => render::dot::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Mermaid => render::mermaid::write_tree(&g, &t, &mut out)?,
             }

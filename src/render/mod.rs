@@ -7,3 +7,4 @@ pub mod picture;
 pub mod plan;
 pub mod style;
 pub mod text;
+pub mod tree_yaml;
