@@ -347,3 +347,38 @@ fn tree_yaml_has_no_depth_limit() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(o.stdout.len() < 10_000 * 400, "{} bytes", o.stdout.len());
 }
+
+fn live_error(faults: Vec<Fault>, target: &str) -> Output {
+    let server = ApiServer::start_with(&site("site-basics"), Options { faults, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["why-stuck", target, "-n", "labs", "--now", NOW, "--request-timeout", "1s"]);
+    run(c, DEADLINE)
+}
+
+#[test]
+fn a_refused_target_is_not_called_not_found() {
+    for kind in [
+        FaultKind::Status(401),
+        FaultKind::Status(403),
+        FaultKind::Status(500),
+        FaultKind::Slow(std::time::Duration::from_secs(3)),
+    ] {
+        let o = live_error(vec![Fault::resource("sites", kind.clone())], "site/alpha");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{kind:?}: {err}\n{}", support::stdout(&o));
+        assert!(!err.contains("not found"), "{kind:?}: {err}");
+        assert!(err.contains("could not be read"), "{kind:?}: {err}");
+        assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{kind:?}: {err}");
+    }
+}
+
+#[test]
+fn a_target_whose_group_fails_discovery_says_so() {
+    let o = live_error(vec![Fault::group("own.labhub.io", FaultKind::Unavailable)], "site/alpha");
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("doesn't have a resource type"), "{err}");
+    assert!(err.contains("own.labhub.io"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+}

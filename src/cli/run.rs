@@ -196,6 +196,18 @@ fn warn_about(s: &Snapshot) {
     }
 }
 
+/// What could not be read of a type where the target would be (its namespace, or every
+/// namespace): an absent object there is unknown, not "not found".
+fn unread<'g>(g: &'g Graph, plural: &str, ns: Option<&str>) -> Option<&'g str> {
+    let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
+    let everywhere = format!("{plural} could not");
+    g.snapshot
+        .incomplete
+        .iter()
+        .find(|i| i.starts_with(&everywhere) || here.as_ref().is_some_and(|h| i.starts_with(h.as_str())))
+        .map(String::as_str)
+}
+
 /// Resolves `TYPE/NAME` or `TYPE NAME` and `-n` to one object of the graph.
 pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
@@ -213,6 +225,13 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     });
     match g.find(&rt.group, &rt.kind, ns.as_deref(), name) {
         Some(id) => Ok(id),
+        None if let Some(why) = unread(g, &rt.qualified_plural(), ns.as_deref()) => {
+            let place = ns.map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
+            bail!(
+                "cannot tell whether {} \"{name}\" exists{place}: it could not be read ({why})",
+                rt.qualified_plural()
+            )
+        }
         None => match ns {
             Some(ns) => bail!("{} \"{name}\" not found in namespace \"{ns}\"", rt.qualified_plural()),
             None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
