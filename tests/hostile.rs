@@ -382,3 +382,30 @@ fn a_target_whose_group_fails_discovery_says_so() {
     assert!(err.contains("own.labhub.io"), "{err}");
     assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
 }
+
+#[test]
+fn an_object_without_its_crd_can_be_named_and_the_answer_says_what_was_inferred() {
+    // `kubectl get site alpha -o yaml` saved to a file
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("alpha.yaml");
+    std::fs::write(
+        &f,
+        "apiVersion: own.labhub.io/v1\nkind: Site\nmetadata:\n  name: alpha\n  namespace: labs\n  uid: 3a9bd23b\n  finalizers: [own.labhub.io/cleanup]\n  deletionTimestamp: \"2026-11-29T10:00:00Z\"\nspec: {}\n",
+    )
+    .unwrap();
+    for name in ["site/alpha", "Site/alpha", "sites.own.labhub.io/alpha", "sites.v1.own.labhub.io/alpha"] {
+        let o = offline(&["why-stuck", name, "-n", "labs", "-o", "json"], &f);
+        assert!(matches!(o.status.code(), Some(0 | 2)), "{name}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["object"]["kind"], "Site");
+        let inc = v["incomplete"].as_array().unwrap();
+        assert!(inc.iter().any(|i| i.as_str().unwrap().contains("inferred")), "{name}: {inc:?}");
+        assert!(stderr(&o).contains("warning: sites.own.labhub.io has no discovery data"), "{}", stderr(&o));
+    }
+    let o = offline(&["tree", "sites/alpha", "-n", "labs"], &f);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // a name that is not there is still "not found"
+    let o = offline(&["why-stuck", "site/beta", "-n", "labs"], &f);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not found"), "{}", stderr(&o));
+}

@@ -182,7 +182,13 @@ fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> 
     };
     output::timing("load", t0);
     let t1 = std::time::Instant::now();
-    let g = Graph::build(snapshot);
+    let mut g = Graph::build(snapshot);
+    // kinds named only by the objects present: answered, and said to rest on inference
+    let inferred: Vec<String> = g.mapper.inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
+    for note in inferred {
+        output::warn(&note);
+        g.snapshot.incomplete.push(note);
+    }
     output::timing("graph", t1);
     Ok((g, now))
 }
