@@ -409,3 +409,36 @@ fn an_object_without_its_crd_can_be_named_and_the_answer_says_what_was_inferred(
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("not found"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_gc_stall_resting_on_unreadable_dependents_is_unknown() {
+    let server = ApiServer::start_with(
+        &site("site-operator-gone"),
+        Options { faults: vec![Fault::resource("configmaps", FaultKind::Status(403))], ..Options::default() },
+        0,
+    );
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "--now", NOW, "-o", "json"]);
+    let o = run(c, DEADLINE);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(!codes.contains(&"GarbageCollectorStalled"), "{codes:?}");
+    let gc = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["message"].as_str().unwrap().starts_with("foregroundDeletion"));
+    let gc = gc.expect("foregroundDeletion is explained");
+    assert!(gc["message"].as_str().unwrap().contains("configmaps in namespace \"labs\" could not be listed"), "{gc}");
+    // the operator being down is still the answer, with its certainty
+    assert!(codes.contains(&"FinalizerControllerDown"), "{codes:?}");
+    // readable, the ConfigMap is the blocking dependent, and no stall is claimed either
+    let server = ApiServer::start(&site("site-operator-gone"));
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "--now", NOW, "-o", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&run(c, DEADLINE).stdout).unwrap();
+    let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"BlockingDependent") && !codes.contains(&"GarbageCollectorStalled"), "{codes:?}");
+}

@@ -14,6 +14,7 @@
 pub mod finding;
 mod owners;
 pub mod remedy;
+mod unread;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -298,6 +299,23 @@ impl Explainer<'_, '_> {
         } else {
             "no blocking dependent remains"
         };
+        let unread = unread::hiding_dependents(g, x);
+        if !unread.is_empty() {
+            // a stall would rest on what could not be read: say so, and claim nothing
+            self.finding(
+                FindingCode::FinalizerPending,
+                Severity::Warning,
+                x,
+                Vec::new(),
+                format!(
+                    "{f} is still on {} after {age}s; whether {what} cannot be told, as dependents could not be read ({}): either the garbage collector still waits for one of them, or it missed this object",
+                    describe(g, x),
+                    unread.join("; ")
+                ),
+                vec![format!("Settle it by reading what could not be read ({}), e.g. with wider permissions.", unread[0])],
+            );
+            return;
+        }
         self.finding(
             FindingCode::GarbageCollectorStalled,
             Severity::Error,
