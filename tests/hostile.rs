@@ -442,3 +442,17 @@ fn a_gc_stall_resting_on_unreadable_dependents_is_unknown() {
     let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
     assert!(codes.contains(&"BlockingDependent") && !codes.contains(&"GarbageCollectorStalled"), "{codes:?}");
 }
+
+#[test]
+fn usage_errors_are_one_error_line() {
+    let env = Env::new("http://127.0.0.1:9", None);
+    for args in [&["tree", "--bogus"][..], &["tree", "x/y", "-o", "bogus"], &["plan"], &["why-stuck", "a", "b", "c"]] {
+        let mut c = env.command(support::bin());
+        c.args(args);
+        let o = run(c, DEADLINE);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains("--help"), "{args:?}: {err}");
+    }
+}
