@@ -458,3 +458,20 @@ fn usage_errors_are_one_error_line() {
         assert!(err.starts_with("error: ") && err.contains("--help"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn offline_a_type_of_a_group_the_capture_could_not_discover_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.json");
+    std::fs::write(
+        &f,
+        r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"x","uid":"1"}}],
+            "incomplete":["API group own.labhub.io/v1 could not be discovered: the server answered 503"]}"#,
+    )
+    .unwrap();
+    let o = offline(&["why-stuck", "site/alpha", "-n", "x"], &f);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(!err.contains("doesn't have a resource type") && err.contains("own.labhub.io/v1"), "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+}

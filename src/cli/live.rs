@@ -124,7 +124,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
 
 /// A TYPE that discovery did not find: when some API groups could not be discovered, it may
 /// be theirs, and the error says so rather than "the server doesn't have a resource type".
-fn unresolved(e: kubectl_gc::discovery::ResolveError, failed: &[String]) -> anyhow::Error {
+pub(super) fn unresolved(e: kubectl_gc::discovery::ResolveError, failed: &[String]) -> anyhow::Error {
     match (&e, failed) {
         (kubectl_gc::discovery::ResolveError::Unknown(arg), [first, rest @ ..]) => anyhow::anyhow!(
             "resource type \"{arg}\" is not among the API groups that could be discovered; {}{}",

@@ -225,7 +225,12 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     if name.is_empty() || type_arg.is_empty() {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
-    let rt = g.mapper.resolve(type_arg)?;
+    let rt = g.mapper.resolve(type_arg).map_err(|e| {
+        // offline too: a snapshot whose capture could not discover some groups says so
+        let failed: Vec<String> =
+            g.snapshot.incomplete.iter().filter(|i| i.contains("could not be discovered")).cloned().collect();
+        super::live::unresolved(e, &failed)
+    })?;
     let ns = rt.namespaced.then(|| {
         global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string())
     });
