@@ -64,11 +64,12 @@ fn answer(s: Snapshot) {
     let g = Graph::build(s);
     let live = Liveness::new(&g, now);
     let targets: Vec<_> = g.observed().map(|(id, _)| id).take(TARGETS).collect();
+    let conn = crate::diagnose::step::Connection::unbound("fuzzing");
     let mut sink = Vec::new();
     for t in targets {
         let d = crate::diagnose::why_stuck(&g, &live, t);
-        let _ = crate::render::text::write_why_stuck(&g, &d, Style::PLAIN, &mut sink);
-        let _ = crate::render::json::write(&crate::render::json::why_stuck(&g, &d), &mut sink);
+        let _ = crate::render::text::write_why_stuck(&g, &d, &conn, Style::PLAIN, &mut sink);
+        let _ = crate::render::json::write(&crate::render::json::why_stuck(&g, &d, &conn), &mut sink);
         for dir in [crate::tree::Direction::Dependents, crate::tree::Direction::Owners] {
             let tree = crate::tree::build(&g, &live, t, dir);
             let _ = crate::render::text::write_tree(&g, &tree, now.as_second(), Style::PLAIN, &mut sink);

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod fuzz;
 pub mod graph;
 pub mod plan;
+pub mod reads;
 pub mod render;
 pub mod snapshot;
 pub mod source;

@@ -75,6 +75,7 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
             errs.push(format!("unexpected finding {f}"));
         }
     }
+    errs.extend(check_remedies(&findings, chk));
     if let Some(want) = chk.get("dependents") {
         let mut got: Vec<String> =
             out["dependents"].as_array().into_iter().flatten().map(|d| key(&d["object"])).collect();
@@ -155,6 +156,34 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     errs
 }
 
+/// remedyIncludes / remedyExcludes (case-insensitive, in a step's text or command) and
+/// firstRemedyDestructive (the first step of the answer, findings in order), as check-fixtures.
+fn check_remedies(findings: &[Value], chk: &Value) -> Vec<String> {
+    let steps: Vec<&Value> = findings.iter().flat_map(|f| f["remedy"].as_array().into_iter().flatten()).collect();
+    let words = |s: &Value| {
+        format!("{} {}", s["text"].as_str().unwrap_or(""), s["command"].as_str().unwrap_or("")).to_lowercase()
+    };
+    let mut errs = Vec::new();
+    for sub in chk.get("remedyIncludes").map(strs).unwrap_or_default() {
+        if !steps.iter().any(|s| words(s).contains(&sub.to_lowercase())) {
+            errs.push(format!("no remedy step mentions {sub:?}"));
+        }
+    }
+    for sub in chk.get("remedyExcludes").map(strs).unwrap_or_default() {
+        if let Some(s) = steps.iter().find(|s| words(s).contains(&sub.to_lowercase())) {
+            errs.push(format!("a remedy step mentions {sub:?}: {s}"));
+        }
+    }
+    if let Some(want) = chk.get("firstRemedyDestructive").and_then(Value::as_bool) {
+        match steps.first().and_then(|s| s["destructive"].as_bool()) {
+            None => errs.push("no remedy step with a destructive flag".into()),
+            Some(got) if got != want => errs.push(format!("first remedy step destructive={got}, expected {want}")),
+            Some(_) => {}
+        }
+    }
+    errs
+}
+
 /// Runs every check of one fixture whose subcommand is in `only`.
 fn check_fixture(name: &str, only: &[&str]) {
     let dir = fixtures_dir().join(name);
@@ -207,6 +236,56 @@ fn site_operator_gone_why_stuck() {
 #[test]
 fn namespace_terminating_why_stuck() {
     check_fixture("namespace-terminating", DIAGNOSIS);
+}
+
+#[test]
+fn claim_released_not_finalized_why_stuck() {
+    check_fixture("claim-released-not-finalized", DIAGNOSIS);
+}
+
+#[test]
+fn claim_in_use_why_stuck() {
+    check_fixture("claim-in-use", DIAGNOSIS);
+}
+
+#[test]
+fn job_pod_tracking_leftover_why_stuck() {
+    check_fixture("job-pod-tracking-leftover", DIAGNOSIS);
+}
+
+#[test]
+fn operator_alive_not_acting_why_stuck() {
+    check_fixture("operator-alive-not-acting", DIAGNOSIS);
+}
+
+#[test]
+fn webhook_blocks_finalizer_why_stuck() {
+    check_fixture("webhook-blocks-finalizer", DIAGNOSIS);
+}
+
+#[test]
+fn conversion_webhook_down_why_stuck() {
+    check_fixture("conversion-webhook-down", DIAGNOSIS);
+}
+
+#[test]
+fn operator_in_dying_namespace_why_stuck() {
+    check_fixture("operator-in-dying-namespace", DIAGNOSIS);
+}
+
+#[test]
+fn permission_is_not_ownership_why_stuck() {
+    check_fixture("permission-is-not-ownership", DIAGNOSIS);
+}
+
+#[test]
+fn csi_driver_removed_why_stuck() {
+    check_fixture("csi-driver-removed", DIAGNOSIS);
+}
+
+#[test]
+fn admin_bound_controller_why_stuck() {
+    check_fixture("admin-bound-controller", DIAGNOSIS);
 }
 
 const PLAN: &[&str] = &["plan"];

@@ -425,13 +425,14 @@ fn a_gc_stall_resting_on_unreadable_dependents_is_unknown() {
     let o = run(c, DEADLINE);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let codes: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["code"].as_str().unwrap()).collect();
-    assert!(!codes.contains(&"GarbageCollectorStalled"), "{codes:?}");
     let gc = v["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["message"].as_str().unwrap().starts_with("foregroundDeletion"));
     let gc = gc.expect("foregroundDeletion is explained");
+    // no stall claimed with certainty: not an Error, and it says what could not be read
+    assert_ne!(gc["severity"], "Error", "{gc}");
     assert!(gc["message"].as_str().unwrap().contains("configmaps in namespace \"labs\" could not be listed"), "{gc}");
     // the operator being down is still the answer, with its certainty
     assert!(codes.contains(&"FinalizerControllerDown"), "{codes:?}");

@@ -7,6 +7,7 @@ mod fixtures;
 mod hostile;
 mod krew;
 mod live;
+mod live_hostile;
 mod pictures;
 mod plugin;
 mod support;

@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::Timestamp;
 
 use kubectl_gc::controllers::Liveness;
+use kubectl_gc::diagnose::Connection;
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::render::{self, style::Style};
@@ -26,7 +27,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
             let t = std::time::Instant::now();
-            let d = diagnose::why_stuck(&g, &live, target);
+            let d = diagnose::why_stuck_with(&g, &live, target, &diagnose::Options { stuck_after: a.stuck_after });
             output::timing("why-stuck", t);
             // --plan: what happens once the blockers are gone, under the propagation the
             // deletion already has (kubectl's default, background, if it has none yet)
@@ -43,7 +44,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, style(global), &mut out)?;
+                    render::text::write_why_stuck(&g, &d, &connection(global), style(global), &mut out)?;
                     if let Some(p) = &then {
                         writeln!(
                             out,
@@ -53,7 +54,7 @@ pub fn run(args: Args) -> Result<Exit> {
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d);
+                    let mut wire = render::json::why_stuck(&g, &d, &connection(global));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;
@@ -162,6 +163,44 @@ fn exit_without_freeing(g: Graph) {
     std::mem::forget(g);
 }
 
+/// The cluster every printed command is bound to: the connection flags this invocation used
+/// (never a token), so a command pasted later cannot act on whatever context is current then.
+fn connection(global: &Global) -> Connection {
+    let c = &global.connection;
+    if !global.snapshot.is_empty() {
+        return Connection::unbound("they were derived from a snapshot file; add --context before running them");
+    }
+    let mut conn = Connection::default();
+    let paths = [("--kubeconfig", &c.kubeconfig)];
+    for (flag, v) in paths {
+        if let Some(p) = v {
+            conn = conn.with(flag, p.display().to_string());
+        }
+    }
+    let words = [
+        ("--context", &c.context),
+        ("--cluster", &c.cluster),
+        ("--user", &c.user),
+        ("--server", &c.server),
+        ("--as", &c.as_user),
+    ];
+    for (flag, v) in words {
+        if let Some(v) = v {
+            conn = conn.with(flag, v.clone());
+        }
+    }
+    for group in &c.as_group {
+        conn = conn.with("--as-group", group.clone());
+    }
+    if let Some(uid) = &c.as_uid {
+        conn = conn.with("--as-uid", uid.clone());
+    }
+    if !conn.is_bound() {
+        conn = Connection::unbound("no --context was given; add the one you read from before running them");
+    }
+    conn
+}
+
 fn style(global: &Global) -> Style {
     Style { color: output::use_color(global.color) }
 }
@@ -187,7 +226,7 @@ fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> 
     let inferred: Vec<String> = g.mapper.inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
     for note in inferred {
         output::warn(&note);
-        g.snapshot.incomplete.push(note);
+        g.snapshot.incomplete.push(kubectl_gc::snapshot::Gap::recorded(note));
     }
     output::timing("graph", t1);
     Ok((g, now))
@@ -204,14 +243,23 @@ fn warn_about(s: &Snapshot) {
 
 /// What could not be read of a type where the target would be (its namespace, or every
 /// namespace): an absent object there is unknown, not "not found".
-fn unread<'g>(g: &'g Graph, plural: &str, ns: Option<&str>) -> Option<&'g str> {
+fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
+    use kubectl_gc::snapshot::gap::Missing;
     let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
     let everywhere = format!("{plural} could not");
     g.snapshot
         .incomplete
         .iter()
-        .find(|i| i.starts_with(&everywhere) || here.as_ref().is_some_and(|h| i.starts_with(h.as_str())))
-        .map(String::as_str)
+        .find(|i| match &i.what {
+            Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
+                resource == plural && (namespace.is_none() || namespace.as_deref() == ns)
+            }
+            Missing::Recorded(line) => {
+                line.starts_with(&everywhere) || here.as_ref().is_some_and(|h| line.starts_with(h.as_str()))
+            }
+            _ => false,
+        })
+        .map(|i| i.to_string())
 }
 
 /// Resolves `TYPE/NAME` or `TYPE NAME` and `-n` to one object of the graph.
@@ -227,8 +275,13 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     }
     let rt = g.mapper.resolve(type_arg).map_err(|e| {
         // offline too: a snapshot whose capture could not discover some groups says so
-        let failed: Vec<String> =
-            g.snapshot.incomplete.iter().filter(|i| i.contains("could not be discovered")).cloned().collect();
+        let failed: Vec<String> = g
+            .snapshot
+            .incomplete
+            .iter()
+            .map(|i| i.to_string())
+            .filter(|i| i.contains("could not be discovered"))
+            .collect();
         super::live::unresolved(e, &failed)
     })?;
     let ns = rt.namespaced.then(|| {

@@ -2,6 +2,8 @@
 
 use crate::graph::NodeId;
 
+use super::step::Step;
+
 /// What a finding says. Serialized by name; new codes may be added, none renamed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FindingCode {
@@ -24,6 +26,15 @@ pub enum FindingCode {
     /// Not in the contract's first table: a pod in graceful termination on a node that is
     /// NotReady or gone; the kubelet will never confirm it, so it stays Terminating.
     PodOnUnavailableNode,
+    /// A built-in controller is alive and what it waits for already holds, yet its finalizer
+    /// stayed past the time it takes: it missed the event (`diagnose::builtin_conditions`).
+    ControllerStalled,
+    /// A finalizer's controller is alive, but the finalizer stayed longer than `--stuck-after`
+    /// (`diagnose::progress`).
+    FinalizerNotProgressing,
+    AdmissionWebhookUnavailable,
+    ConversionWebhookUnavailable,
+    NamespaceContentDeletionFailure,
 }
 
 impl FindingCode {
@@ -44,6 +55,11 @@ impl FindingCode {
             FindingCode::GarbageCollectorStalled => "GarbageCollectorStalled",
             FindingCode::OwnerReferenceCycle => "OwnerReferenceCycle",
             FindingCode::PodOnUnavailableNode => "PodOnUnavailableNode",
+            FindingCode::ControllerStalled => "ControllerStalled",
+            FindingCode::FinalizerNotProgressing => "FinalizerNotProgressing",
+            FindingCode::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
+            FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
+            FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
         }
     }
 }
@@ -74,7 +90,7 @@ pub struct Finding {
     pub related: Vec<Related>,
     pub message: String,
     /// Ranked next steps, safest first: printed commands, never executed.
-    pub remedy: Vec<String>,
+    pub remedy: Vec<Step>,
 }
 
 /// An object a finding points at: a node of the graph, or an owner that exists nowhere (the

@@ -1,25 +1,32 @@
-//! Next steps, printed as exact commands for a human to run; the plugin never runs them.
+//! Next steps, as exact commands for a human to run; the plugin never runs them.
 
 use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
 use super::owners::GcVerdict;
+use super::step::{Command, Reach, Step};
 
-/// `sites.own.labhub.io alpha -n labs`: how kubectl names the object.
-pub fn kubectl_target(g: &Graph, x: NodeId) -> String {
+/// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
+pub fn resource_of(g: &Graph, x: NodeId) -> String {
     let id = &g.identity(x);
-    let resource =
-        g.mapper.kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase());
-    match &id.namespace {
-        Some(ns) => format!("{resource} {} -n {ns}", shell_word(id.name)),
-        None => format!("{resource} {}", shell_word(id.name)),
-    }
+    g.mapper.kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase())
+}
+
+/// `kubectl <verb> <resource> <name> [-n ns]` for one object.
+pub fn on_object<const N: usize>(g: &Graph, x: NodeId, verb: [&str; N]) -> Command {
+    let id = g.identity(x);
+    Command::kubectl(verb).arg(resource_of(g, x)).arg(id.name).namespace(id.namespace)
+}
+
+/// Reads the object as the cluster has it now.
+pub fn inspect(g: &Graph, x: NodeId) -> Command {
+    on_object(g, x, ["get"]).flag("-o", "yaml")
 }
 
 /// A JSON patch that removes exactly one finalizer, guarded by the object's resourceVersion
 /// and the finalizer's position, so it fails rather than removes the wrong thing.
-pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<String> {
+pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<Command> {
     let o = g.object(x)?;
     let i = o.finalizers.iter().position(|f| f == finalizer)?;
     let mut ops = Vec::new();
@@ -28,49 +35,90 @@ pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<String>
     }
     ops.push(serde_json::json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": finalizer}));
     ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}));
-    Some(format!(
-        "kubectl patch {} --type=json -p {}",
-        kubectl_target(g, x),
-        shell_quote(&serde_json::Value::Array(ops).to_string())
-    ))
+    Some(on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string()))
 }
 
 /// How to bring back the controller that owns a finalizer, most specific first.
-pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<String> {
+pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
     let who = owner.removed_by.as_deref().unwrap_or("the controller");
     let mut out = Vec::new();
     match (owner.controller, &owner.workload) {
         (ControllerState::Down, Some(w)) => {
-            let ns = w.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default();
-            let res = w.kind.to_lowercase();
+            let workload = format!("{}/{}", w.kind.to_lowercase(), w.name);
             if owner.evidence.iter().any(|e| e.contains("scaled to zero")) {
-                out.push(format!(
-                    "Scale {who} back up so it removes {f} itself: kubectl scale {res}/{}{ns} --replicas=1",
-                    w.name
+                out.push(Step::run(
+                    Reach::Restore,
+                    format!("Scale {who} back up so it removes {f} itself."),
+                    Command::kubectl(["scale"]).arg(workload).namespace(w.namespace.as_deref()).flag("--replicas", "1"),
                 ));
             } else {
-                out.push(format!(
-                    "Bring {who} back so it removes {f} itself; see why its pods are not ready: kubectl describe {res}/{}{ns}",
-                    w.name
+                out.push(Step::run(
+                    Reach::Inspect,
+                    format!("See why the pods of {who} are not ready; once it runs again it removes {f} itself."),
+                    Command::kubectl(["describe"]).arg(workload).namespace(w.namespace.as_deref()),
                 ));
             }
         }
-        (ControllerState::Down, None) => out.push(format!("Bring {who} back so it removes {f} itself.")),
-        (ControllerState::Missing, _) => out.push(format!(
-            "Reinstall the controller that owns {f} (the operator of its API group), so it can clean up and remove it."
+        (ControllerState::Down, None) => {
+            out.push(Step::advice(Reach::Restore, format!("Bring {who} back so it removes {f} itself.")))
+        }
+        (ControllerState::Missing, _) => out.push(Step::advice(
+            Reach::Restore,
+            match &owner.removed_by {
+                Some(who) => format!("Reinstall {who}, so it cleans up what {f} guards and removes it itself."),
+                None => format!("Reinstall the controller that owns {f}, so it cleans up what it guards and removes it itself."),
+            },
         )),
-        _ => out.push(format!("Find the controller that owns {f} and check that it is running.")),
+        (ControllerState::Unknown, Some(w)) if owner.by_permission_only => out.push(Step::run(
+            Reach::Inspect,
+            format!("See whether {who} handles {f} at all (only its permission to update the object ties it to the finalizer): its logs say."),
+            Command::kubectl(["logs"]).arg(format!("{}/{}", w.kind.to_lowercase(), w.name)).namespace(w.namespace.as_deref()),
+        )),
+        _ => out.push(Step::advice(
+            Reach::Inspect,
+            format!("Find the controller that owns {f} and check that it is running; the evidence says what could not be seen."),
+        )),
     }
     out
 }
 
-/// Re-DELETE with Background: the API server drops `foregroundDeletion`/`orphan`
-/// (gc-semantics §2.5); other finalizers still hold the object.
-pub fn redelete_background(g: &Graph, x: NodeId) -> String {
-    format!("kubectl delete {} --cascade=background --wait=false", kubectl_target(g, x))
+/// How to follow a controller that is alive and at work on the object: its logs, else the
+/// object itself.
+pub fn follow_progress(g: &Graph, x: NodeId, owner: &FinalizerOwner) -> Step {
+    let who = owner.removed_by.as_deref().unwrap_or("its controller");
+    match &owner.workload {
+        Some(w) => Step::run(
+            Reach::Inspect,
+            format!("Follow {who}: its logs say what it still waits for before it removes the finalizer."),
+            Command::kubectl(["logs"])
+                .arg(format!("{}/{}", w.kind.to_lowercase(), w.name))
+                .namespace(w.namespace.as_deref()),
+        ),
+        None => {
+            Step::run(Reach::Inspect, format!("Watch it: {who} removes the finalizer once it is done."), inspect(g, x))
+        }
+    }
 }
 
-pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdict) -> Vec<String> {
+/// For a deletion only seconds or minutes old whose controller was not found: look again first.
+pub fn recheck(g: &Graph, x: NodeId, age_seconds: i64) -> Step {
+    Step::run(
+        Reach::Inspect,
+        format!(
+            "It was deleted only {} ago: a controller that cleans up external resources may not have finished, and one just being reinstalled may not be back yet. Look again in a few minutes before changing anything.",
+            crate::age::human(age_seconds)
+        ),
+        inspect(g, x),
+    )
+}
+
+/// Re-DELETE with Background: the API server drops `foregroundDeletion`/`orphan`
+/// (gc-semantics §2.5); other finalizers still hold the object.
+pub fn redelete_background(g: &Graph, x: NodeId) -> Command {
+    on_object(g, x, ["delete"]).flag("--cascade", "background").flag("--wait", "false")
+}
+
+pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdict) -> Vec<Step> {
     let Some(o) = g.object(x) else { return Vec::new() };
     let Some(i) = o.owner_references.iter().position(|x| x == r) else { return Vec::new() };
     let mut ops = Vec::new();
@@ -79,25 +127,19 @@ pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdic
     }
     ops.push(serde_json::json!({"op": "test", "path": format!("/metadata/ownerReferences/{i}/uid"), "value": r.uid.as_str()}));
     ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/ownerReferences/{i}")}));
-    let patch = format!(
-        "kubectl patch {} --type=json -p {}",
-        kubectl_target(g, x),
-        shell_quote(&serde_json::Value::Array(ops).to_string())
-    );
+    let patch = on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string());
     match verdict {
         GcVerdict::Collected => vec![
-            format!("If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have): {patch}"),
-            "If it should belong to the current owner, let that owner's controller re-adopt it, or point the reference at the owner's current uid.".into(),
+            Step::advice(
+                Reach::Restore,
+                "If it should belong to the current owner, let that owner's controller re-adopt it, or point the reference at the owner's current uid.",
+            ),
+            Step::run(
+                Reach::Disrupt,
+                "If the object should outlive this owner, remove the stale reference before the garbage collector acts (it may already have).",
+                patch,
+            ),
         ],
-        _ => vec![format!("Remove or correct the invalid reference: {patch}")],
+        _ => vec![Step::run(Reach::Disrupt, "Remove or correct the invalid reference.", patch)],
     }
-}
-
-fn shell_word(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-._:/@".contains(c)) { s.to_string() } else { shell_quote(s) }
-}
-
-/// Single-quotes a word for POSIX shells.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }

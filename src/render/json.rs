@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::diagnose::{Diagnosis, Finding, Related};
+use crate::diagnose::{Connection, Diagnosis, Finding, Related, Step};
 use crate::graph::{Graph, NodeId};
 use crate::tree::Tree;
 
@@ -62,6 +62,9 @@ pub struct WhyStuckJson {
     pub finalizers: Vec<FinalizerJson>,
     pub findings: Vec<FindingJson>,
     pub incomplete: Vec<String>,
+    /// The most recent Warning events of the object and of the objects the answer names
+    /// (README: "Events as evidence"); empty when none was found.
+    pub events: Vec<EventJson>,
     /// With `why-stuck --plan`: the planner's dry run once the blockers are gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
@@ -84,21 +87,69 @@ pub struct FindingJson {
     pub object: ObjectRef,
     pub related: Vec<ObjectRef>,
     pub message: String,
-    pub remedy: Vec<String>,
+    pub remedy: Vec<StepJson>,
 }
 
-pub fn finding_json(g: &Graph, f: &Finding) -> FindingJson {
+/// One Warning event of an object the answer names, quoted as written.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventJson {
+    pub object: ObjectRef,
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub reason: String,
+    pub count: i64,
+    pub last_seen: Option<String>,
+    pub message: String,
+    pub reporting_controller: Option<String>,
+}
+
+pub fn events_json(g: &Graph, d: &Diagnosis) -> Vec<EventJson> {
+    d.events
+        .iter()
+        .flat_map(|oe| {
+            oe.warnings.iter().map(move |e| EventJson {
+                object: object_ref(g, oe.object),
+                type_: e.type_.clone(),
+                reason: e.reason.clone(),
+                count: e.count,
+                last_seen: e.last_seen.map(|t| t.to_string()),
+                message: e.message.clone(),
+                reporting_controller: e.reporting_controller.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Contract §4.3.1: one ranked step; `command` is one shell line bound to the cluster.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepJson {
+    pub text: String,
+    pub command: Option<String>,
+    pub destructive: bool,
+}
+
+pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
+    StepJson {
+        text: s.text.clone(),
+        command: s.command.as_ref().map(|c| c.line(conn)),
+        destructive: s.reach.destructive(),
+    }
+}
+
+pub fn finding_json(g: &Graph, f: &Finding, conn: &Connection) -> FindingJson {
     FindingJson {
         code: f.code.as_str(),
         severity: f.severity.as_str(),
         object: object_ref(g, f.object),
         related: f.related.iter().map(|r| related_ref(g, r)).collect(),
         message: f.message.clone(),
-        remedy: f.remedy.clone(),
+        remedy: f.remedy.iter().map(|s| step_json(s, conn)).collect(),
     }
 }
 
-pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
+pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
     WhyStuckJson {
         object: object_ref(g, d.object),
         deletion_timestamp: d.deletion_timestamp.map(|t| t.to_string()),
@@ -114,8 +165,9 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis) -> WhyStuckJson {
                 evidence: f.owner.evidence.clone(),
             })
             .collect(),
-        findings: d.findings.iter().map(|f| finding_json(g, f)).collect(),
+        findings: d.findings.iter().map(|f| finding_json(g, f, conn)).collect(),
         incomplete: d.incomplete.clone(),
+        events: events_json(g, d),
         plan: None,
     }
 }
@@ -151,7 +203,8 @@ struct EdgeJson {
 /// (dependents there may be missing), as every other JSON answer does.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
     if !tree.entries.is_empty() {
-        write_subtree(g, tree, 0, Some(&g.snapshot.incomplete), w)?;
+        let incomplete: Vec<String> = g.snapshot.incomplete.iter().map(|i| i.to_string()).collect();
+        write_subtree(g, tree, 0, Some(&incomplete), w)?;
     }
     w.write_all(b"\n")
 }

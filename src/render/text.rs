@@ -6,13 +6,13 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{Diagnosis, FindingCode, GcVerdict, Severity, describe};
+use crate::diagnose::{Connection, Diagnosis, FindingCode, GcVerdict, Severity, Step, describe};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
 use super::style::{Style, sanitize};
 
-pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
+pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
     match (d.deletion_timestamp, d.stuck) {
@@ -33,6 +33,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
             st.bad("STUCK"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
         )?,
+        // a controller that could not be judged earns no "in progress"
+        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => writeln!(
+            w,
+            "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
+            st.strong("UNKNOWN"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        )?,
         (Some(_), false) => writeln!(
             w,
             "{} {target} has been terminating for {}; its deletion is in progress.",
@@ -41,7 +48,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
         )?,
     }
     // 2. root causes, finalizers grouped by the controller that must remove them
-    let is_root = |f: &&crate::diagnose::Finding| d.root_causes.contains(&f.object) && f.severity == Severity::Error;
+    // the Error findings on the objects stuck on their own account; where none is an Error
+    // (a claim a running pod holds: the controller is right to wait), their findings as they are
+    let error_roots = d.findings.iter().any(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error);
+    let is_root = |f: &&crate::diagnose::Finding| {
+        d.root_causes.contains(&f.object)
+            && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
+    };
     if d.stuck {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -122,19 +135,36 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) 
             }
         }
     }
-    // 5. the next step
-    let mut remedies: Vec<&String> = Vec::new();
-    for f in d.findings.iter().filter(|f| f.severity != Severity::Info) {
-        for r in &f.remedy {
-            if !remedies.contains(&r) {
-                remedies.push(r);
+    // 5. what the controllers reported: recent Warning events, quoted
+    if !d.events.is_empty() {
+        writeln!(w, "\n{}", st.strong("Recent Warning events"))?;
+        for oe in &d.events {
+            let more = if oe.total_warnings > oe.warnings.len() {
+                format!(" ({} of {})", oe.warnings.len(), oe.total_warnings)
+            } else {
+                String::new()
+            };
+            writeln!(w, "  {}{more}", sanitize(&describe(g, oe.object)))?;
+            for e in &oe.warnings {
+                writeln!(w, "      {}", sanitize(&crate::diagnose::events::describe_event(e, d.now)))?;
             }
         }
     }
+    // 6. the next step
+    let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
         for (i, r) in remedies.iter().enumerate() {
-            writeln!(w, "  {}. {}", i + 1, sanitize(r))?;
+            let mark = if r.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
+            writeln!(w, "  {}. {}{mark}", i + 1, sanitize(&r.text))?;
+            if let Some(c) = &r.command {
+                writeln!(w, "       {}", sanitize(&c.line(conn)))?;
+            }
+        }
+        if let Some(why) = &conn.unbound
+            && remedies.iter().any(|r| r.command.is_some())
+        {
+            writeln!(w, "  {}", st.dim(&sanitize(&format!("(these commands name no cluster: {why})"))))?;
         }
     }
     if !d.incomplete.is_empty() {
@@ -231,4 +261,13 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         writeln!(w, "{}", st.dim(&format!("({what})")))?;
     }
     Ok(())
+}
+
+/// Every step of the answer once, ranked safest first across all findings (stable, so the
+/// order of the findings breaks ties); linear in the number of steps.
+fn next_steps(d: &Diagnosis) -> Vec<&Step> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
+    out.sort_by_key(|s| s.reach);
+    out
 }

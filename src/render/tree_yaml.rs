@@ -40,7 +40,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
                 } else {
                     writeln!(w, "incomplete:")?;
                     for item in inc {
-                        writeln!(w, "- {}", serde_json::to_string(item)?)?;
+                        writeln!(w, "- {}", serde_json::to_string(&item.to_string())?)?;
                     }
                 }
             }

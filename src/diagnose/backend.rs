@@ -1,0 +1,281 @@
+//! Whether the backend of a webhook (admission or conversion) or of an APIService can serve.
+//!
+//! The API server calls a webhook at `clientConfig.service` (a Service, reached through its
+//! endpoints) or at `clientConfig.url` (anywhere). Only the first can be judged from the
+//! cluster: the Service must exist, must not be in a namespace being deleted (the namespace
+//! controller deletes its pods first, and nothing can be created there again), and must have a
+//! ready endpoint (EndpointSlice `endpoints[].conditions.ready`; unset means ready, as the
+//! EndpointSlice API documents; `Endpoints.subsets[].addresses` when no slice was read).
+
+use serde_json::Value;
+
+use crate::graph::{Graph, NodeId};
+
+/// What a `clientConfig` points at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Service {
+        namespace: String,
+        name: String,
+    },
+    Url(String),
+    /// Neither set: the configuration is invalid and the API server never admits it.
+    None,
+}
+
+/// Reads `clientConfig` (admission webhooks, `spec.conversion.webhook.clientConfig` of a CRD).
+pub fn target_of(client_config: Option<&Value>) -> Target {
+    let Some(c) = client_config else { return Target::None };
+    if let Some(s) = c.get("service") {
+        let str_of = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        return Target::Service { namespace: str_of("namespace"), name: str_of("name") };
+    }
+    match c.get("url").and_then(Value::as_str) {
+        Some(u) => Target::Url(u.to_string()),
+        None => Target::None,
+    }
+}
+
+/// The judged state of a backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A ready endpoint exists.
+    Serving { service: NodeId },
+    /// No Service of that name was read, and Services were readable.
+    ServiceMissing,
+    /// The Service exists, its endpoints were read, and none is ready.
+    NoReadyEndpoints { service: NodeId, not_ready: usize },
+    /// The Service is in a namespace being deleted: whatever serves it is going or gone and
+    /// cannot be recreated there.
+    NamespaceTerminating { service: Option<NodeId>, namespace: String },
+    /// Not judgeable from the cluster: a `url`, an ExternalName Service, or endpoints that were
+    /// not read. The string says which.
+    Unknown(String),
+}
+
+impl Backend {
+    /// The API server cannot reach anything: calls fail (and a `failurePolicy: Fail` webhook
+    /// rejects the request).
+    pub fn is_dead(&self) -> bool {
+        matches!(
+            self,
+            Backend::ServiceMissing | Backend::NoReadyEndpoints { .. } | Backend::NamespaceTerminating { .. }
+        )
+    }
+
+    pub fn service(&self) -> Option<NodeId> {
+        match self {
+            Backend::Serving { service } | Backend::NoReadyEndpoints { service, .. } => Some(*service),
+            Backend::NamespaceTerminating { service, .. } => *service,
+            _ => None,
+        }
+    }
+
+    /// Why it cannot serve, or why it cannot be judged, for messages.
+    pub fn describe(&self, target: &Target) -> String {
+        let svc = match target {
+            Target::Service { namespace, name } => format!("Service {namespace}/{name}"),
+            Target::Url(u) => format!("URL {u}"),
+            Target::None => "no backend".into(),
+        };
+        match self {
+            Backend::Serving { .. } => format!("{svc} has a ready endpoint"),
+            Backend::ServiceMissing => format!("{svc} does not exist"),
+            Backend::NoReadyEndpoints { not_ready: 0, .. } => format!("{svc} has no endpoints"),
+            Backend::NoReadyEndpoints { not_ready, .. } => {
+                format!("{svc} has no ready endpoint ({not_ready} not ready)")
+            }
+            Backend::NamespaceTerminating { service: Some(_), namespace } => {
+                format!("{svc} is in namespace {namespace}, which is being deleted")
+            }
+            Backend::NamespaceTerminating { service: None, namespace } => {
+                format!("{svc} is gone with namespace {namespace}, which is being deleted")
+            }
+            Backend::Unknown(why) => format!("{svc}: {why}"),
+        }
+    }
+}
+
+/// Judges the backend a `clientConfig` names.
+pub fn judge(g: &Graph, target: &Target) -> Backend {
+    let (namespace, name) = match target {
+        Target::Service { namespace, name } => (namespace.as_str(), name.as_str()),
+        Target::Url(_) => {
+            return Backend::Unknown(
+                "a URL outside the cluster's Services; whether it answers cannot be judged".into(),
+            );
+        }
+        Target::None => return Backend::ServiceMissing,
+    };
+    let service = g.find("", "Service", Some(namespace), name);
+    if namespace_terminating(g, namespace) {
+        return Backend::NamespaceTerminating { service, namespace: namespace.to_string() };
+    }
+    let Some(service) = service else {
+        if unread(g, "services") {
+            return Backend::Unknown("Services could not be read".into());
+        }
+        return Backend::ServiceMissing;
+    };
+    let svc = g.object(service).expect("found nodes are observed");
+    if svc.str_field("/spec/type") == Some("ExternalName") {
+        return Backend::Unknown(format!(
+            "an ExternalName Service (to {}) whose target cannot be judged",
+            svc.str_field("/spec/externalName").unwrap_or("?")
+        ));
+    }
+    match endpoints(g, namespace, name) {
+        Some((ready, _)) if ready > 0 => Backend::Serving { service },
+        Some((_, not_ready)) => Backend::NoReadyEndpoints { service, not_ready },
+        None => Backend::Unknown("neither its EndpointSlices nor its Endpoints were read".into()),
+    }
+}
+
+/// (ready, not ready) endpoints of a Service: from its EndpointSlices when any EndpointSlice
+/// was read, else from its Endpoints object; None when neither kind was read.
+fn endpoints(g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)> {
+    let slices = g.of_kind("discovery.k8s.io", "EndpointSlice");
+    if !slices.is_empty() && !unread(g, "endpointslices") {
+        let (mut ready, mut not_ready) = (0, 0);
+        for o in slices.iter().filter_map(|&s| g.object(s)) {
+            if o.namespace.as_deref() != Some(namespace) || o.label("kubernetes.io/service-name") != Some(service) {
+                continue;
+            }
+            for e in o.field("/endpoints").and_then(Value::as_array).into_iter().flatten() {
+                // "nil should be interpreted as ready" (discovery/v1 EndpointConditions)
+                match e.pointer("/conditions/ready").and_then(Value::as_bool) {
+                    Some(false) => not_ready += 1,
+                    _ => ready += 1,
+                }
+            }
+        }
+        return Some((ready, not_ready));
+    }
+    let eps = g.of_kind("", "Endpoints");
+    if eps.is_empty() || unread(g, "endpoints") {
+        return None;
+    }
+    let Some(o) = g.find("", "Endpoints", Some(namespace), service).and_then(|e| g.object(e)) else {
+        return Some((0, 0));
+    };
+    let count = |key: &str| -> usize {
+        o.field("/subsets")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|s| s.get(key).and_then(Value::as_array).map_or(0, Vec::len))
+            .sum()
+    };
+    Some((count("addresses"), count("notReadyAddresses")))
+}
+
+/// Whether a namespace is being deleted (its deletionTimestamp is set).
+pub fn namespace_terminating(g: &Graph, namespace: &str) -> bool {
+    g.find("", "Namespace", None, namespace).and_then(|n| g.object(n)).is_some_and(|n| n.is_deleting())
+}
+
+/// Whether the snapshot says a resource could not be read (the live source records each
+/// forbidden or failing type in `incomplete` by its resource name).
+fn unread(g: &Graph, resource: &str) -> bool {
+    g.snapshot
+        .incomplete
+        .iter()
+        .any(|s| s.to_string().split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == resource))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::testing::{ObjExt, graph, obj};
+
+    fn svc_target() -> Target {
+        Target::Service { namespace: "hooks".into(), name: "hook".into() }
+    }
+
+    fn ns(name: &str) -> Value {
+        obj("v1", "Namespace", None, name, &format!("ns-{name}"))
+    }
+
+    fn service() -> Value {
+        obj("v1", "Service", Some("hooks"), "hook", "svc").with("spec", json!({"type": "ClusterIP"}))
+    }
+
+    fn slice(ready: Option<bool>) -> Value {
+        let mut cond = json!({});
+        if let Some(r) = ready {
+            cond = json!({"ready": r});
+        }
+        let mut s = obj("discovery.k8s.io/v1", "EndpointSlice", Some("hooks"), "hook-abc", "sl")
+            .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": cond}]));
+        s["metadata"]["labels"] = json!({"kubernetes.io/service-name": "hook"});
+        s
+    }
+
+    #[test]
+    fn a_ready_endpoint_serves() {
+        let g = graph(vec![ns("hooks"), service(), slice(Some(true))]);
+        assert!(matches!(judge(&g, &svc_target()), Backend::Serving { .. }));
+    }
+
+    #[test]
+    fn an_unset_ready_condition_counts_as_ready() {
+        let g = graph(vec![ns("hooks"), service(), slice(None)]);
+        assert!(matches!(judge(&g, &svc_target()), Backend::Serving { .. }));
+    }
+
+    #[test]
+    fn only_not_ready_endpoints_is_dead() {
+        let g = graph(vec![ns("hooks"), service(), slice(Some(false))]);
+        let b = judge(&g, &svc_target());
+        assert!(matches!(b, Backend::NoReadyEndpoints { not_ready: 1, .. }), "{b:?}");
+        assert!(b.is_dead());
+    }
+
+    #[test]
+    fn a_missing_service_is_dead() {
+        let g = graph(vec![ns("hooks")]);
+        assert_eq!(judge(&g, &svc_target()), Backend::ServiceMissing);
+    }
+
+    #[test]
+    fn a_service_in_a_terminating_namespace_is_dead_even_while_ready() {
+        let g = graph(vec![ns("hooks").deleting("2026-01-01T00:00:00Z"), service(), slice(Some(true))]);
+        let b = judge(&g, &svc_target());
+        assert!(matches!(b, Backend::NamespaceTerminating { service: Some(_), .. }), "{b:?}");
+        assert!(b.is_dead());
+    }
+
+    #[test]
+    fn a_url_cannot_be_judged() {
+        let g = graph(vec![]);
+        let t = target_of(Some(&json!({"url": "https://hooks.example.com/validate"})));
+        let b = judge(&g, &t);
+        assert!(matches!(b, Backend::Unknown(_)));
+        assert!(!b.is_dead());
+        assert!(b.describe(&t).contains("https://hooks.example.com/validate"));
+    }
+
+    #[test]
+    fn endpoints_not_read_cannot_be_judged() {
+        let g = graph(vec![ns("hooks"), service()]);
+        assert!(matches!(judge(&g, &svc_target()), Backend::Unknown(_)));
+    }
+
+    #[test]
+    fn unreadable_services_are_not_missing() {
+        let mut s = crate::testing::snapshot(vec![ns("hooks")]);
+        s.incomplete.push("services: forbidden".into());
+        let g = Graph::build(s);
+        assert!(matches!(judge(&g, &svc_target()), Backend::Unknown(_)));
+    }
+
+    #[test]
+    fn endpoints_objects_are_read_when_no_slice_was() {
+        let ep = obj("v1", "Endpoints", Some("hooks"), "hook", "ep")
+            .with("subsets", json!([{"notReadyAddresses": [{"ip": "10.0.0.1"}]}]));
+        let g = graph(vec![ns("hooks"), service(), ep]);
+        assert!(matches!(judge(&g, &svc_target()), Backend::NoReadyEndpoints { not_ready: 1, .. }));
+    }
+}

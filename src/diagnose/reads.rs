@@ -1,0 +1,184 @@
+//! The live reads the webhook, conversion and namespace checks need, as data, for the live
+//! source's read plan (`source::live`); offline, all of it is ordinary snapshot objects.
+//!
+//! [`wanted`] is asked twice: first with what the read plan already holds (it may hold no webhook
+//! configuration yet), then again once the configurations and CRDs are in, when it also names
+//! the backends they call. Each round only adds reads; a read already answered is not repeated
+//! by a source that de-duplicates on (group, resource, namespace, name, selector).
+//!
+//! What is read and why:
+//! - every Validating- and MutatingWebhookConfiguration, full: they are few and small, and the
+//!   rules, selectors and `clientConfig` decide whether a request is intercepted;
+//! - the CRD of the target's kind and of the kinds in a terminating target namespace, full:
+//!   `spec.conversion`, `spec.versions`, `status.storedVersions`;
+//! - namespaces, with labels (metadata-only is enough): `namespaceSelector`, and whether a
+//!   backend's namespace is terminating;
+//! - for each Service a webhook or conversion webhook names (only those that could intercept the
+//!   target or its namespace's content): the Service (full: `spec.type`) and its EndpointSlices
+//!   by the label `kubernetes.io/service-name=<name>` (full: `endpoints[].conditions.ready`).
+//!
+//! Under partial RBAC a read that fails goes to `incomplete` with its resource name; the checks
+//! then say the backend "cannot be judged" instead of calling it missing.
+
+use serde_json::Value;
+
+use super::backend::{self, Target};
+use super::conversion;
+use crate::graph::{Graph, NodeId};
+
+/// One GET or LIST the checks need.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Read {
+    pub group: String,
+    pub version: String,
+    /// The plural resource name (`validatingwebhookconfigurations`).
+    pub resource: String,
+    /// None: cluster-scoped, or every namespace.
+    pub namespace: Option<String>,
+    /// Some: a GET of one object; None: a LIST.
+    pub name: Option<String>,
+    pub label_selector: Option<String>,
+    /// The whole object, not metadata-only.
+    pub full: bool,
+    /// Why the answer needs it, for the request log and `incomplete`.
+    pub why: &'static str,
+}
+
+fn list(group: &str, version: &str, resource: &str, full: bool, why: &'static str) -> Read {
+    Read {
+        group: group.into(),
+        version: version.into(),
+        resource: resource.into(),
+        namespace: None,
+        name: None,
+        label_selector: None,
+        full,
+        why,
+    }
+}
+
+/// The reads for why-stuck on `target`, given what `g` already holds (see the module doc).
+pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
+    const ADM: &str = "admissionregistration.k8s.io";
+    const WHY_HOOKS: &str = "admission webhooks that may reject the update or delete a deletion needs";
+    let mut out = vec![
+        list(ADM, "v1", "validatingwebhookconfigurations", true, WHY_HOOKS),
+        list(ADM, "v1", "mutatingwebhookconfigurations", true, WHY_HOOKS),
+        list("", "v1", "namespaces", false, "namespace labels for namespaceSelector; terminating backends"),
+    ];
+    let id = g.identity(target);
+    // the kinds whose CRD matters: the target's, and everything in a terminating namespace
+    let mut kinds: Vec<(String, String)> = vec![(id.group().to_string(), id.kind.to_string())];
+    let is_namespace = id.kind == "Namespace" && id.group().is_empty();
+    if is_namespace {
+        for (_, o) in g.in_namespace(Some(id.name)) {
+            kinds.push((o.group().to_string(), o.kind.clone()));
+        }
+    }
+    kinds.sort();
+    kinds.dedup();
+    let mut crds: Vec<NodeId> = Vec::new();
+    for (group, kind) in kinds.iter().filter(|(g, _)| !g.is_empty()) {
+        match conversion::crd_of(g, group, kind) {
+            Some(c) => crds.push(c),
+            None => {
+                // a CRD is named `<plural>.<group>`; without discovery the plural is unknown,
+                // and then every CRD is read (a namespace's check reads them all anyway)
+                let mut r = list(
+                    "apiextensions.k8s.io",
+                    "v1",
+                    "customresourcedefinitions",
+                    true,
+                    "conversion webhook of the object's CRD",
+                );
+                r.name = g.mapper.kind(group, kind).map(|t| format!("{}.{group}", t.plural));
+                out.push(r);
+            }
+        }
+    }
+    if is_namespace {
+        // a content failure may come from a CRD whose objects could not be listed at all
+        out.push(list(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            true,
+            "conversion webhooks of the namespace's content",
+        ));
+        crds.extend(g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").iter().copied());
+    }
+    let mut services: Vec<(String, String)> = Vec::new();
+    for &c in &crds {
+        if let Some(o) = g.object(c)
+            && o.str_field("/spec/conversion/strategy") == Some("Webhook")
+            && let Target::Service { namespace, name } =
+                backend::target_of(o.field("/spec/conversion/webhook/clientConfig"))
+        {
+            services.push((namespace, name));
+        }
+    }
+    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+        for &c in g.of_kind(ADM, kind) {
+            let Some(conf) = g.object(c) else { continue };
+            for w in conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten() {
+                if let Target::Service { namespace, name } = backend::target_of(w.get("clientConfig")) {
+                    services.push((namespace, name));
+                }
+            }
+        }
+    }
+    services.sort();
+    services.dedup();
+    for (ns, name) in services {
+        let mut svc = list("", "v1", "services", true, "the backend a webhook calls");
+        svc.namespace = Some(ns.clone());
+        svc.name = Some(name.clone());
+        out.push(svc);
+        let mut eps =
+            list("discovery.k8s.io", "v1", "endpointslices", true, "whether a webhook's backend has a ready endpoint");
+        eps.namespace = Some(ns);
+        eps.label_selector = Some(format!("kubernetes.io/service-name={name}"));
+        out.push(eps);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::testing::{ObjExt, graph, node, obj};
+
+    #[test]
+    fn the_first_round_reads_the_configurations_and_the_targets_crd() {
+        let g = graph(vec![
+            obj("ledger.example.org/v1", "Account", Some("finance"), "a", "a").deleting("2026-01-01T00:00:00Z"),
+        ]);
+        let r = wanted(&g, node(&g, "Account", "a"));
+        assert!(r.iter().any(|r| r.resource == "validatingwebhookconfigurations" && r.full));
+        assert!(r.iter().any(|r| r.resource == "mutatingwebhookconfigurations" && r.full));
+        assert!(
+            // no discovery here: the plural is unknown, so every CRD is listed
+            r.iter().any(|r| r.resource == "customresourcedefinitions" && r.name.is_none() && r.full)
+        );
+        assert!(!r.iter().any(|r| r.resource == "services"), "no backend is known yet");
+    }
+
+    #[test]
+    fn the_second_round_reads_only_the_backends_named() {
+        let conf = obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "p", "p").with(
+            "webhooks",
+            json!([{"name": "w", "clientConfig": {"service": {"namespace": "hooks", "name": "hook"}}},
+                   {"name": "u", "clientConfig": {"url": "https://example.com"}}]),
+        );
+        let g = graph(vec![conf, obj("v1", "ConfigMap", Some("x"), "c", "c")]);
+        let r = wanted(&g, node(&g, "ConfigMap", "c"));
+        let svcs: Vec<_> = r.iter().filter(|r| r.resource == "services").collect();
+        assert_eq!(svcs.len(), 1);
+        assert_eq!((svcs[0].namespace.as_deref(), svcs[0].name.as_deref()), (Some("hooks"), Some("hook")));
+        let eps = r.iter().find(|r| r.resource == "endpointslices").expect("slices");
+        assert_eq!(eps.label_selector.as_deref(), Some("kubernetes.io/service-name=hook"));
+        assert!(eps.full);
+    }
+}

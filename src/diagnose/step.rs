@@ -1,0 +1,235 @@
+//! A next step as data (contract §4.3.1): what to do, the kubectl command that does it, and how
+//! far it reaches. Commands are argument vectors, not strings: the cluster they are bound to and
+//! the shell quoting are added once, when they are printed ([`Command::line`]), so no name from
+//! the cluster can become shell syntax or a kubectl flag, and no printed command can act on
+//! another cluster than the one the answer was read from.
+
+use std::fmt::Write as _;
+
+/// How far a step reaches, in the order steps are ranked: everything that changes nothing
+/// comes before anything that restores a controller, which comes before anything that stops,
+/// deletes or strips something.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reach {
+    /// Reads only: look at logs, events, an object.
+    Inspect,
+    /// Changes the cluster without taking anything away: scale a controller back up, restore
+    /// a backend, re-queue an object for its controller, restart a component.
+    Restore,
+    /// Takes something away that comes back (scaling a workload down, deleting pods a
+    /// controller recreates) or changes how a deletion proceeds.
+    Disrupt,
+    /// Cannot be undone and may strand what a finalizer guards: removing a finalizer, deleting
+    /// a configuration, force-deleting a pod.
+    Destructive,
+}
+
+impl Reach {
+    /// The contract's `destructive` flag: anything past restoring.
+    pub fn destructive(self) -> bool {
+        self >= Reach::Disrupt
+    }
+}
+
+/// One ranked next step.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Step {
+    /// What to do and why, as prose without the command.
+    pub text: String,
+    pub command: Option<Command>,
+    pub reach: Reach,
+}
+
+impl Step {
+    pub fn new(reach: Reach, text: impl Into<String>, command: Option<Command>) -> Step {
+        Step { text: text.into(), command, reach }
+    }
+    /// Advice with no command (what to check, what not to do).
+    pub fn advice(reach: Reach, text: impl Into<String>) -> Step {
+        Step::new(reach, text, None)
+    }
+    pub fn run(reach: Reach, text: impl Into<String>, command: Command) -> Step {
+        Step::new(reach, text, Some(command))
+    }
+}
+
+/// Sorts steps safest first, keeping the order of equals (stable).
+pub fn rank(steps: &mut [Step]) {
+    steps.sort_by_key(|s| s.reach);
+}
+
+/// A `kubectl` invocation: the subcommand, positional arguments (resource and names, which may
+/// come from the cluster) and flags (`-n NS`, `--type json`, …).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Command {
+    verb: Vec<String>,
+    positionals: Vec<String>,
+    flags: Vec<(String, Option<String>)>,
+}
+
+impl Command {
+    /// `kubectl <verb…>`, e.g. `Command::kubectl(["rollout", "restart"])`.
+    pub fn kubectl<const N: usize>(verb: [&str; N]) -> Command {
+        Command { verb: verb.iter().map(|s| s.to_string()).collect(), positionals: Vec::new(), flags: Vec::new() }
+    }
+    pub fn arg(mut self, a: impl Into<String>) -> Command {
+        self.positionals.push(a.into());
+        self
+    }
+    /// A flag with a value (`-n labs`, `--type json`).
+    pub fn flag(mut self, name: &str, value: impl Into<String>) -> Command {
+        self.flags.push((name.to_string(), Some(value.into())));
+        self
+    }
+    /// A flag without a value (`--force`).
+    pub fn switch(mut self, name: &str) -> Command {
+        self.flags.push((name.to_string(), None));
+        self
+    }
+    /// `-n NS` when the object is namespaced.
+    pub fn namespace(self, ns: Option<&str>) -> Command {
+        match ns {
+            Some(ns) => self.flag("-n", ns),
+            None => self,
+        }
+    }
+
+    /// One shell line: `kubectl`, the connection's flags, the subcommand, then the words.
+    /// Every word from data is quoted; a positional that begins with `-` is put after `--`
+    /// (flags first), and a flag value that begins with `-` is joined with `=`, so neither can
+    /// be read as a flag. Long flags are written `--name=value`, as kubectl's own examples are.
+    pub fn line(&self, connection: &Connection) -> String {
+        let mut out = String::from("kubectl");
+        let mut word = |w: &str| {
+            out.push(' ');
+            out.push_str(&shell_word(w));
+        };
+        let flag_words = |flags: &[(String, Option<String>)], word: &mut dyn FnMut(&str)| {
+            for (name, value) in flags {
+                match value {
+                    Some(v) if v.starts_with('-') || name.starts_with("--") => word(&format!("{name}={v}")),
+                    Some(v) => {
+                        word(name);
+                        word(v);
+                    }
+                    None => word(name),
+                }
+            }
+        };
+        flag_words(&connection.flags, &mut word);
+        for v in &self.verb {
+            word(v);
+        }
+        if self.positionals.iter().any(|p| p.starts_with('-')) {
+            flag_words(&self.flags, &mut word);
+            word("--");
+            for p in &self.positionals {
+                word(p);
+            }
+        } else {
+            for p in &self.positionals {
+                word(p);
+            }
+            flag_words(&self.flags, &mut word);
+        }
+        out
+    }
+}
+
+/// The cluster an answer was read from, as the flags that name it on a kubectl command line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Connection {
+    flags: Vec<(String, Option<String>)>,
+    /// Why no flag names the cluster, said once with the answer (an arbitrary snapshot file).
+    pub unbound: Option<String>,
+}
+
+impl Connection {
+    /// No cluster named, and why (the answer says it once).
+    pub fn unbound(why: impl Into<String>) -> Connection {
+        Connection { flags: Vec::new(), unbound: Some(why.into()) }
+    }
+    /// Adds `--name value` (kubectl's connection flags: `--context`, `--kubeconfig`, …).
+    pub fn with(mut self, name: &str, value: impl Into<String>) -> Connection {
+        self.flags.push((name.to_string(), Some(value.into())));
+        self
+    }
+    pub fn with_switch(mut self, name: &str) -> Connection {
+        self.flags.push((name.to_string(), None));
+        self
+    }
+    pub fn is_bound(&self) -> bool {
+        !self.flags.is_empty()
+    }
+}
+
+/// A word as a POSIX shell reads it back unchanged: bare when it holds only characters no
+/// shell treats specially, single-quoted otherwise, and in bash's `$'…'` form when it holds
+/// control characters (so a command stays one line).
+pub fn shell_word(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        return s.to_string();
+    }
+    if s.chars().any(|c| c.is_control()) {
+        let mut out = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\'' => out.push_str("\\'"),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() && (c as u32) < 0x100 => {
+                    let _ = write!(out, "\\x{:02x}", c as u32);
+                }
+                c if c.is_control() => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("sites.own.labhub.io"), "sites.own.labhub.io");
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("$(rm -rf /)"), "'$(rm -rf /)'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("x\ny"), r"$'x\ny'");
+        assert_eq!(shell_word("a'\u{1b}"), r"$'a\'\x1b'");
+    }
+
+    #[test]
+    fn the_connection_comes_first_and_names_never_become_flags() {
+        let c = Connection::default().with("--context", "prod east");
+        let cmd = Command::kubectl(["delete"]).arg("apiservice").arg("--all").namespace(Some("-x"));
+        assert_eq!(cmd.line(&c), "kubectl '--context=prod east' delete -n=-x -- apiservice --all");
+        let plain = Command::kubectl(["scale"]).arg("deployment/web").namespace(Some("shop")).flag("--replicas", "1");
+        assert_eq!(plain.line(&Connection::default()), "kubectl scale deployment/web -n shop --replicas=1");
+    }
+
+    #[test]
+    fn ranking_is_stable_and_safest_first() {
+        let mut steps = vec![
+            Step::advice(Reach::Destructive, "d"),
+            Step::advice(Reach::Inspect, "i1"),
+            Step::advice(Reach::Restore, "r"),
+            Step::advice(Reach::Inspect, "i2"),
+        ];
+        rank(&mut steps);
+        let order: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(order, ["i1", "i2", "r", "d"]);
+        assert!(!Reach::Restore.destructive() && Reach::Disrupt.destructive());
+    }
+}
