@@ -5,6 +5,7 @@ mod bench;
 mod cli;
 mod completion;
 mod fixtures;
+mod hostile;
 mod krew;
 mod live;
 mod live_hostile;

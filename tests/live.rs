@@ -201,7 +201,7 @@ fn answers_do_not_list_what_the_gc_ignores_but_a_capture_does() {
     assert_eq!(events(&server), 0, "events are listed for an answer");
     server.clear_requests();
     let mut c = env.gc();
-    c.args(["snapshot", "-A", "-o"]).arg(env.dir.path().join("capture.json"));
+    c.args(["snapshot", "-A", "--file"]).arg(env.dir.path().join("capture.json"));
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(events(&server) > 0, "a capture lists events");
@@ -629,7 +629,7 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
         let env = Env::new(&server.url(), None);
         let file = env.dir.path().join("captured.json");
         let mut c = env.gc();
-        c.args(["snapshot", "-A", "-o"]).arg(&file);
+        c.args(["snapshot", "-A", "--file"]).arg(&file);
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!server.requests().iter().any(|r| r.asks_drop()), "a capture keeps managedFields");
@@ -839,7 +839,7 @@ fn crds_are_listed_metadata_only_and_read_in_full_only_where_an_answer_reads_the
     // a capture keeps every CRD in full
     server.clear_requests();
     let mut c = env.gc();
-    c.args(["snapshot", "-A", "-o"]).arg(dir.path().join("capture.json"));
+    c.args(["snapshot", "-A", "--file"]).arg(dir.path().join("capture.json"));
     assert_eq!(run(c, DEADLINE).status.code(), Some(0));
     assert!(server.requests().iter().any(|r| r.path == CRDS && !r.wants_metadata()), "a capture lists CRDs in full");
     let capture: Value = serde_json::from_slice(&std::fs::read(dir.path().join("capture.json")).unwrap()).unwrap();

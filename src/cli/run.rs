@@ -81,12 +81,7 @@ pub fn run(args: Args) -> Result<Exit> {
             match a.output {
                 TreeFormat::Text => render::text::write_tree(&g, &t, now.as_second(), style(global), &mut out)?,
                 TreeFormat::Json => render::json::write_tree(&g, &t, &mut out)?,
-                TreeFormat::Yaml => {
-                    let mut buf = Vec::new();
-                    render::json::write_tree(&g, &t, &mut buf)?;
-                    let v: serde_json::Value = serde_json::from_slice(&buf)?;
-                    output::yaml(&v, &mut out)?;
-                }
+                TreeFormat::Yaml => render::tree_yaml::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Dot => render::dot::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Mermaid => render::mermaid::write_tree(&g, &t, &mut out)?,
             }
@@ -128,17 +123,19 @@ pub fn run(args: Args) -> Result<Exit> {
             if !global.snapshot.is_empty() {
                 bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
             }
+            // refused before the cluster is read, and again (atomically) when the file is placed
+            if let Some(path) = &a.file
+                && !a.force
+                && std::fs::symlink_metadata(path).is_ok()
+            {
+                bail!("{} exists: give --force to replace it, or another --file", path.display());
+            }
             let snapshot = super::live::read(global, None, false)?;
             warn_about(&snapshot);
-            match &a.output {
-                Some(path) => {
-                    let file =
-                        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-                    let mut w = std::io::BufWriter::new(file);
-                    kubectl_gc::snapshot::write::write(&snapshot, &mut w)
-                        .and_then(|_| w.flush())
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
+            match &a.file {
+                Some(path) => super::snapshot_file::write(path, a.force, |w| {
+                    kubectl_gc::snapshot::write::write(&snapshot, w).map_err(Into::into)
+                })?,
                 None => {
                     let mut out = output::stdout();
                     kubectl_gc::snapshot::write::write(&snapshot, &mut out)?;
@@ -235,7 +232,13 @@ fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> 
     };
     output::timing("load", t0);
     let t1 = std::time::Instant::now();
-    let g = Graph::build(snapshot);
+    let mut g = Graph::build(snapshot);
+    // kinds named only by the objects present: answered, and said to rest on inference
+    let inferred: Vec<String> = g.mapper.inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
+    for note in inferred {
+        output::warn(&note);
+        g.snapshot.incomplete.push(kubectl_gc::snapshot::Gap::recorded(note));
+    }
     output::timing("graph", t1);
     Ok((g, now))
 }
@@ -249,6 +252,27 @@ fn warn_about(s: &Snapshot) {
     }
 }
 
+/// What could not be read of a type where the target would be (its namespace, or every
+/// namespace): an absent object there is unknown, not "not found".
+fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
+    use kubectl_gc::snapshot::gap::Missing;
+    let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
+    let everywhere = format!("{plural} could not");
+    g.snapshot
+        .incomplete
+        .iter()
+        .find(|i| match &i.what {
+            Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
+                resource == plural && (namespace.is_none() || namespace.as_deref() == ns)
+            }
+            Missing::Recorded(line) => {
+                line.starts_with(&everywhere) || here.as_ref().is_some_and(|h| line.starts_with(h.as_str()))
+            }
+            _ => false,
+        })
+        .map(|i| i.to_string())
+}
+
 /// Resolves `TYPE/NAME` or `TYPE NAME` and `-n` to one object of the graph.
 pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
@@ -260,12 +284,29 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     if name.is_empty() || type_arg.is_empty() {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
-    let rt = g.mapper.resolve(type_arg)?;
+    let rt = g.mapper.resolve(type_arg).map_err(|e| {
+        // offline too: a snapshot whose capture could not discover some groups says so
+        let failed: Vec<String> = g
+            .snapshot
+            .incomplete
+            .iter()
+            .map(|i| i.to_string())
+            .filter(|i| i.contains("could not be discovered"))
+            .collect();
+        super::live::unresolved(e, &failed)
+    })?;
     let ns = rt.namespaced.then(|| {
         global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string())
     });
     match g.find(&rt.group, &rt.kind, ns.as_deref(), name) {
         Some(id) => Ok(id),
+        None if let Some(why) = unread(g, &rt.qualified_plural(), ns.as_deref()) => {
+            let place = ns.map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
+            bail!(
+                "cannot tell whether {} \"{name}\" exists{place}: it could not be read ({why})",
+                rt.qualified_plural()
+            )
+        }
         None => match ns {
             Some(ns) => bail!("{} \"{name}\" not found in namespace \"{ns}\"", rt.qualified_plural()),
             None => bail!("{} \"{name}\" not found", rt.qualified_plural()),

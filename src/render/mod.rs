@@ -8,6 +8,7 @@ pub mod plan;
 pub mod safe_json;
 pub mod style;
 pub mod text;
+pub mod tree_yaml;
 
 #[cfg(test)]
 mod answer_tests;
