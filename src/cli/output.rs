@@ -90,7 +90,7 @@ pub fn timing(phase: &str, since: std::time::Instant) {
 mod tests {
     #[test]
     fn a_message_is_one_line_without_terminal_controls() {
-        assert_eq!(super::one_line("a\r\nerror: b\u{1b}[2J\u{9b}\n"), "a\\u{d}\\u{a}error: b\\u{1b}[2J\\u{9b}");
+        assert_eq!(super::one_line("a\r\nerror: b\u{1b}[2J\u{9b}\n"), "a\\r\\nerror: b\\u{1b}[2J\\u{9b}");
         assert_eq!(super::one_line("plain"), "plain");
     }
 }
