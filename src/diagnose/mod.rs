@@ -33,8 +33,9 @@ use k8s_openapi::jiff::Timestamp;
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
+pub use crate::collector::GcVerdict;
 pub use finding::{Finding, FindingCode, Related, Severity};
-pub use owners::{GcVerdict, owner_findings};
+pub use owners::owner_findings;
 pub use progress::Options;
 pub use step::{Command, Connection, Reach, Step};
 

@@ -4,8 +4,8 @@ use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
-use super::owners::GcVerdict;
 use super::step::{Command, Reach, Step};
+use crate::collector::GcVerdict;
 
 /// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
 pub fn resource_of(g: &Graph, x: NodeId) -> String {
