@@ -18,7 +18,9 @@
 //! # Assumptions
 //! Every informer is synced and sees every change at once; the GC workers run one item at
 //! a time in FIFO order; a finalizer whose controller is Alive is removed once its
-//! condition holds; garbage the GC would collect anyway, unrelated to the target, is left
+//! condition holds, if admission lets the UPDATE through (`admission`: a dead
+//! `failurePolicy: Fail` webhook or conversion webhook rejects requests, which then never
+//! happen; `--assume-finalizers=removed` does not override that); garbage the GC would collect anyway, unrelated to the target, is left
 //! out (virtual owners reached by the plan are not followed to their other dependents).
 //!
 //! # Caveats
