@@ -32,7 +32,7 @@ use crate::diagnose::backend::{Backend, Target};
 use crate::diagnose::conversion;
 use crate::diagnose::describe;
 use crate::diagnose::webhooks::{self, Operation};
-use crate::graph::NodeId;
+use crate::graph::{Graph, NodeId};
 
 /// A request the API server refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,6 +54,17 @@ pub struct Request<'a> {
     pub finalizer: Option<&'a str>,
 }
 
+/// Whether admission can refuse anything here: a webhook configuration or a CRD converting
+/// through a webhook was read. Without one, requests are not reviewed at all.
+pub fn applies(g: &Graph) -> bool {
+    ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
+        .iter()
+        .any(|k| !g.of_kind("admissionregistration.k8s.io", k).is_empty())
+        || g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+            .iter()
+            .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
+}
+
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
 pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
     let g = w.g;
@@ -72,6 +83,9 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
     {
         let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
         if backend.is_dead() {
+            if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+                notes.push(racy_note(&describe(g, c), namespace));
+            }
             let why = format!(
                 "{} converts its objects through a webhook whose backend cannot serve ({}{}): {obj} is stored as {} and cannot be read or deleted at {}, the version {actor} uses",
                 describe(g, c),
@@ -104,6 +118,9 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
         if !backend.is_dead() {
             continue;
         }
+        if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+            notes.push(racy_note(&hook, namespace));
+        }
         let why = format!(
             "{hook} intercepts {} of {obj} with failurePolicy Fail, and its backend cannot serve: {judged}{}",
             op.as_str(),
@@ -122,6 +139,14 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
         });
     }
     (maybe, notes)
+}
+
+/// The plan takes a backend in a namespace it deletes as gone at once; the real one stops
+/// when the namespace controller deletes its pods, so earlier requests may still pass.
+fn racy_note(what: &str, namespace: &str) -> String {
+    format!(
+        "{what}: its backend is taken as gone from the moment namespace {namespace} starts terminating; the namespace controller deletes its pods first, so requests sent before they stop may still pass (racy)"
+    )
 }
 
 /// The backend as the plan leaves it: a Service the plan removed, or one in a namespace the

@@ -930,6 +930,7 @@ fn a_webhook_whose_backend_the_plan_deletes_rejects_what_comes_after() {
     assert!(why.contains("namespace-controller's DELETE is rejected") && why.contains("by this plan"), "{why}");
     let ns_why = blocked_reason(&o, &g, "Namespace//hooks");
     assert!(ns_why.contains("content remains: ConfigMap hooks/cm"), "{ns_why}");
+    assert!(o.plan.notes.iter().any(|n| n.contains("self-guard") && n.contains("racy")), "{:?}", o.plan.notes);
 }
 
 #[test]
