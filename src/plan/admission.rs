@@ -104,7 +104,8 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
     }
 
     let mut maybe: Option<Rejection> = None;
-    for i in webhooks::interceptors(g, n, *op) {
+    // a configuration the plan has deleted intercepts nothing any more
+    for i in webhooks::interceptors(g, n, *op).into_iter().filter(|i| w.stored(i.configuration)) {
         let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
         let hook = i.describe(g);
         let judged = backend.describe(&i.target);

@@ -962,3 +962,21 @@ fn a_dead_conversion_webhook_keeps_a_namespaces_content() {
     let ns_why = blocked_reason(&o, &g, "Namespace//shop");
     assert!(ns_why.contains("content remains: Cart shop/c1"), "{ns_why}");
 }
+
+#[test]
+fn a_webhook_configuration_the_plan_deletes_rejects_nothing_afterwards() {
+    // the stale configuration is deleted first (kubectl), then the pod: nothing is rejected
+    let pod = obj("v1", "Pod", Some("d"), "pod");
+    let hook = webhook("pod-guard", "", &["pods"], &["DELETE"], "Fail");
+    let mut objs = vec![namespace("d"), pod.clone(), hook.clone()];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let (p, h) = (id(&g, &pod), id(&g, &hook));
+    let o = run_with(&g, None, |s| s.delete(p, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["Pod/d/pod"]);
+    let o = run_with(&g, None, |s| {
+        s.delete(h, "kubectl", Some(Cascade::Background));
+        s.delete(p, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.blocked.is_empty() && o.gone("Pod/d/pod"), "{:?}", o.plan.result.blocked);
+}
