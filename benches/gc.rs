@@ -320,7 +320,7 @@ fn live(dir: &Path, bin: &Path, n: usize) {
         ours.bytes as f64 / 1e6
     );
     println!(
-        "    ({ours_protobuf} metadata lists answered in protobuf; the server honours drop=metadata.managedFields, KEP-5958, alpha in 1.37)"
+        "    ({ours_protobuf} metadata lists answered in protobuf; the server honours drop=metadata.managedFields in JSON, as KEP-5958 specifies, alpha in 1.37)"
     );
     println!(
         "  … against a server without it         {}  {:>5} requests ({} discovery)  {:>7.1} MB",

@@ -12,6 +12,7 @@ pub mod diagnose;
 pub mod discovery;
 pub mod graph;
 pub mod plan;
+pub mod reads;
 pub mod render;
 pub mod snapshot;
 pub mod source;

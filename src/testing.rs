@@ -69,3 +69,18 @@ pub fn node(g: &Graph, kind: &str, name: &str) -> NodeId {
         .map(|(id, _)| id)
         .unwrap_or_else(|| panic!("no {kind} {name}"))
 }
+
+/// A graph over JSON object snippets.
+pub fn graph_of(docs: &[&str]) -> Graph {
+    graph_with(docs, &[])
+}
+
+/// A graph over JSON object snippets, with `incomplete` entries (as a snapshot file records them).
+pub fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
+    let mut f = Flattened::default();
+    for d in docs {
+        f.push(serde_json::from_str::<RawDoc>(d).unwrap_or_else(|e| panic!("bad test JSON ({e}): {d}")));
+    }
+    f.incomplete.extend(incomplete.iter().map(|s| crate::snapshot::Gap::recorded(*s)));
+    Graph::build(Snapshot::from_flattened(f))
+}

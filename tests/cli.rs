@@ -222,3 +222,23 @@ fn why_stuck_plan_appends_the_dry_run_once_the_blockers_are_gone() {
         stdout_json(&run(&["why-stuck", "site/alpha", "-n", "labs", "--snapshot", &s, "--now", NOW, "-o", "json"]));
     assert!(plain.get("plan").is_none());
 }
+
+#[test]
+fn stuck_after_takes_kubectl_durations_and_refuses_others() {
+    let s = snap("operator-alive-not-acting");
+    let base = ["why-stuck", "bucket/raw-footage", "-n", "studio", "--snapshot", &s, "--now", NOW, "-o", "json"];
+    for (after, want) in [("90m", 2), ("2h59m", 2), ("3h1m", 0), ("1.5h", 2), ("4h", 0)] {
+        let mut a = base.to_vec();
+        a.extend(["--stuck-after", after]);
+        let out = run(&a);
+        assert_eq!(code(&out), want, "--stuck-after {after}: {}", stderr(&out));
+    }
+    for bad in ["1d", "-1h", "soon", "60"] {
+        let arg = format!("--stuck-after={bad}");
+        let mut a = base.to_vec();
+        a.push(&arg);
+        let out = run(&a);
+        assert_eq!(code(&out), 1, "--stuck-after {bad}");
+        assert!(stderr(&out).contains("invalid duration"), "{bad}: {}", stderr(&out));
+    }
+}

@@ -239,6 +239,26 @@ fn namespace_terminating_why_stuck() {
 }
 
 #[test]
+fn claim_released_not_finalized_why_stuck() {
+    check_fixture("claim-released-not-finalized", DIAGNOSIS);
+}
+
+#[test]
+fn claim_in_use_why_stuck() {
+    check_fixture("claim-in-use", DIAGNOSIS);
+}
+
+#[test]
+fn job_pod_tracking_leftover_why_stuck() {
+    check_fixture("job-pod-tracking-leftover", DIAGNOSIS);
+}
+
+#[test]
+fn operator_alive_not_acting_why_stuck() {
+    check_fixture("operator-alive-not-acting", DIAGNOSIS);
+}
+
+#[test]
 fn webhook_blocks_finalizer_why_stuck() {
     check_fixture("webhook-blocks-finalizer", DIAGNOSIS);
 }
@@ -251,6 +271,21 @@ fn conversion_webhook_down_why_stuck() {
 #[test]
 fn operator_in_dying_namespace_why_stuck() {
     check_fixture("operator-in-dying-namespace", DIAGNOSIS);
+}
+
+#[test]
+fn permission_is_not_ownership_why_stuck() {
+    check_fixture("permission-is-not-ownership", DIAGNOSIS);
+}
+
+#[test]
+fn csi_driver_removed_why_stuck() {
+    check_fixture("csi-driver-removed", DIAGNOSIS);
+}
+
+#[test]
+fn admin_bound_controller_why_stuck() {
+    check_fixture("admin-bound-controller", DIAGNOSIS);
 }
 
 const PLAN: &[&str] = &["plan"];

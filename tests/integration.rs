@@ -6,6 +6,7 @@ mod completion;
 mod fixtures;
 mod krew;
 mod live;
+mod live_hostile;
 mod pictures;
 mod plugin;
 mod support;

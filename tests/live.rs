@@ -19,6 +19,9 @@ fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
             "why-stuck" => {
                 let mut tree = args.clone();
                 tree[0] = "tree".into();
+                if let Some(i) = tree.iter().position(|a| a == "--stuck-after") {
+                    tree.drain(i..(i + 2).min(tree.len()));
+                }
                 out.push(args);
                 out.push(tree);
             }
@@ -28,6 +31,23 @@ fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
     }
     out.dedup();
     out
+}
+
+/// The fixture's snapshot without its Events: the live path does not read an answer's Events
+/// yet (`diagnose::events::wanted` says which it will need), so until it does, a live answer
+/// equals the offline answer on the same objects without them. `None` when it has none.
+fn without_events(fixture: &Path) -> Option<tempfile::TempDir> {
+    let text = std::fs::read_to_string(fixture.join("snapshot.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    let items = v["items"].as_array_mut()?;
+    let before = items.len();
+    items.retain(|o| o["kind"] != "Event");
+    if items.len() == before {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("snapshot.json"), serde_json::to_vec(&v).unwrap()).unwrap();
+    Some(dir)
 }
 
 fn offline(fixture: &Path, args: &[String]) -> Output {
@@ -76,8 +96,10 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
             0,
         );
         let env = Env::new(&server.url(), None);
+        let eventless = without_events(&fixture);
+        let offline_fixture = eventless.as_ref().map_or(fixture.as_path(), |d| d.path());
         for args in comparable_checks(&fixture) {
-            let want = offline(&fixture, &args);
+            let want = offline(offline_fixture, &args);
             if !supported(&want) {
                 continue;
             }
@@ -99,8 +121,10 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
 fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_answers() {
     let fixture = support::root().join("tests/fixtures/site-basics");
     let checks = comparable_checks(&fixture);
-    // the server offers protobuf: every metadata-only list is asked for it first and served so
-    let pb = ApiServer::start(&fixture.join("snapshot.json"));
+    // the server offers protobuf, and passes over the JSON entry asking without managedFields
+    // (KEP-5958, which only JSON can honour): every metadata-only list is served in protobuf
+    let skipping = Options { drop_managed_fields: DropManagedFields::Skip, ..Options::default() };
+    let pb = ApiServer::start_with(&fixture.join("snapshot.json"), skipping.clone(), 0);
     let env = Env::new(&pb.url(), None);
     // no protobuf at all, and none for one type (an aggregated API server speaks JSON only)
     let plain =
@@ -113,7 +137,7 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
                 Fault::resource("configmaps", FaultKind::NoProtobuf),
                 Fault::group("own.labhub.io", FaultKind::NoProtobuf),
             ],
-            ..Options::default()
+            ..skipping
         },
         0,
     );
@@ -132,7 +156,7 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
     let metadata_lists = |s: &ApiServer| {
         s.requests()
             .into_iter()
-            .filter(|r| r.wants_metadata() && !r.path.split('/').any(|p| p == "alpha"))
+            .filter(|r| r.accept.contains("as=PartialObjectMetadataList") && !r.path.split('/').any(|p| p == "alpha"))
             .collect::<Vec<_>>()
     };
     let asked = metadata_lists(&pb);
@@ -243,7 +267,7 @@ fn workloads_named_like_a_finalizers_field_manager_are_looked_up_by_name() {
         serde_json::json!({"kind": "List", "items": [
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs", "uid": "ns"}},
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "labs", "uid": "cm",
-              "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+              "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T11:30:00Z",
               "managedFields": [{"manager": "acme-operator", "operation": "Update",
                 "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"acme.example.com/cleanup\"": {}}}}}]}},
             {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "acme-operator", "namespace": "acme", "uid": "d"},
@@ -595,10 +619,42 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!server.requests().iter().any(|r| r.asks_drop()), "a capture keeps managedFields");
+        // a capture keeps the Events it reads, with their bodies; answers show them offline,
+        // the live path does not read them yet, so the replay compared is the one without them
+        let events = |v: &Value| -> Vec<Value> {
+            v["items"].as_array().into_iter().flatten().filter(|o| o["kind"] == "Event").cloned().collect()
+        };
+        let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+        let fixture_events = events(&read(&fixture.join("snapshot.json")));
+        let captured = read(&file);
+        for e in &fixture_events {
+            let kept = events(&captured).into_iter().find(|c| c["metadata"]["uid"] == e["metadata"]["uid"]);
+            let kept = kept.unwrap_or_else(|| {
+                panic!("{}: the capture dropped Event {}", fixture.display(), e["metadata"]["name"])
+            });
+            for field in ["involvedObject", "reason", "message", "type", "count", "lastTimestamp", "source"] {
+                assert_eq!(
+                    kept[field],
+                    e[field],
+                    "{}: Event {} lost {field}",
+                    fixture.display(),
+                    e["metadata"]["name"]
+                );
+            }
+        }
+        let replayed = if fixture_events.is_empty() {
+            file.clone()
+        } else {
+            let mut v = captured.clone();
+            v["items"].as_array_mut().unwrap().retain(|o| o["kind"] != "Event");
+            let p = env.dir.path().join("captured-without-events.json");
+            std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+            p
+        };
         for args in comparable_checks(&fixture) {
             let got = live(&env, &args, &[]);
             let mut c = env.command(support::bin());
-            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&file);
+            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&replayed);
             let replay = run(c, DEADLINE);
             if !supported(&replay) {
                 continue;
@@ -791,6 +847,10 @@ fn many_crds_wanted_in_full_are_read_with_one_list() {
         items.push(crd(&format!("things{i}"), &format!("Thing{i}"), true));
     }
     items.push(crd("gadgets", "Gadget", false));
+    // an instance left: the cleanup waits for it, offline as live (with none, only discovery
+    // data, which a plain file lacks, says the kind was listed)
+    items.push(serde_json::json!({"apiVersion": "acme.example.com/v1", "kind": "Thing7",
+        "metadata": {"name": "t", "namespace": "labs", "uid": "thing-t"}}));
     let file = write_snapshot(dir.path(), items);
     let server = ApiServer::start(&file);
     let env = Env::new(&server.url(), None);
@@ -884,7 +944,7 @@ fn the_discovery_cache_is_refreshed_when_a_crd_changes() {
 fn finalizer_manager_snapshot(dir: &Path, extra: usize) -> std::path::PathBuf {
     let held = |name: String| {
         serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "labs", "uid": format!("uid-{name}"),
-          "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T10:00:00Z",
+          "finalizers": ["acme.example.com/cleanup"], "deletionTimestamp": "2026-11-29T11:30:00Z",
           "managedFields": [{"manager": "acme-operator", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
             "fieldsV1": {"f:metadata": {"f:finalizers": {".": {}, "v:\"acme.example.com/cleanup\"": {}}}}},
             {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
@@ -921,23 +981,24 @@ fn lists_ask_without_managed_fields_first_and_finalizer_managers_are_read_again(
         let reqs = server.requests();
         let shown =
             || reqs.iter().map(|r| format!("{} {}?{} [{}]", r.method, r.path, r.query, r.accept)).collect::<Vec<_>>();
-        // every metadata-only list asks without managedFields first, then as before
+        // metadata-only lists ask without managedFields first, in JSON (the one form KEP-5958
+        // strips), then as before; once a server shows it ignores that, protobuf first
         let metadata_lists: Vec<_> =
             reqs.iter().filter(|r| r.accept.contains("as=PartialObjectMetadataList")).collect();
         assert!(!metadata_lists.is_empty());
+        assert!(metadata_lists[0].asks_drop_first(), "{mode:?}: the first list asks without managedFields");
         for r in &metadata_lists {
             let media: Vec<&str> = r.accept.split(',').map(str::trim).collect();
-            assert_eq!(
-                media,
-                [
-                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
-                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
-                    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-                    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-                ],
-                "{mode:?}: {}",
-                r.path
-            );
+            let asking = [
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields",
+                "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+                "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+            ];
+            let plain = &asking[1..];
+            match mode {
+                DropManagedFields::Honour => assert_eq!(media, asking, "{mode:?}: {}", r.path),
+                _ => assert!(media == asking || media == plain, "{mode:?}: {} {media:?}", r.path),
+            }
         }
         // full-body lists keep managedFields
         assert!(reqs.iter().filter(|r| !r.wants_metadata()).all(|r| !r.asks_drop()), "{mode:?}: {:#?}", shown());
@@ -1011,6 +1072,8 @@ fn built_in_finalizers_need_no_managed_fields_read_again() {
             serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other", "uid": "ns2"}}),
             pvc("a", "labs"),
             pvc("b", "other"),
+            serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "other", "uid": "pod-p"},
+              "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}),
         ],
     );
     let args: Vec<String> = vec!["why-stuck".into(), "pvc/a".into(), "-n".into(), "labs".into(), "-A".into()];
@@ -1035,4 +1098,36 @@ fn built_in_finalizers_need_no_managed_fields_read_again() {
         "no relist"
     );
     assert_read_only(&server);
+}
+
+/// KEP-5958 strips managedFields from JSON answers only: the opt-out is asked for in JSON first,
+/// and once a server's answer shows it ignores it (JSON with managedFields), the lists after it
+/// ask for protobuf first, as before the opt-out existed.
+#[test]
+fn a_server_ignoring_the_opt_out_gets_protobuf_first_after_its_first_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = finalizer_manager_snapshot(dir.path(), 0);
+    for (mode, protobuf_later) in [(DropManagedFields::Ignore, true), (DropManagedFields::Honour, false)] {
+        let server = ApiServer::start_with(&snap, Options { drop_managed_fields: mode, ..Options::default() }, 0);
+        let env = Env::new(&server.url(), None);
+        let args: Vec<String> = vec!["tree".into(), "cm/c".into(), "-n".into(), "labs".into()];
+        let got = live(&env, &args, &["--concurrency", "1"]);
+        assert!(matches!(got.status.code(), Some(0 | 2)), "{mode:?}: {}", stderr(&got));
+        let lists: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|r| r.accept.contains("as=PartialObjectMetadataList") && r.asks_drop() == r.asks_drop_first())
+            .collect();
+        let first = lists.iter().position(|r| r.asks_drop_first()).expect("the opt-out is asked for");
+        assert!(lists[first].accept.starts_with("application/json;"), "JSON first: {}", lists[first].accept);
+        let protobuf_first =
+            lists.iter().filter(|r| r.accept.starts_with("application/vnd.kubernetes.protobuf")).count();
+        assert_eq!(protobuf_first > 0, protobuf_later, "{mode:?}");
+        if protobuf_later {
+            assert!(server.protobuf_answers() >= protobuf_first, "{mode:?}");
+        } else {
+            assert!(server.dropped_answers() > 0, "{mode:?}");
+        }
+        assert_read_only(&server);
+    }
 }

@@ -47,6 +47,7 @@ pub enum Command {
   kubectl gc why-stuck ns/labs
   kubectl gc why-stuck site/alpha -n labs -o json
   kubectl gc why-stuck pvc data-db-0 -n prod
+  kubectl gc why-stuck bucket/raw -n studio --stuck-after 4h   # stuck only after 4h
 
 Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
     WhyStuck(WhyStuckArgs),
@@ -139,6 +140,15 @@ pub struct WhyStuckArgs {
     /// Also print the planner's dry run of what happens once the blocker is gone
     #[arg(long)]
     pub plan: bool,
+    /// How long a finalizer whose controller is alive may stay before the answer calls it
+    /// stuck (FinalizerNotProgressing), as kubectl takes durations: 90s, 15m, 4h, 1h30m
+    #[arg(long = "stuck-after", value_name = "DURATION", default_value = "1h", value_parser = parse_stuck_after)]
+    pub stuck_after: i64,
+}
+
+/// `--stuck-after`: a kubectl duration, in whole seconds.
+fn parse_stuck_after(s: &str) -> Result<i64, String> {
+    kubectl_gc::diagnose::progress::parse_duration(s)
 }
 
 #[derive(ClapArgs, Debug)]

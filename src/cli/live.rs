@@ -9,8 +9,9 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use kubectl_gc::discovery::RestMapper;
+use kubectl_gc::reads::{self, Scope};
 use kubectl_gc::snapshot::Snapshot;
-use kubectl_gc::source::live::{self, ConnectOptions, Progress, ReadOptions, Scope};
+use kubectl_gc::source::live::{self, ConnectOptions, Progress, ReadOptions};
 
 use super::args::{Connection, Global, Target};
 
@@ -66,7 +67,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
                         None => bail!("{} \"{name}\" not found", rt.qualified_plural()),
                     }
                 }
-                target_ref = Some(live::TargetRef {
+                target_ref = Some(reads::TargetRef {
                     group: rt.group.clone(),
                     kind: rt.kind.clone(),
                     namespace: ns.clone(),
@@ -88,17 +89,10 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
             let _ = write!(std::io::stderr().lock(), "\rreading {}/{} lists…", p.done, p.total);
         };
         // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
-        let bodies_everywhere = target.is_none();
-        let options = ReadOptions {
-            scope,
-            bodies_everywhere,
-            focus,
-            target: target_ref,
-            concurrency,
-            now,
-            progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)),
-        };
-        let mut snapshot = session.read(&discovery, &options).await;
+        let wants = reads::Wants { scope, capture: target.is_none(), focus, target: target_ref };
+        let options =
+            ReadOptions { concurrency, now, progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)) };
+        let mut snapshot = session.read(&discovery, &options, &mut reads::Plan::new(wants.clone())).await;
         if discovery.from_cache && live::cache::is_stale_for(&discovery, &snapshot) {
             // the cluster may serve types the cached discovery lacks: rediscover, and read again
             // if discovery did change (a CRD's labels changing changes nothing served)
@@ -108,7 +102,7 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
                 || fresh.incomplete != discovery.incomplete;
             discovery = fresh;
             if changed {
-                snapshot = session.read(&discovery, &options).await;
+                snapshot = session.read(&discovery, &options, &mut reads::Plan::new(wants.clone())).await;
             }
         }
         if !discovery.from_cache {

@@ -27,7 +27,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
             let t = std::time::Instant::now();
-            let d = diagnose::why_stuck(&g, &live, target);
+            let d = diagnose::why_stuck_with(&g, &live, target, &diagnose::Options { stuck_after: a.stuck_after });
             output::timing("why-stuck", t);
             // --plan: what happens once the blockers are gone, under the propagation the
             // deletion already has (kubectl's default, background, if it has none yet)

@@ -1,6 +1,8 @@
 //! The finalizers in and around core Kubernetes and the components that remove them
 //! (gc-semantics §8), and the liveness of those components: their leader-election Lease in
-//! kube-system, else their static Pods, else assumed alive (managed control planes are not visible).
+//! kube-system, else their static Pods, else assumed alive (managed control planes are not
+//! visible) — except cloud-controller-manager, which many clusters do not run at all: Unknown.
+//! CSI sidecars are judged per driver (`csi`).
 
 use std::collections::HashMap;
 
@@ -119,7 +121,14 @@ pub fn component_liveness(g: &Graph, pods: &ControlPlanePods, vis: &Visibility, 
                 since: None,
             };
         }
-        Component::CsiSidecar => return assumed_alive("CSI driver pods not checked"),
+        Component::CsiSidecar => {
+            // judged per driver by `csi`, which `Liveness::finalizer` asks first
+            return State {
+                state: ControllerState::Unknown,
+                evidence: vec!["a CSI sidecar: judged by its driver's controller and leases".into()],
+                since: None,
+            };
+        }
         _ => {}
     }
     let name = c.name();
@@ -155,18 +164,41 @@ pub fn component_liveness(g: &Graph, pods: &ControlPlanePods, vis: &Visibility, 
             }
         };
     }
-    if let Some(e) = vis.unreadable(Source::Leases) {
-        return assumed_alive(&format!("control plane not visible: leases could not be read, \"{e}\""));
-    }
-    let kcm_visible = g.find("coordination.k8s.io", "Lease", Some("kube-system"), "kube-controller-manager").is_some();
-    if c == Component::CloudControllerManager && kcm_visible {
+    let unreadable = vis.unreadable(Source::Leases);
+    if c == Component::CloudControllerManager {
+        if let Some(e) = unreadable {
+            return State {
+                state: ControllerState::Unknown,
+                evidence: vec![format!("cloud-controller-manager's lease could not be read (\"{e}\")")],
+                since: None,
+            };
+        }
+        // Managed control planes (GKE, EKS, AKS) run it out of sight; a cluster without a cloud
+        // provider has none. Neither can be told from here, and a guess either way misleads.
+        let kcm_visible =
+            g.find("coordination.k8s.io", "Lease", Some("kube-system"), "kube-controller-manager").is_some();
+        if let Some(provider) = super::managed::managed_cluster(g) {
+            return State {
+                state: ControllerState::Unknown,
+                evidence: vec![format!(
+                    "no kube-system/cloud-controller-manager lease or Pod, as expected: the nodes are {provider}'s, which runs it in the control plane, out of sight"
+                )],
+                since: None,
+            };
+        }
+        let why = if kcm_visible {
+            "though kube-controller-manager's is visible: the cloud controller may be absent, or run outside the cluster as managed control planes run it"
+        } else {
+            "and the control plane is not visible: it may run outside the cluster (GKE, EKS and AKS run it in their control plane) or be absent"
+        };
         return State {
             state: ControllerState::Unknown,
-            evidence: vec![
-                "no kube-system/cloud-controller-manager lease, though kube-controller-manager's is visible: the cloud controller may be absent or run out of sight".into(),
-            ],
+            evidence: vec![format!("no kube-system/cloud-controller-manager lease or Pod, {why}")],
             since: None,
         };
+    }
+    if let Some(e) = unreadable {
+        return assumed_alive(&format!("control plane not visible: leases could not be read, \"{e}\""));
     }
     assumed_alive("control plane not visible")
 }

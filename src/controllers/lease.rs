@@ -108,6 +108,11 @@ impl Leases {
             .collect()
     }
 
+    /// Leases whose name `matches` (node heartbeats aside).
+    pub fn named(&self, g: &Graph, matches: impl Fn(&str) -> bool) -> Vec<NodeId> {
+        self.all.iter().copied().filter(|&id| g.object(id).is_some_and(|o| matches(&o.name))).collect()
+    }
+
     /// The workload whose pod holds the lease, and how that was told.
     pub fn holder_workload(&self, lease: NodeId) -> Option<(NodeId, &str)> {
         self.holder_workload.get(&lease).map(|(w, how)| (*w, how.as_str()))

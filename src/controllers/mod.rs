@@ -10,7 +10,13 @@
 //! 3. the finalizer's domain → the CRD groups it names → the RBAC subjects allowed to update
 //!    them → their ServiceAccounts → the Pods running as them → their workload (`domain`, `rbac`,
 //!    `workload`);
-//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`).
+//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`);
+//! 5. the names the finalizer gives: workloads, containers, ServiceAccounts, app labels and
+//!    leases named by its path or its domain's distinctive labels (`naming`).
+//!
+//! Permission (step 3) alone ties no controller to a finalizer: such a candidate is never Alive
+//! (`attribute`). CSI finalizers are judged per driver (`csi`); finalizers whose controller a
+//! managed control plane runs outside the cluster are Unknown when nothing is found (`managed`).
 //!
 //! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,
 //! no ready replica, crash-looping, or a stale lease, with the time it was last renewed); Missing
@@ -21,9 +27,12 @@
 
 mod attribute;
 mod builtin;
+mod csi;
 mod domain;
 mod lease;
+mod managed;
 mod managed_fields;
+mod naming;
 mod rbac;
 mod visibility;
 mod workload;
@@ -41,13 +50,15 @@ use crate::graph::{Graph, NodeId};
 pub use builtin::{BuiltinOwner, Component, builtin_owner};
 pub use domain::finalizer_domain;
 pub use lease::lease_state;
+pub use managed_fields::{ManagerKind, classify as classify_manager};
 pub use workload::Controller;
 
 /// Whether the controller that removes a finalizer is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ControllerState {
-    /// Ready pods, a lease renewed within its duration, or a control-plane component
-    /// assumed alive because the control plane is not visible.
+    /// Ready pods, or a lease renewed within its duration, of a controller tied to the finalizer
+    /// by more than permission; or a control-plane component assumed alive because the control
+    /// plane is not visible.
     Alive,
     /// The controller exists but is not running (no ready replica, scaled to zero, crash loop,
     /// stale lease).
@@ -83,6 +94,9 @@ pub struct FinalizerOwner {
     /// When a Down controller was last seen working (its lease's last renewal, or the time its
     /// pods stopped being ready), where known.
     pub since: Option<Timestamp>,
+    /// Only permission to update the resource (RBAC) ties `workload` to the finalizer: never
+    /// Alive, and never reason enough to call an old deletion in progress.
+    pub by_permission_only: bool,
 }
 
 /// Controller attribution over one graph, at one instant.
@@ -95,8 +109,8 @@ pub struct Liveness<'g> {
     workloads: workload::Workloads<'g>,
     leases: lease::Leases,
     control_plane: builtin::ControlPlanePods,
-    /// Answers by finalizer and the managedFields entries that set it: nothing else about the
-    /// object changes the answer, so the 37 objects of a namespace that share one finalizer
+    /// Answers by finalizer, the managedFields entries that set it and the object's API group:
+    /// nothing else about the object changes the answer, so the 37 objects of a namespace that share one finalizer
     /// cost one search.
     memo: Mutex<HashMap<(String, String), FinalizerOwner>>,
 }
@@ -125,6 +139,16 @@ impl<'g> Liveness<'g> {
 
     /// Who removes `finalizer` from `object`, and whether it is alive.
     pub fn finalizer(&self, object: NodeId, finalizer: &str) -> FinalizerOwner {
+        if csi::is_csi(finalizer) {
+            // per driver, which the object names: memoised by finalizer and driver
+            let key = (finalizer.to_string(), format!("csi\0{}", csi::driver_key(self, object, finalizer)));
+            if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+                return hit.clone();
+            }
+            let answer = csi::csi_owner(self, object, finalizer);
+            self.memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, answer.clone());
+            return answer;
+        }
         if let Some(b) = builtin_owner(finalizer) {
             let s =
                 builtin::component_liveness(self.graph, &self.control_plane, &self.visibility, b.component, self.now);
@@ -136,6 +160,7 @@ impl<'g> Liveness<'g> {
                 evidence,
                 workload: None,
                 since: s.since,
+                by_permission_only: false,
             };
         }
         let managers: String = self
@@ -145,7 +170,9 @@ impl<'g> Liveness<'g> {
             .flat_map(|o| managed_fields::managers_of(o, finalizer))
             .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
             .collect();
-        let key = (finalizer.to_string(), managers);
+        // the object's API group names the controller too (`attribute`, `naming`)
+        let group = self.graph.object(object).map(|o| o.group()).unwrap_or("");
+        let key = (finalizer.to_string(), format!("{managers}\0{group}"));
         if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }

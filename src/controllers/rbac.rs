@@ -62,6 +62,8 @@ pub struct Rbac {
     /// Rules with `apiGroups: ["*"]` and named resources.
     any_group: Vec<Grant>,
     bindings: HashMap<RoleKey, Vec<Binding>>,
+    /// Roles that may update every resource of every group (cluster-admin and the like).
+    wide: BTreeSet<RoleKey>,
 }
 
 fn strings(v: Option<&Value>) -> Vec<String> {
@@ -109,6 +111,7 @@ impl Rbac {
                         let resources = strings(rule.get("resources"));
                         let star_group = groups.iter().any(|gr| gr == "*");
                         if star_group && resources.iter().any(|r| r == "*") {
+                            r.wide.insert(role.clone());
                             continue; // cluster-admin and the like
                         }
                         let grant = Grant { role: role.clone(), resources };
@@ -202,6 +205,29 @@ impl Rbac {
             }
         }
         by_sa.into_values().collect()
+    }
+}
+
+impl Rbac {
+    /// How `sa` is bound to a role that may update everything: one line per binding. Such a
+    /// grant names no controller in particular (attribution skips it), but a workload found by
+    /// its name or field manager is said to run with it.
+    pub fn wide_grants_to(&self, sa: &SaKey) -> Vec<String> {
+        let mut out = Vec::new();
+        for role in &self.wide {
+            for b in self.bindings.get(role).into_iter().flatten() {
+                if b.subjects.contains(sa) {
+                    out.push(format!(
+                        "{} binds {} (every resource) to ServiceAccount {}/{}",
+                        b.describe,
+                        role.describe(),
+                        sa.0,
+                        sa.1
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 

@@ -86,8 +86,8 @@ impl Visibility {
         present.sort();
         let mut unreadable = Vec::new();
         for src in Source::ALL {
-            if let Some(e) = s.incomplete.iter().find(|e| src.named_by(e)) {
-                unreadable.push((src, e.clone()));
+            if let Some(e) = s.incomplete.iter().find(|e| src.named_by(e.subject())) {
+                unreadable.push((src, e.to_string()));
             }
         }
         Visibility { present, unreadable }

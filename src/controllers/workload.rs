@@ -118,11 +118,35 @@ pub struct Workloads<'g> {
     named: OnceLock<Named>,
 }
 
-/// Workloads and bare pods by name and by container name.
+/// Workloads and bare pods by name, by container name, and by the ServiceAccount and the
+/// `app.kubernetes.io/name` (or `app`) label they run under: the names a finalizer or a field
+/// manager can point at even when no specific RBAC rule does (a controller bound to cluster-admin).
 #[derive(Default)]
 struct Named {
     by_name: FxHashMap<String, Vec<NodeId>>,
     by_container: FxHashMap<String, Vec<NodeId>>,
+    by_account: FxHashMap<String, Vec<NodeId>>,
+    by_label: FxHashMap<String, Vec<NodeId>>,
+}
+
+/// How a workload matched a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NamedBy {
+    Name,
+    Container,
+    ServiceAccount,
+    Label,
+}
+
+impl NamedBy {
+    pub fn label(self) -> &'static str {
+        match self {
+            NamedBy::Name => "its name",
+            NamedBy::Container => "a container",
+            NamedBy::ServiceAccount => "its ServiceAccount",
+            NamedBy::Label => "its app label",
+        }
+    }
 }
 
 fn is_pod(g: &Graph, id: NodeId) -> bool {
@@ -161,8 +185,12 @@ impl<'g> Workloads<'g> {
                 for c in spec.container_names() {
                     n.by_container.entry(c.to_string()).or_default().push(id);
                 }
+                n.by_account.entry(spec.service_account()).or_default().push(id);
+                if let Some(app) = o.label("app.kubernetes.io/name").or_else(|| o.label("app")) {
+                    n.by_label.entry(app.to_string()).or_default().push(id);
+                }
             }
-            for v in n.by_container.values_mut() {
+            for v in n.by_container.values_mut().chain(n.by_account.values_mut()).chain(n.by_label.values_mut()) {
                 v.dedup();
             }
             n
@@ -217,14 +245,64 @@ impl<'g> Workloads<'g> {
             .collect()
     }
 
-    /// Workloads (or bare pods) named `name`, or with a container named `name`.
+    /// Workloads (or bare pods) named `name`, or with a container, ServiceAccount (other than
+    /// `default`) or app label of that name.
     pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
         let n = self.named();
-        let mut v: Vec<NodeId> =
-            n.by_name.get(name).into_iter().chain(n.by_container.get(name)).flatten().copied().collect();
+        let account = if name == "default" { None } else { n.by_account.get(name) };
+        let mut v: Vec<NodeId> = n
+            .by_name
+            .get(name)
+            .into_iter()
+            .chain(n.by_container.get(name))
+            .chain(account)
+            .chain(n.by_label.get(name))
+            .flatten()
+            .copied()
+            .collect();
         v.sort_unstable();
         v.dedup();
         v
+    }
+
+    /// Workloads (or bare pods) that `matches` names by their name, a container, their
+    /// ServiceAccount or their app label, each with the first way it matched. The `default`
+    /// ServiceAccount names nothing.
+    pub fn named_by(&self, matches: impl Fn(&str) -> bool) -> Vec<(NodeId, NamedBy)> {
+        let n = self.named();
+        let mut v: Vec<(NodeId, NamedBy)> = Vec::new();
+        let indexes = [
+            (&n.by_name, NamedBy::Name),
+            (&n.by_container, NamedBy::Container),
+            (&n.by_account, NamedBy::ServiceAccount),
+            (&n.by_label, NamedBy::Label),
+        ];
+        for (index, how) in indexes {
+            for (key, ids) in index.iter() {
+                if (how == NamedBy::ServiceAccount && key == "default") || !matches(key) {
+                    continue;
+                }
+                v.extend(ids.iter().map(|&id| (id, how)));
+            }
+        }
+        v.sort_unstable();
+        v.dedup_by_key(|(id, _)| *id);
+        v
+    }
+
+    /// The ServiceAccount a workload's pods (or a bare pod) run as.
+    pub fn service_account_of(&self, wl: NodeId) -> Option<SaKey> {
+        let g = self.g;
+        let o = g.object(wl)?;
+        let ns = o.namespace.clone()?;
+        let spec = if is_pod(g, wl) {
+            pod_spec(o)
+        } else if g.observed_kind(wl).is_some_and(|(group, kind)| has_template(group, kind)) {
+            template_spec(o)
+        } else {
+            return None;
+        };
+        Some((ns, spec.service_account()))
     }
 
     pub fn is_named(&self, wl: NodeId, name: &str) -> bool {

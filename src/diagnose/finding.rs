@@ -26,6 +26,12 @@ pub enum FindingCode {
     /// Not in the contract's first table: a pod in graceful termination on a node that is
     /// NotReady or gone; the kubelet will never confirm it, so it stays Terminating.
     PodOnUnavailableNode,
+    /// A built-in controller is alive and what it waits for already holds, yet its finalizer
+    /// stayed past the time it takes: it missed the event (`diagnose::builtin_conditions`).
+    ControllerStalled,
+    /// A finalizer's controller is alive, but the finalizer stayed longer than `--stuck-after`
+    /// (`diagnose::progress`).
+    FinalizerNotProgressing,
     AdmissionWebhookUnavailable,
     ConversionWebhookUnavailable,
     NamespaceContentDeletionFailure,
@@ -49,6 +55,8 @@ impl FindingCode {
             FindingCode::GarbageCollectorStalled => "GarbageCollectorStalled",
             FindingCode::OwnerReferenceCycle => "OwnerReferenceCycle",
             FindingCode::PodOnUnavailableNode => "PodOnUnavailableNode",
+            FindingCode::ControllerStalled => "ControllerStalled",
+            FindingCode::FinalizerNotProgressing => "FinalizerNotProgressing",
             FindingCode::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
             FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
             FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",

@@ -12,10 +12,15 @@
 //! Pure: the same graph, liveness and `now` give the same diagnosis. No recursion.
 
 pub mod backend;
+pub mod builtin_conditions;
 pub mod conversion;
+pub mod events;
 pub mod finding;
+mod gc_steps;
+mod grounds;
 mod namespace;
 mod owners;
+pub mod progress;
 pub mod reads;
 pub mod remedy;
 pub mod step;
@@ -30,10 +35,15 @@ use crate::graph::{Graph, NodeId};
 
 pub use finding::{Finding, FindingCode, Related, Severity};
 pub use owners::{GcVerdict, owner_findings};
+pub use progress::Options;
 pub use step::{Command, Connection, Reach, Step};
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
+
+/// A deletion younger than this whose controller was not found is looked at again before
+/// anything is changed: the controller may be mid-cleanup, or mid-reinstall.
+const JUST_DELETED_SECONDS: i64 = 10 * 60;
 
 /// One remaining finalizer of the target.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +66,10 @@ pub struct Diagnosis {
     /// What the GC does with the target given its owner references.
     pub gc_verdict: GcVerdict,
     pub incomplete: Vec<String>,
+    /// The recent Warning events of the object and of the objects the answer names.
+    pub events: Vec<events::ObjectEvents>,
+    /// The reference time the answer was judged at.
+    pub now: Timestamp,
 }
 
 /// `Kind namespace/name` or `Kind name`, for messages.
@@ -68,12 +82,20 @@ pub fn describe(g: &Graph, x: NodeId) -> String {
 }
 
 pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
+    why_stuck_with(g, live, target, &Options::default())
+}
+
+/// [`why_stuck`] with options (`--stuck-after`).
+pub fn why_stuck_with(g: &Graph, live: &Liveness, target: NodeId, opts: &Options) -> Diagnosis {
     let now = live.now();
     let mut e = Explainer {
         g,
         live,
         now,
         target,
+        opts: *opts,
+        events: events::Index::new(g),
+        incomplete: Vec::new(),
         findings: Vec::new(),
         finalizers: Vec::new(),
         waits_on: HashMap::new(),
@@ -107,7 +129,13 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
     let mut root_causes: Vec<NodeId> = e.local_stuck.clone();
     root_causes.sort_unstable();
     root_causes.dedup();
-    Diagnosis {
+    let mut incomplete: Vec<String> = g.snapshot.incomplete.iter().map(ToString::to_string).collect();
+    for i in e.incomplete {
+        if !incomplete.contains(&i) {
+            incomplete.push(i);
+        }
+    }
+    let mut d = Diagnosis {
         object: target,
         deletion_timestamp: dt,
         deleting_for_seconds: dt.map(|t| (now.as_second() - t.as_second()).max(0)),
@@ -116,8 +144,12 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
         findings: e.findings,
         root_causes,
         gc_verdict: owner_findings(g, target).1,
-        incomplete: g.snapshot.incomplete.clone(),
-    }
+        incomplete,
+        events: Vec::new(),
+        now,
+    };
+    d.events = events::for_answer(g, &e.events, &d);
+    d
 }
 
 struct Explainer<'a, 'g> {
@@ -125,6 +157,10 @@ struct Explainer<'a, 'g> {
     live: &'a Liveness<'g>,
     now: Timestamp,
     target: NodeId,
+    opts: Options,
+    events: events::Index,
+    /// What this answer could not see, beyond the snapshot's own `incomplete`.
+    incomplete: Vec<String>,
     findings: Vec<Finding>,
     finalizers: Vec<FinalizerReport>,
     /// x → what x waits for before it can go.
@@ -203,6 +239,16 @@ impl Explainer<'_, '_> {
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
             self.controller_not_alive(x, f, &owner, &who);
+            if matches!(f, "foregroundDeletion" | "orphan") {
+                // the GC's missed steps are reported whether or not it is judged alive
+                let down = owner.evidence.last().map(String::as_str).unwrap_or("no evidence");
+                let age = self.deleting_for(x);
+                if f == "orphan" || g.blocking_dependents(x).next().is_none() {
+                    self.gc_finalizer_idle(x, f, age, Some(down));
+                } else if let Some(found) = gc_steps::missed_deletes(g, x, self.now, Some(down)) {
+                    self.findings.push(found);
+                }
+            }
             return;
         }
         let age = self.deleting_for(x);
@@ -210,7 +256,10 @@ impl Explainer<'_, '_> {
             "foregroundDeletion" => {
                 let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
                 if blocking.is_empty() {
-                    self.gc_finalizer_idle(x, f, age);
+                    self.gc_finalizer_idle(x, f, age, None);
+                } else if let Some(found) = gc_steps::missed_deletes(g, x, self.now, None) {
+                    self.findings.push(found);
+                    self.local_stuck.push(x);
                 }
                 for d in blocking {
                     let gone = g.object(d).map(|o| o.is_deleting()).unwrap_or(false);
@@ -244,39 +293,81 @@ impl Explainer<'_, '_> {
                     self.wait_for(x, d);
                 }
             }
-            "orphan" => self.gc_finalizer_idle(x, f, age),
-            "customresourcecleanup.apiextensions.k8s.io" => self.explain_crd_cleanup(x, &owner),
-            "kubernetes.io/pvc-protection" => self.explain_pvc_protection(x, &owner),
-            "kubernetes.io/pv-protection" => {
-                let o = g.object(x).expect("explained objects are observed");
-                let phase = o.str_field("/status/phase").unwrap_or("");
-                self.pending(
-                    x,
-                    &owner,
-                    Vec::new(),
-                    format!("{f} is removed by {who} once the volume is no longer bound (phase {phase})"),
-                );
+            "orphan" => self.gc_finalizer_idle(x, f, age, None),
+            f if builtin_conditions::judged(f) => {
+                if let Some(j) = builtin_conditions::judge(g, x, f) {
+                    self.builtin_condition(x, f, &who, j);
+                }
             }
-            _ => self.pending(x, &owner, Vec::new(), format!("{f} is removed by {who}, which is alive")),
+            _ => {
+                let (found, stuck) = progress::alive_finding(g, &self.events, x, f, &owner, self.now, &self.opts);
+                self.findings.push(found);
+                if stuck {
+                    self.local_stuck.push(x);
+                }
+            }
         }
     }
 
-    fn pending(&mut self, x: NodeId, owner: &FinalizerOwner, related: Vec<Related>, message: String) {
-        self.finding(
-            FindingCode::FinalizerPending,
-            Severity::Info,
-            x,
-            related,
-            format!("{message} ({})", owner.evidence.join("; ")),
-            Vec::new(),
-        );
+    /// A built-in finalizer whose controller is alive, by what its condition says.
+    fn builtin_condition(&mut self, x: NodeId, f: &str, who: &str, j: builtin_conditions::Judgement) {
+        use builtin_conditions::Judgement;
+        let g = self.g;
+        match j {
+            Judgement::Holds { what, since } => {
+                let (found, stuck) = builtin_conditions::holds_finding(g, x, f, who, &what, since, self.now);
+                self.findings.push(found);
+                if stuck {
+                    self.local_stuck.push(x);
+                }
+            }
+            Judgement::Waits { on, what, stuck, remedy } => {
+                self.findings.push(builtin_conditions::waits_finding(x, f, who, &what, &on, remedy));
+                if stuck {
+                    self.local_stuck.push(x);
+                }
+                for n in on {
+                    self.wait_for(x, n);
+                }
+            }
+            Judgement::Blind { what, why, check } => {
+                self.incomplete.push(format!("{f} on {}: {what}, but {why}", describe(g, x)));
+                self.findings.push(builtin_conditions::blind_finding(g, x, f, who, &what, &why, check));
+            }
+            Judgement::Never { what } => {
+                let mut remedy = Vec::new();
+                if let Some(p) = remedy::remove_finalizer(g, x, f) {
+                    remedy.push(Step::run(
+                        Reach::Destructive,
+                        format!("Nothing will remove {f} here; remove it by hand once the pod's owner no longer needs it counted."),
+                        p,
+                    ));
+                }
+                self.finding(
+                    FindingCode::FinalizerControllerMissing,
+                    Severity::Error,
+                    x,
+                    Vec::new(),
+                    format!("{} keeps {f}, and {who} will never remove it: {what}", describe(g, x)),
+                    remedy,
+                );
+                self.local_stuck.push(x);
+            }
+        }
     }
 
     fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
         let g = self.g;
+        let age = self.deleting_for(x);
+        // permission alone never keeps an old deletion "in progress" (contract §4.3): a
+        // controller that may update the object had the time it is given, and nothing ties it
+        // to the finalizer
+        let unearned =
+            owner.controller == ControllerState::Unknown && owner.by_permission_only && age > self.opts.stuck_after;
         let (code, severity, stuck) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true),
             ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true),
+            _ if unearned => (FindingCode::FinalizerControllerUnknown, Severity::Error, true),
             _ => (FindingCode::FinalizerControllerUnknown, Severity::Warning, false),
         };
         let state = match owner.controller {
@@ -300,6 +391,9 @@ impl Explainer<'_, '_> {
                 p,
             ));
         }
+        if owner.controller != ControllerState::Down && age < JUST_DELETED_SECONDS {
+            remedies.insert(0, remedy::recheck(g, x, age));
+        }
         if let Some(w) = namespace::cascade_warning(f) {
             remedies.insert(0, Step::advice(Reach::Inspect, w));
         }
@@ -309,17 +403,19 @@ impl Explainer<'_, '_> {
         }
     }
 
-    fn gc_finalizer_idle(&mut self, x: NodeId, f: &str, age: i64) {
+    fn gc_finalizer_idle(&mut self, x: NodeId, f: &str, age: i64, down: Option<&str>) {
         let g = self.g;
         if age <= GC_GRACE_SECONDS {
-            self.finding(
-                FindingCode::FinalizerPending,
-                Severity::Info,
-                x,
-                Vec::new(),
-                format!("{f} has nothing left to wait for; the garbage collector removes it momentarily"),
-                Vec::new(),
-            );
+            if down.is_none() {
+                self.finding(
+                    FindingCode::FinalizerPending,
+                    Severity::Info,
+                    x,
+                    Vec::new(),
+                    format!("{f} has nothing left to wait for; the garbage collector removes it momentarily"),
+                    vec![Step::run(Reach::Inspect, format!("Follow {}:", describe(g, x)), remedy::inspect(g, x))],
+                );
+            }
             return;
         }
         let what = if f == "orphan" {
@@ -327,70 +423,56 @@ impl Explainer<'_, '_> {
         } else {
             "no blocking dependent remains"
         };
+        let steps = vec![
+            Step::advice(
+                Reach::Inspect,
+                "Check kube-controller-manager's garbage collector (its logs, 'unable to sync caches for garbage collector').",
+            ),
+            Step::run(
+                Reach::Disrupt,
+                format!("Re-issue the delete with Background propagation; the API server drops {f}."),
+                remedy::redelete_background(g, x),
+            ),
+        ];
+        // "nothing left to wait for" rests on seeing every dependent
+        if f == "foregroundDeletion"
+            && let Some(why) = gc_steps::blind_to_dependents(g, x)
+        {
+            self.incomplete.push(format!(
+                "foregroundDeletion on {}: no blocking dependent in the input, but {why}",
+                describe(g, x)
+            ));
+            self.finding(
+                FindingCode::GarbageCollectorStalled,
+                Severity::Warning,
+                x,
+                Vec::new(),
+                format!(
+                    "{f} is still on {} after {}s and the input shows no blocking dependent, but {why}: whether the garbage collector is waiting or missed it cannot be told",
+                    describe(g, x),
+                    age
+                ),
+                steps,
+            );
+            return;
+        }
+        let state = match down {
+            Some(d) => {
+                format!("the garbage collector missed it, and kube-controller-manager is not judged alive now ({d})")
+            }
+            None => {
+                "the garbage collector missed it (it has no periodic resync; kubernetes#77081) or is not running".into()
+            }
+        };
         self.finding(
             FindingCode::GarbageCollectorStalled,
             Severity::Error,
             x,
             Vec::new(),
-            format!(
-                "{f} is still on {} after {}s although {what}: the garbage collector missed it (it has no periodic resync; kubernetes#77081) or is not running",
-                describe(g, x),
-                age
-            ),
-            vec![
-                Step::advice(
-                    Reach::Inspect,
-                    "Check kube-controller-manager's garbage collector (its logs, 'unable to sync caches for garbage collector').",
-                ),
-                Step::run(
-                    Reach::Disrupt,
-                    format!("Re-issue the delete with Background propagation; the API server drops {f}."),
-                    remedy::redelete_background(g, x),
-                ),
-            ],
+            format!("{f} is still on {} after {}s although {what}: {state}", describe(g, x), age),
+            steps,
         );
         self.local_stuck.push(x);
-    }
-
-    fn explain_crd_cleanup(&mut self, x: NodeId, owner: &FinalizerOwner) {
-        let g = self.g;
-        let Some(crd) = g.object(x) else { return };
-        let group = crd.str_field("/spec/group").unwrap_or("");
-        let kind = crd.str_field("/spec/names/kind").unwrap_or("");
-        let instances: Vec<NodeId> = g.of_kind(group, kind).to_vec();
-        self.pending(
-            x,
-            owner,
-            instances.iter().map(|&i| Related::Node(i)).collect(),
-            format!("the CRD finalizer deletes every {kind} first; {} instance(s) remain", instances.len()),
-        );
-        for i in instances {
-            self.wait_for(x, i);
-        }
-    }
-
-    fn explain_pvc_protection(&mut self, x: NodeId, owner: &FinalizerOwner) {
-        let g = self.g;
-        let Some(pvc) = g.object(x) else { return };
-        let users: Vec<NodeId> = g
-            .in_namespace(pvc.namespace.as_deref())
-            .filter(|(_, p)| p.kind == "Pod" && p.group().is_empty())
-            .filter(|(_, p)| pod_uses_claim(p, &pvc.name))
-            .map(|(id, _)| id)
-            .collect();
-        self.pending(
-            x,
-            owner,
-            users.iter().map(|&u| Related::Node(u)).collect(),
-            format!("the claim is released once no pod uses it; {} pod(s) still do", users.len()),
-        );
-        for u in users {
-            if g.object(u).is_some_and(|p| !p.is_deleting()) {
-                // a running pod that nobody deletes keeps the claim forever
-                self.local_stuck.push(x);
-            }
-            self.wait_for(x, u);
-        }
     }
 
     fn explain_namespace(&mut self, x: NodeId) {
@@ -486,6 +568,15 @@ impl Explainer<'_, '_> {
             );
             self.wait_for(x, c);
         }
+        // Nothing left and every group discovered: the namespace controller has nothing to wait for.
+        let discovery_failing = condition.is_some() || !failing.is_empty();
+        if !discovery_failing && g.in_namespace(Some(ns.name.as_str())).next().is_none() {
+            let owner = self.live.finalizer(x, "kubernetes");
+            if owner.controller == ControllerState::Alive {
+                let who = owner.removed_by.clone().unwrap_or_else(|| "the namespace controller".into());
+                self.builtin_condition(x, "kubernetes", &who, builtin_conditions::namespace_empty(g, ns));
+            }
+        }
     }
 
     fn explain_terminating_pod(&mut self, x: NodeId) {
@@ -550,10 +641,4 @@ impl Explainer<'_, '_> {
         }
         stuck
     }
-}
-
-fn pod_uses_claim(pod: &crate::snapshot::Object, claim: &str) -> bool {
-    pod.field("/spec/volumes").and_then(|v| v.as_array()).is_some_and(|vols| {
-        vols.iter().any(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) == Some(claim))
-    })
 }

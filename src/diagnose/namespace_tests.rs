@@ -214,6 +214,7 @@ fn controller_home_reads_the_attribution() {
         evidence: Vec::new(),
         workload: None,
         since: None,
+        by_permission_only: false,
     };
     assert_eq!(controller_home(&owner).as_deref(), Some("tooling"));
     owner.removed_by = Some("leader of lease ops/abc.example.dev".into());

@@ -64,11 +64,52 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
         }
         (ControllerState::Missing, _) => out.push(Step::advice(
             Reach::Restore,
-            format!("Reinstall the controller that owns {f} (the operator of its API group), so it can clean up and remove it."),
+            match &owner.removed_by {
+                Some(who) => format!("Reinstall {who}, so it cleans up what {f} guards and removes it itself."),
+                None => format!("Reinstall the controller that owns {f}, so it cleans up what it guards and removes it itself."),
+            },
         )),
-        _ => out.push(Step::advice(Reach::Inspect, format!("Find the controller that owns {f} and check that it is running."))),
+        (ControllerState::Unknown, Some(w)) if owner.by_permission_only => out.push(Step::run(
+            Reach::Inspect,
+            format!("See whether {who} handles {f} at all (only its permission to update the object ties it to the finalizer): its logs say."),
+            Command::kubectl(["logs"]).arg(format!("{}/{}", w.kind.to_lowercase(), w.name)).namespace(w.namespace.as_deref()),
+        )),
+        _ => out.push(Step::advice(
+            Reach::Inspect,
+            format!("Find the controller that owns {f} and check that it is running; the evidence says what could not be seen."),
+        )),
     }
     out
+}
+
+/// How to follow a controller that is alive and at work on the object: its logs, else the
+/// object itself.
+pub fn follow_progress(g: &Graph, x: NodeId, owner: &FinalizerOwner) -> Step {
+    let who = owner.removed_by.as_deref().unwrap_or("its controller");
+    match &owner.workload {
+        Some(w) => Step::run(
+            Reach::Inspect,
+            format!("Follow {who}: its logs say what it still waits for before it removes the finalizer."),
+            Command::kubectl(["logs"])
+                .arg(format!("{}/{}", w.kind.to_lowercase(), w.name))
+                .namespace(w.namespace.as_deref()),
+        ),
+        None => {
+            Step::run(Reach::Inspect, format!("Watch it: {who} removes the finalizer once it is done."), inspect(g, x))
+        }
+    }
+}
+
+/// For a deletion only seconds or minutes old whose controller was not found: look again first.
+pub fn recheck(g: &Graph, x: NodeId, age_seconds: i64) -> Step {
+    Step::run(
+        Reach::Inspect,
+        format!(
+            "It was deleted only {} ago: a controller that cleans up external resources may not have finished, and one just being reinstalled may not be back yet. Look again in a few minutes before changing anything.",
+            crate::age::human(age_seconds)
+        ),
+        inspect(g, x),
+    )
 }
 
 /// Re-DELETE with Background: the API server drops `foregroundDeletion`/`orphan`

@@ -110,7 +110,7 @@ pub fn owner_cycle_through(g: &Graph, node: NodeId) -> Option<Vec<NodeId>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controllers::tests::graph_of;
+    use crate::testing::graph_of;
 
     /// A ConfigMap `name` (uid = name) owned by the given uids.
     fn cm(name: &str, owners: &[&str]) -> String {

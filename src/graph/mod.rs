@@ -528,7 +528,7 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controllers::tests::graph_of;
+    use crate::testing::graph_of;
 
     fn obj(api_version: &str, kind: &str, ns: Option<&str>, name: &str, uid: &str, owners: &[&str]) -> String {
         let ns = ns.map(|n| format!(r#","namespace":"{n}""#)).unwrap_or_default();

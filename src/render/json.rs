@@ -62,6 +62,9 @@ pub struct WhyStuckJson {
     pub finalizers: Vec<FinalizerJson>,
     pub findings: Vec<FindingJson>,
     pub incomplete: Vec<String>,
+    /// The most recent Warning events of the object and of the objects the answer names
+    /// (README: "Events as evidence"); empty when none was found.
+    pub events: Vec<EventJson>,
     /// With `why-stuck --plan`: the planner's dry run once the blockers are gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<serde_json::Value>,
@@ -85,6 +88,37 @@ pub struct FindingJson {
     pub related: Vec<ObjectRef>,
     pub message: String,
     pub remedy: Vec<StepJson>,
+}
+
+/// One Warning event of an object the answer names, quoted as written.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventJson {
+    pub object: ObjectRef,
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub reason: String,
+    pub count: i64,
+    pub last_seen: Option<String>,
+    pub message: String,
+    pub reporting_controller: Option<String>,
+}
+
+pub fn events_json(g: &Graph, d: &Diagnosis) -> Vec<EventJson> {
+    d.events
+        .iter()
+        .flat_map(|oe| {
+            oe.warnings.iter().map(move |e| EventJson {
+                object: object_ref(g, oe.object),
+                type_: e.type_.clone(),
+                reason: e.reason.clone(),
+                count: e.count,
+                last_seen: e.last_seen.map(|t| t.to_string()),
+                message: e.message.clone(),
+                reporting_controller: e.reporting_controller.clone(),
+            })
+        })
+        .collect()
 }
 
 /// Contract §4.3.1: one ranked step; `command` is one shell line bound to the cluster.
@@ -133,6 +167,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
             .collect(),
         findings: d.findings.iter().map(|f| finding_json(g, f, conn)).collect(),
         incomplete: d.incomplete.clone(),
+        events: events_json(g, d),
         plan: None,
     }
 }

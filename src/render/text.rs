@@ -33,6 +33,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             st.bad("STUCK"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
         )?,
+        // a controller that could not be judged earns no "in progress"
+        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => writeln!(
+            w,
+            "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
+            st.strong("UNKNOWN"),
+            age::human(d.deleting_for_seconds.unwrap_or(0))
+        )?,
         (Some(_), false) => writeln!(
             w,
             "{} {target} has been terminating for {}; its deletion is in progress.",
@@ -41,7 +48,13 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
         )?,
     }
     // 2. root causes, finalizers grouped by the controller that must remove them
-    let is_root = |f: &&crate::diagnose::Finding| d.root_causes.contains(&f.object) && f.severity == Severity::Error;
+    // the Error findings on the objects stuck on their own account; where none is an Error
+    // (a claim a running pod holds: the controller is right to wait), their findings as they are
+    let error_roots = d.findings.iter().any(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error);
+    let is_root = |f: &&crate::diagnose::Finding| {
+        d.root_causes.contains(&f.object)
+            && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
+    };
     if d.stuck {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
@@ -122,7 +135,22 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 5. the next step
+    // 5. what the controllers reported: recent Warning events, quoted
+    if !d.events.is_empty() {
+        writeln!(w, "\n{}", st.strong("Recent Warning events"))?;
+        for oe in &d.events {
+            let more = if oe.total_warnings > oe.warnings.len() {
+                format!(" ({} of {})", oe.warnings.len(), oe.total_warnings)
+            } else {
+                String::new()
+            };
+            writeln!(w, "  {}{more}", sanitize(&describe(g, oe.object)))?;
+            for e in &oe.warnings {
+                writeln!(w, "      {}", sanitize(&crate::diagnose::events::describe_event(e, d.now)))?;
+            }
+        }
+    }
+    // 6. the next step
     let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;

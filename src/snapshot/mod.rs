@@ -1,9 +1,11 @@
 //! Plain data: what was read from a cluster or a file, before any analysis.
 
+pub mod gap;
 pub mod object;
 pub mod raw;
 pub mod write;
 
+pub use gap::{Gap, Missing};
 pub use object::{Condition, FinalizerManager, Object, OwnerRef, Uid};
 
 use k8s_openapi::jiff::Timestamp;
@@ -38,7 +40,7 @@ pub struct Snapshot {
     pub resource_lists: Vec<ResourceList>,
     /// What could not be read (a forbidden type, a failing group): answers that depend on
     /// it are Unknown, never guessed.
-    pub incomplete: Vec<String>,
+    pub incomplete: Vec<Gap>,
     /// Input problems that did not stop the run (skipped objects, duplicate uids).
     pub warnings: Vec<String>,
 }

@@ -281,6 +281,7 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("rbac.authorization.k8s.io", "RoleBinding")
             | ("rbac.authorization.k8s.io", "ClusterRoleBinding")
             | ("discovery.k8s.io", "EndpointSlice")
+            | ("storage.k8s.io", "VolumeAttachment")
             | ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration")
             | ("admissionregistration.k8s.io", "MutatingWebhookConfiguration")
     )

@@ -45,6 +45,15 @@ pub struct RawDoc {
     pub endpoints: Option<Value>,
     pub last_timestamp: Option<Value>,
     pub count: Option<Value>,
+    // the rest of an Event that an answer shows: how often, when last, and who reported it
+    pub series: Option<Value>,
+    pub event_time: Option<Value>,
+    pub source: Option<Value>,
+    pub reporting_component: Option<Value>,
+    pub reporting_controller: Option<Value>,
+    pub deprecated_count: Option<Value>,
+    pub deprecated_last_timestamp: Option<Value>,
+    pub deprecated_source: Option<Value>,
     /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
     pub webhooks: Option<Value>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
@@ -200,8 +209,11 @@ pub struct Flattened {
     pub objects: Vec<Object>,
     pub resource_lists: Vec<ResourceList>,
     pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
-    pub incomplete: Vec<String>,
+    pub incomplete: Vec<super::Gap>,
     pub skipped: Skipped,
+    /// Where a List item parsed apart from its file failed (the streaming reader's workers
+    /// see only the item): set with the parse error, for the caller to place it in the file.
+    pub item_error: Option<stream::ItemError>,
 }
 
 impl Flattened {
@@ -227,7 +239,7 @@ impl Flattened {
                 self.captured_at = Some(self.captured_at.map_or(t.0, |c| c.max(t.0)));
             }
             if let Some(inc) = doc.incomplete.take() {
-                self.incomplete.extend(inc);
+                self.incomplete.extend(inc.into_iter().map(super::Gap::recorded));
             }
             if let Some(items) = doc.items.take() {
                 // reversed so that items come out in file order
@@ -317,6 +329,14 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
             ("endpoints", doc.endpoints),
             ("lastTimestamp", doc.last_timestamp),
             ("count", doc.count),
+            ("series", doc.series),
+            ("eventTime", doc.event_time),
+            ("source", doc.source),
+            ("reportingComponent", doc.reporting_component),
+            ("reportingController", doc.reporting_controller),
+            ("deprecatedCount", doc.deprecated_count),
+            ("deprecatedLastTimestamp", doc.deprecated_last_timestamp),
+            ("deprecatedSource", doc.deprecated_source),
             ("webhooks", doc.webhooks),
         ];
         Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
@@ -497,6 +517,14 @@ pub mod stream {
         Endpoints,
         LastTimestamp,
         Count,
+        Series,
+        EventTime,
+        Source,
+        ReportingComponent,
+        ReportingController,
+        DeprecatedCount,
+        DeprecatedLastTimestamp,
+        DeprecatedSource,
         Webhooks,
         #[serde(other)]
         Other,
@@ -523,10 +551,25 @@ pub mod stream {
         }
     }
 
-    /// Marks an error inside one item of a JSON List read by [`ListItems`]: the item's address
-    /// and the error's line and column within it follow, so the caller can say where in the
-    /// file it is.
-    pub const ITEM_ERROR: &str = "\u{0}item@";
+    /// An error inside one item of a JSON List parsed apart (by the pipeline's workers): the
+    /// item's text and the error's line and column within it, so that the caller, which
+    /// holds the whole input, can say where in the file it is.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ItemError {
+        /// The address of the item's first byte (within the caller's input).
+        pub item_start: usize,
+        pub line: usize,
+        pub column: usize,
+        /// serde_json's message, without its own position.
+        pub message: String,
+    }
+
+    impl ItemError {
+        /// The item's offset in `input`, which holds it.
+        pub fn offset_in(&self, input: &[u8]) -> usize {
+            self.item_start.saturating_sub(input.as_ptr() as usize).min(input.len())
+        }
+    }
 
     /// One document; a `List`'s items go to the same `Flattened` as they are read.
     pub struct Doc<'a>(pub &'a mut Flattened);
@@ -610,6 +653,14 @@ pub mod stream {
                     Field::Endpoints => body!("endpoints"),
                     Field::LastTimestamp => body!("lastTimestamp"),
                     Field::Count => body!("count"),
+                    Field::Series => body!("series"),
+                    Field::EventTime => body!("eventTime"),
+                    Field::Source => body!("source"),
+                    Field::ReportingComponent => body!("reportingComponent"),
+                    Field::ReportingController => body!("reportingController"),
+                    Field::DeprecatedCount => body!("deprecatedCount"),
+                    Field::DeprecatedLastTimestamp => body!("deprecatedLastTimestamp"),
+                    Field::DeprecatedSource => body!("deprecatedSource"),
                     Field::Webhooks => body!("webhooks"),
                     Field::Other => {
                         map.next_value::<IgnoredAny>()?;
@@ -635,25 +686,22 @@ pub mod stream {
 
     const BATCH: usize = 2048;
 
-    type Parsed = (usize, Result<Flattened, serde_json::Error>);
+    type Parsed = (usize, Result<Flattened, ItemError>);
 
-    /// Parses one batch of raw items; an error names the item's address for the caller.
-    fn parse_batch(
-        items: &[&serde_json::value::RawValue],
-        release: &Release<'_>,
-    ) -> Result<Flattened, serde_json::Error> {
+    /// Parses one batch of raw items; an error says which item and where in it.
+    fn parse_batch(items: &[&serde_json::value::RawValue], release: &Release<'_>) -> Result<Flattened, ItemError> {
         let mut flat = Flattened::default();
         for raw in items {
             let text = raw.get();
             let mut de = serde_json::Deserializer::from_str(text);
             Doc(&mut flat).deserialize(&mut de).map_err(|e| {
-                serde::de::Error::custom(format!(
-                    "{ITEM_ERROR}{}:{}:{}:{}",
-                    text.as_ptr() as usize,
-                    e.line(),
-                    e.column(),
-                    e
-                ))
+                let message = e.to_string();
+                ItemError {
+                    item_start: text.as_ptr() as usize,
+                    line: e.line(),
+                    column: e.column(),
+                    message: message.split(" at line ").next().unwrap_or(&message).to_string(),
+                }
             })?;
         }
         if let (Some(first), Some(last)) = (items.first(), items.last()) {
@@ -693,8 +741,12 @@ pub mod stream {
                     order.put(parsed);
                 }
                 cut?;
-                match order.error {
-                    Some(e) => Err(serde::de::Error::custom(e)),
+                match order.error.take() {
+                    Some(e) => {
+                        let message = e.message.clone();
+                        order.flat.item_error = Some(e);
+                        Err(serde::de::Error::custom(message))
+                    }
                     None => Ok(()),
                 }
             })
@@ -705,8 +757,8 @@ pub mod stream {
     struct InOrder<'a> {
         flat: &'a mut Flattened,
         next: usize,
-        waiting: std::collections::BTreeMap<usize, Result<Flattened, serde_json::Error>>,
-        error: Option<serde_json::Error>,
+        waiting: std::collections::BTreeMap<usize, Result<Flattened, ItemError>>,
+        error: Option<ItemError>,
     }
 
     impl InOrder<'_> {

@@ -17,7 +17,7 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     if let Some(t) = snapshot.captured_at {
         head.insert("capturedAt".into(), t.to_string().into());
     }
-    head.insert("incomplete".into(), json!(snapshot.incomplete));
+    head.insert("incomplete".into(), json!(snapshot.incomplete.iter().map(ToString::to_string).collect::<Vec<_>>()));
     let head = serde_json::to_string(&Value::Object(head))?;
     // `{…}` without its closing brace, then the items one a line
     w.write_all(&head.as_bytes()[..head.len() - 1])?;
@@ -189,6 +189,31 @@ mod tests {
         let mut buf2 = Vec::new();
         write(&again, &mut buf2).unwrap();
         assert_eq!(String::from_utf8(buf).unwrap(), String::from_utf8(buf2).unwrap());
+    }
+
+    /// `kubectl gc snapshot` keeps the Events it reads with every field an answer shows.
+    #[test]
+    fn events_keep_what_an_answer_shows() {
+        let original = read(
+            br#"{"kind":"List","items":[
+              {"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","namespace":"labs","uid":"e1"},
+               "regarding":{"uid":"u1"},"type":"Warning","reason":"CleanupFailed","note":"bucket not empty",
+               "series":{"count":4,"lastObservedTime":"2026-11-29T11:59:00Z"},"eventTime":"2026-11-29T11:00:00Z",
+               "reportingController":"example.com/op","deprecatedCount":2,"deprecatedSource":{"component":"op"}},
+              {"apiVersion":"v1","kind":"Event","metadata":{"name":"f","namespace":"labs","uid":"e2"},
+               "involvedObject":{"uid":"u1"},"type":"Warning","reason":"Retry","message":"again","count":3,
+               "lastTimestamp":"2026-11-29T11:58:00Z","source":{"component":"op"},"reportingComponent":"op-rc"}
+            ]}"#,
+        );
+        let mut buf = Vec::new();
+        write(&original, &mut buf).unwrap();
+        let again = read(&buf);
+        assert_same(&original, &again);
+        let text = String::from_utf8(buf).unwrap();
+        for field in ["series", "eventTime", "reportingController", "deprecatedSource", "reportingComponent", "source"]
+        {
+            assert!(text.contains(&format!("\"{field}\"")), "{field} was dropped: {text}");
+        }
     }
 
     #[test]

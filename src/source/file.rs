@@ -126,37 +126,35 @@ fn parse_json(
     use serde::de::DeserializeSeed;
     // a stream of top-level values, each an object, a List, or an array of objects
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let parse_error = |e: serde_json::Error| {
-        let message = e.to_string();
+    let parse_error = |e: serde_json::Error, item: Option<crate::snapshot::raw::stream::ItemError>| {
         // an error inside a List item read apart: its position is within the item
-        if let Some(rest) = message.strip_prefix(crate::snapshot::raw::stream::ITEM_ERROR) {
-            let mut parts = rest.splitn(4, ':');
-            let (Some(addr), Some(line), Some(column), Some(msg)) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return Error::Parse { path: path.to_path_buf(), line: e.line(), column: e.column(), message };
-            };
-            let offset = addr.parse::<usize>().unwrap_or(0).saturating_sub(bytes.as_ptr() as usize).min(bytes.len());
-            let (line, column) = (line.parse::<usize>().unwrap_or(1), column.parse::<usize>().unwrap_or(0));
-            let before = &bytes[..offset];
+        if let Some(item) = item {
+            let before = &bytes[..item.offset_in(bytes)];
             let lines_before = before.iter().filter(|&&b| b == b'\n').count();
             let column_base = before.len() - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
             return Error::Parse {
                 path: path.to_path_buf(),
-                line: lines_before + line,
-                column: if line == 1 { column_base + column } else { column },
-                // the inner and the outer parser each appended a position: keep the message
-                message: msg.split(" at line ").next().unwrap_or(msg).to_string(),
+                line: lines_before + item.line,
+                column: if item.line == 1 { column_base + item.column } else { item.column },
+                message: item.message,
             };
         }
-        Error::Parse { path: path.to_path_buf(), line: e.line(), column: e.column(), message: strip_position(&message) }
+        Error::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        }
     };
     loop {
         match de.end() {
             Ok(()) => return Ok(()),
-            Err(_) => crate::snapshot::raw::stream::TopLevel { flat: &mut *flat, consumed }
-                .deserialize(&mut de)
-                .map_err(parse_error)?,
+            Err(_) => {
+                let top = crate::snapshot::raw::stream::TopLevel { flat: &mut *flat, consumed };
+                if let Err(e) = top.deserialize(&mut de) {
+                    return Err(parse_error(e, flat.item_error.take()));
+                }
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! (`--cache-dir`, else `KUBECACHEDIR`, else `~/.kube/cache`), in a file of our own
 //! (`kubectl-gc.json`: the APIResourceLists and when they were fetched) so that kubectl's
 //! files are never touched. Written only after a discovery that had no failing group; read
-//! while younger than [`TTL`]. A stale cache is caught by the caller (an unknown TYPE, a
+//! while younger than [`TTL_SECONDS`]. A stale cache is caught by the caller (an unknown TYPE, a
 //! changed CRD, or an APIService the cached lists do not serve) and discovery is redone.
 //!
 //! CRDs are listed metadata-only, so their served versions cannot be compared with the cached
@@ -10,7 +10,7 @@
 //! a fresh discovery saw ([`record_crds`]); a later read whose CRDs differ — one created,
 //! removed, or changed in any way (a served version added, established, recreated: every
 //! change moves the resourceVersion) — makes the cache stale. A CRD that discovery does not
-//! serve is read in full (see [`super::Session::read`]), and an Established one then also
+//! serve is read in full (see [`crate::reads`]), and an Established one then also
 //! makes it stale, which catches a CRD created between that discovery and that read; a
 //! served version added to an existing CRD in those few seconds is caught only by the TTL.
 
@@ -102,8 +102,7 @@ pub fn record_crds(dir: &Path, now: i64, s: &Snapshot) {
 
 /// The CRDs of a snapshot, name → resourceVersion; `None` when they could not be listed.
 pub fn crds_of(s: &Snapshot) -> Option<BTreeMap<String, String>> {
-    if s.incomplete.iter().any(|i| i.starts_with("customresourcedefinitions.apiextensions.k8s.io could not be listed"))
-    {
+    if s.incomplete.iter().any(|g| g.is_list_of("customresourcedefinitions.apiextensions.k8s.io")) {
         return None;
     }
     Some(

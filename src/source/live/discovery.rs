@@ -7,14 +7,15 @@ use futures::{StreamExt, stream};
 use serde::Deserialize;
 
 use crate::snapshot::raw::RawApiResource;
-use crate::snapshot::{ApiResource, ResourceList};
+use crate::snapshot::{ApiResource, Gap, Missing, ResourceList};
 
 use super::error::Error;
 use super::http::Reader;
 
-/// What kubectl sends: aggregated discovery first, plain JSON (legacy) as the fallback.
-pub const AGGREGATED_ACCEPT: &str =
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+/// What kubectl sends: aggregated discovery (`v2`, then `v2beta1` as 1.26 to 1.29 serve it:
+/// the same shape), plain JSON (legacy) as the fallback.
+pub const AGGREGATED_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
 const JSON: &str = "application/json";
 
 /// One listable resource type at the version it is read in.
@@ -57,7 +58,7 @@ impl ListType {
 pub struct Discovery {
     pub lists: Vec<ResourceList>,
     pub types: Vec<ListType>,
-    pub incomplete: Vec<String>,
+    pub incomplete: Vec<crate::snapshot::Gap>,
     pub aggregated: bool,
     /// Read from the discovery cache rather than from the server.
     pub from_cache: bool,
@@ -242,7 +243,7 @@ pub(crate) fn assemble(mut d: Discovery, found: Vec<(String, Result<ResourceList
                 }
                 d.lists.push(list);
             }
-            Err(why) => d.incomplete.push(format!("API group {gv} could not be discovered: {why}")),
+            Err(why) => d.incomplete.push(Gap::new(Missing::Discovery { group_version: gv }, why)),
         }
     }
     d
@@ -315,9 +316,8 @@ fn parse_kind(body: &[u8]) -> String {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(r: &Reader, path: &str, body: &[u8]) -> Result<T, Error> {
-    serde_json::from_slice(body).map_err(|e| Error::Decode {
-        server: r.server().into(),
-        path: path.into(),
-        message: e.to_string(),
+    serde_json::from_slice(body).map_err(|e| {
+        let shown = e.to_string();
+        Error::Decode { server: r.server().into(), path: path.into(), source: super::error::Cause::new(e, shown) }
     })
 }

@@ -9,24 +9,96 @@ use std::time::Duration;
 pub enum Error {
     #[error("no kubeconfig found ({looked}): set KUBECONFIG, pass --kubeconfig, or give --server")]
     NoKubeconfig { looked: String },
-    #[error("cannot read kubeconfig {}: {message}", path.display())]
-    Kubeconfig { path: PathBuf, message: String },
+    #[error("cannot read kubeconfig {}", path.display())]
+    Kubeconfig {
+        path: PathBuf,
+        #[source]
+        source: Cause,
+    },
     #[error("context \"{0}\" does not exist in the kubeconfig")]
     UnknownContext(String),
     #[error("the kubeconfig has no current context: pass --context, or --server")]
     NoContext,
+    /// Settings this plugin refuses (`--as-group` without `--as`, a context without a server).
     #[error("invalid connection settings: {0}")]
     Config(String),
-    #[error("cannot reach the API server at {server}: {message}")]
-    Unreachable { server: String, message: String },
+    /// Settings the client library refused.
+    #[error("invalid connection settings")]
+    Client(#[source] Cause),
+    #[error("cannot reach the API server at {server}")]
+    Unreachable {
+        server: String,
+        #[source]
+        source: Cause,
+    },
     #[error("the API server at {server} did not answer {path} within {}", humantime(*.timeout))]
     Timeout { server: String, path: String, timeout: Duration },
     #[error("the API server at {server} refused {path}: {message}")]
     Api { server: String, path: String, code: u16, message: String },
-    #[error("the API server at {server} sent an unreadable answer to {path}: {message}")]
-    Decode { server: String, path: String, message: String },
+    #[error("the API server at {server} sent an unreadable answer to {path}")]
+    Decode {
+        server: String,
+        path: String,
+        #[source]
+        source: Cause,
+    },
 }
+
+/// The cause of an [`Error`]: the underlying error itself (for code: [`Cause::error`]), shown
+/// as one phrase — what actually happened (`Connection refused (os error 111)`), not the
+/// wrappers kube and hyper put around it. It ends the chain, so `error: {e:#}` stays one line.
+#[derive(Debug, Clone)]
+pub struct Cause {
+    shown: String,
+    error: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Cause {
+    /// An error, shown as `shown`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static, shown: String) -> Cause {
+        Cause { shown, error: Some(std::sync::Arc::new(error)) }
+    }
+
+    /// A cause this plugin found itself (no underlying error).
+    pub fn plain(shown: impl Into<String>) -> Cause {
+        Cause { shown: shown.into(), error: None }
+    }
+
+    /// The underlying error, if there is one.
+    pub fn error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        self.error.as_deref()
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl std::error::Error for Cause {}
 
 pub(crate) fn humantime(d: Duration) -> String {
     if d.subsec_millis() == 0 { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_sources_and_the_line_reads_as_before() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        let e = Error::Unreachable {
+            server: "https://127.0.0.1:9".into(),
+            source: Cause::new(io, "Connection refused (os error 111)".into()),
+        };
+        let cause = std::error::Error::source(&e).expect("the cause is the source");
+        let io = cause.downcast_ref::<Cause>().and_then(Cause::error).and_then(|e| e.downcast_ref::<std::io::Error>());
+        assert_eq!(io.map(|e| e.kind()), Some(std::io::ErrorKind::ConnectionRefused));
+        assert_eq!(
+            format!("{:#}", anyhow::Error::from(e)),
+            "cannot reach the API server at https://127.0.0.1:9: Connection refused (os error 111)"
+        );
+    }
 }

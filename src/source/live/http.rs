@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http_body_util::BodyExt;
 
-use super::error::{Error, humantime};
+use super::error::{Cause, Error, humantime};
 use super::kubeconfig::flatten;
 
 type Bytes = Vec<u8>;
@@ -16,6 +16,9 @@ type Bytes = Vec<u8>;
 const ATTEMPTS: u32 = 3;
 /// Longest Retry-After honoured; a server asking for more gets a failure instead.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(3);
+/// The largest answer read: 512 MiB. A page of [`super::list::PAGE`] objects in full is tens of
+/// MB (etcd caps one object at 1.5 MiB); past this a server is not sending a list.
+pub const MAX_BODY: u64 = 512 * 1024 * 1024;
 
 /// A read-only client: GET only.
 #[derive(Clone)]
@@ -24,6 +27,17 @@ pub struct Reader {
     server: String,
     timeout: Option<Duration>,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    max_body: u64,
+    /// What the server has shown of KEP-5958's opt-out, shared by the reader's clones.
+    opt_out: std::sync::Arc<std::sync::atomic::AtomicU8>,
+}
+
+/// Whether the server honours `drop=metadata.managedFields`, as far as its answers showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptOut {
+    Unknown = 0,
+    Honoured = 1,
+    Ignored = 2,
 }
 
 /// A successful answer.
@@ -39,8 +53,27 @@ pub enum Failure {
     Status { code: u16, reason: String, message: String },
     /// No answer within `--request-timeout`.
     Timeout(Duration),
-    /// The connection failed (refused, reset, TLS).
-    Transport(String),
+    /// The connection failed (refused, reset, TLS); `retriable` when it broke in a way a new
+    /// attempt may not (reset, closed early), as told by the error's kind, not its wording.
+    Transport { cause: Cause, retriable: bool },
+    /// A 200 answer that could not be decoded.
+    Decode(String),
+    /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
+    /// it said it was, if any.
+    NotAList(String),
+    /// Paging that would not end.
+    Paging(Paging),
+    /// An answer larger than the reader accepts ([`Reader::max_body`]), in bytes.
+    TooLarge(u64),
+}
+
+/// Why a paged list was given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// The server sent a continue token it had sent before.
+    RepeatedToken,
+    /// More pages than this.
+    TooManyPages(usize),
 }
 
 impl Failure {
@@ -65,7 +98,21 @@ impl Failure {
                 }
             }
             Failure::Timeout(d) => format!("no answer within {}", humantime(*d)),
-            Failure::Transport(m) => format!("connection failed: {m}"),
+            Failure::Transport { cause, .. } => format!("connection failed: {cause}"),
+            Failure::Decode(m) => {
+                let m: String = m.lines().next().unwrap_or("").chars().take(160).collect();
+                format!("unreadable answer: {m}")
+            }
+            Failure::NotAList(kind) if kind.is_empty() => "the answer is not a list".into(),
+            Failure::NotAList(kind) => {
+                let kind: String = kind.chars().take(60).collect();
+                format!("the answer is a {kind}, not a list")
+            }
+            Failure::Paging(Paging::RepeatedToken) => {
+                "the server sent a continue token again (the list would never end)".into()
+            }
+            Failure::Paging(Paging::TooManyPages(n)) => format!("more than {n} pages (the list would never end)"),
+            Failure::TooLarge(n) => format!("the answer is larger than {} MiB; not read", n / (1024 * 1024)),
         }
     }
 
@@ -79,7 +126,10 @@ impl Failure {
                 Error::Api { server, path, code, message }
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
-            Failure::Transport(message) => Error::Unreachable { server, message },
+            Failure::Transport { cause, .. } => Error::Unreachable { server, source: cause },
+            f @ (Failure::Decode(_) | Failure::NotAList(_) | Failure::Paging(_) | Failure::TooLarge(_)) => {
+                Error::Decode { server, path, source: Cause::plain(f.describe()) }
+            }
         }
     }
 }
@@ -92,8 +142,33 @@ impl Reader {
         headers: Vec<(http::HeaderName, http::HeaderValue)>,
     ) -> Result<Reader, Error> {
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-        let client = kube::Client::try_from(config).map_err(|e| Error::Config(flatten(&e)))?;
-        Ok(Reader { client, server, timeout, headers })
+        let client = kube::Client::try_from(config).map_err(|e| {
+            let shown = flatten(&e);
+            Error::Client(Cause::new(e, shown))
+        })?;
+        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, opt_out: Default::default() })
+    }
+
+    /// What the server's answers showed of the managedFields opt-out so far.
+    pub fn opt_out(&self) -> OptOut {
+        match self.opt_out.load(std::sync::atomic::Ordering::Relaxed) {
+            1 => OptOut::Honoured,
+            2 => OptOut::Ignored,
+            _ => OptOut::Unknown,
+        }
+    }
+
+    /// Records what an answer showed; "ignored" is final (one server behind a load balancer
+    /// may honour it while another does not: then protobuf is the safer bet).
+    pub fn learn_opt_out(&self, o: OptOut) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let _ = self.opt_out.fetch_update(Relaxed, Relaxed, |cur| (cur != OptOut::Ignored as u8).then_some(o as u8));
+    }
+
+    /// The same reader, refusing answers larger than `bytes`.
+    pub fn max_body(mut self, bytes: u64) -> Reader {
+        self.max_body = bytes;
+        self
     }
 
     pub fn server(&self) -> &str {
@@ -114,10 +189,8 @@ impl Reader {
                 Err((f, retry_after)) => {
                     let retriable = match &f {
                         Failure::Status { code, .. } => *code == 429 || (500..=504).contains(code) && *code != 501,
-                        Failure::Transport(m) => {
-                            m.contains("reset") || m.contains("closed") || m.contains("incomplete")
-                        }
-                        Failure::Timeout(_) => false,
+                        Failure::Transport { retriable, .. } => *retriable,
+                        _ => false,
                     };
                     if !retriable || attempt >= ATTEMPTS {
                         return Err(f);
@@ -125,7 +198,7 @@ impl Reader {
                     let wait = match retry_after {
                         Some(d) if d > MAX_RETRY_AFTER => return Err(f),
                         Some(d) => d,
-                        None => Duration::from_millis(100 << attempt),
+                        None => backoff(attempt),
                     };
                     tokio::time::sleep(wait).await;
                     attempt += 1;
@@ -139,22 +212,33 @@ impl Reader {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        let req =
-            req.body(kube::client::Body::from(Vec::new())).map_err(|e| (Failure::Transport(e.to_string()), None))?;
-        let resp = self.client.send(req).await.map_err(|e| (Failure::Transport(transport_message(&e)), None))?;
+        let req = req.body(kube::client::Body::from(Vec::new())).map_err(|e| {
+            let shown = e.to_string();
+            (Failure::Transport { cause: Cause::new(e, shown), retriable: false }, None)
+        })?;
+        let resp = self.client.send(req).await.map_err(|e| (transport(e), None))?;
         let status = resp.status();
         let header =
             |n: http::header::HeaderName| resp.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_string);
         let content_type = header(http::header::CONTENT_TYPE).unwrap_or_default();
         let retry_after =
             header(http::header::RETRY_AFTER).and_then(|s| s.trim().parse::<u64>().ok()).map(Duration::from_secs);
-        let body = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| (Failure::Transport(transport_message(&e)), None))?
-            .to_bytes()
-            .to_vec();
+        let declared = header(http::header::CONTENT_LENGTH).and_then(|s| s.trim().parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_body) {
+            return Err((Failure::TooLarge(self.max_body), None));
+        }
+        // read at most `max_body` bytes, whatever the header said (or without one)
+        let mut body = Vec::new();
+        let mut stream = resp.into_body();
+        while let Some(frame) = stream.frame().await {
+            let frame = frame.map_err(|e| (transport(e), None))?;
+            if let Ok(data) = frame.into_data() {
+                if body.len() as u64 + data.len() as u64 > self.max_body {
+                    return Err((Failure::TooLarge(self.max_body), None));
+                }
+                body.extend_from_slice(&data);
+            }
+        }
         if status.is_success() {
             return Ok(Answer { content_type, body });
         }
@@ -176,6 +260,37 @@ struct StatusBody {
     message: String,
 }
 
+/// Waits between attempts: 200 ms, then 400 ms, each with up to half again of random jitter
+/// (so that the plugin's concurrent lists do not retry in step).
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let base = 100u64 << attempt;
+    // a random number without a crate: the std hasher's per-process random keys
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    Duration::from_millis(base + h.finish() % (base / 2 + 1))
+}
+
+/// A transport failure: its innermost message, and whether it is retriable by the kind of the
+/// error (an I/O reset, abort, broken pipe or early end; a connection hyper saw closed or a
+/// message cut short), never by its wording.
+fn transport(e: kube::Error) -> Failure {
+    let mut retriable = false;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+    while let Some(x) = cur {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            retriable |= matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof);
+        }
+        if let Some(h) = x.downcast_ref::<hyper::Error>() {
+            retriable |= h.is_incomplete_message() || h.is_closed() || h.is_canceled();
+        }
+        cur = x.source();
+    }
+    let shown = transport_message(&e);
+    Failure::Transport { cause: Cause::new(e, shown), retriable }
+}
+
 /// The innermost cause of a transport error, which says what actually happened
 /// ("Connection refused (os error 111)"), rather than kube's and hyper's wrappers.
 fn transport_message(e: &kube::Error) -> String {
@@ -186,4 +301,17 @@ fn transport_message(e: &kube::Error) -> String {
         cur = s.source();
     }
     if last.is_empty() { flatten(e) } else { last }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_with_at_most_half_again_of_jitter() {
+        for _ in 0..100 {
+            let (a, b) = (backoff(1).as_millis(), backoff(2).as_millis());
+            assert!((200..=300).contains(&a) && (400..=600).contains(&b), "{a} {b}");
+        }
+    }
 }

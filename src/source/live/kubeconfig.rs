@@ -5,7 +5,7 @@
 //! proxy's), and kube's default retries switched off.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kube::config::{
@@ -13,7 +13,7 @@ use kube::config::{
     NamedContext,
 };
 
-use super::error::Error;
+use super::error::{Cause, Error};
 
 /// How to reach the cluster: kubectl's flags plus the environment the CLI read for us.
 #[derive(Clone, Debug, Default)]
@@ -174,7 +174,10 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         KubeconfigError::MissingClusterUrl => {
             Error::Config(format!("context \"{context}\" names a cluster without a server"))
         }
-        other => Error::Config(flatten(&other)),
+        other => {
+            let shown = flatten(&other);
+            Error::Client(Cause::new(other, shown))
+        }
     })?;
     config.default_retry = false;
     // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
@@ -220,11 +223,10 @@ fn escape_extra_key(key: &str) -> String {
 
 /// The kubeconfig kubectl would read, or `None` when there is none at all.
 fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
-    let read =
-        |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) });
+    let read = |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| kubeconfig_error(p, e));
     if let Some(p) = &o.kubeconfig {
         if !p.exists() {
-            return Err(Error::Kubeconfig { path: p.clone(), message: "no such file".into() });
+            return Err(Error::Kubeconfig { path: p.clone(), source: Cause::plain("no such file") });
         }
         return read(p).map(Some);
     }
@@ -233,7 +235,7 @@ fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
         for p in std::env::split_paths(env).filter(|p| !p.as_os_str().is_empty() && p.exists()) {
             let kc = read(&p)?;
             merged = Some(match merged {
-                Some(m) => m.merge(kc).map_err(|e| Error::Kubeconfig { path: p.clone(), message: flatten(&e) })?,
+                Some(m) => m.merge(kc).map_err(|e| kubeconfig_error(&p, e))?,
                 None => kc,
             });
         }
@@ -256,20 +258,61 @@ fn looked(o: &ConnectOptions) -> String {
     }
 }
 
-/// Like Go's net/http: loopback never goes through a proxy; NO_PROXY entries match the host
-/// itself or a domain suffix (`*` matches everything).
+/// Like Go's net/http (`httpproxy`): loopback never goes through a proxy; a NO_PROXY entry is
+/// `*` (everything), a CIDR block (`10.0.0.0/8`, `fd00::/8`) holding the host's IP, an IP
+/// (`10.0.0.1`, `::1`, `[::1]:6443`), or a domain (with an optional port) matching the host
+/// itself or as a suffix.
 pub fn bypasses_proxy(host: &str, no_proxy: Option<&str>) -> bool {
+    use std::net::IpAddr;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
-    let loopback = host == "localhost"
-        || host.ends_with(".localhost")
-        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let ip = host.parse::<IpAddr>().ok();
+    let loopback = host == "localhost" || host.ends_with(".localhost") || ip.is_some_and(|ip| ip.is_loopback());
     if loopback {
         return true;
     }
     no_proxy.unwrap_or("").split(',').map(|e| e.trim().to_ascii_lowercase()).filter(|e| !e.is_empty()).any(|e| {
-        let e = e.split_once(':').map_or(e.as_str(), |(h, _)| h).trim_start_matches("*.").to_string();
-        e == "*" || host == e.trim_start_matches('.') || host.ends_with(&format!(".{}", e.trim_start_matches('.')))
+        if e == "*" {
+            return true;
+        }
+        if let Some((net, bits)) = e.split_once('/') {
+            return match (ip, net.parse::<IpAddr>(), bits.parse::<u32>()) {
+                (Some(ip), Ok(net), Ok(bits)) => in_cidr(ip, net, bits),
+                _ => false,
+            };
+        }
+        // an IP with or without a port: `::1`, `[::1]`, `[::1]:6443`, `10.0.0.1:6443`
+        let bare = match e.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or(rest),
+            None if e.parse::<IpAddr>().is_ok() => e.as_str(),
+            None => e.rsplit_once(':').map_or(e.as_str(), |(h, _)| h),
+        };
+        if let Ok(entry) = bare.parse::<IpAddr>() {
+            return ip == Some(entry);
+        }
+        let domain = bare.trim_start_matches("*.").trim_start_matches('.');
+        host == domain || host.ends_with(&format!(".{domain}"))
     })
+}
+
+/// Whether `ip` is in the block `net/bits` (of the same family).
+fn in_cidr(ip: std::net::IpAddr, net: std::net::IpAddr, bits: u32) -> bool {
+    use std::net::IpAddr::{V4, V6};
+    match (ip, net) {
+        (V4(ip), V4(net)) if bits <= 32 => {
+            let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+            u32::from(ip) & mask == u32::from(net) & mask
+        }
+        (V6(ip), V6(net)) if bits <= 128 => {
+            let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+            u128::from(ip) & mask == u128::from(net) & mask
+        }
+        _ => false,
+    }
+}
+
+fn kubeconfig_error(path: &Path, e: kube::config::KubeconfigError) -> Error {
+    let shown = flatten(&e);
+    Error::Kubeconfig { path: path.to_path_buf(), source: Cause::new(e, shown) }
 }
 
 /// An error and its causes on one line.
@@ -302,5 +345,22 @@ mod tests {
         assert!(bypasses_proxy("10.0.0.1", Some("10.0.0.1")));
         assert!(bypasses_proxy("x.y", Some("*")));
         assert!(!bypasses_proxy("notexample.com", Some("example.com")));
+    }
+
+    #[test]
+    fn no_proxy_cidr_and_ipv6_entries_are_honoured() {
+        assert!(bypasses_proxy("10.1.2.3", Some("192.168.0.0/16, 10.0.0.0/8")));
+        assert!(!bypasses_proxy("11.1.2.3", Some("10.0.0.0/8")));
+        assert!(bypasses_proxy("10.1.2.3", Some("0.0.0.0/0")));
+        assert!(bypasses_proxy("[fd00::5]", Some("fd00::/8")));
+        assert!(!bypasses_proxy("[fe80::5]", Some("fd00::/8")));
+        assert!(!bypasses_proxy("10.1.2.3", Some("fd00::/8")), "families never mix");
+        assert!(bypasses_proxy("[2001:db8::1]", Some("2001:db8::1")));
+        assert!(bypasses_proxy("[2001:db8::1]", Some("[2001:db8::1]:6443")));
+        assert!(!bypasses_proxy("[2001:db8::2]", Some("2001:db8::1")));
+        assert!(bypasses_proxy("10.0.0.1", Some("10.0.0.1:6443")));
+        assert!(bypasses_proxy("api.example.com", Some("example.com:6443")));
+        // a CIDR entry never matches a name
+        assert!(!bypasses_proxy("api.example.com", Some("10.0.0.0/8")));
     }
 }

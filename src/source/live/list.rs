@@ -3,7 +3,8 @@
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
 //! full list as the fallback when the server cannot produce metadata (406) — except for
 //! Secrets, whose contents are never fetched. Answers' metadata-only lists are asked without
-//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958); captures keep them.
+//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958) until the server shows it
+//! does not honour that ([`Reader::opt_out`]); captures keep them.
 
 use serde::Deserialize;
 
@@ -11,31 +12,42 @@ use crate::snapshot::object::keeps_body;
 use crate::snapshot::raw::RawDoc;
 
 use super::discovery::ListType;
-use super::http::{Failure, Reader};
+use super::http::{Failure, OptOut, Paging, Reader};
 
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
 /// read in full).
 pub const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
-/// [`METADATA_LIST_ACCEPT`] with KEP-5958's opt-out of `metadata.managedFields` first (alpha in
-/// Kubernetes 1.37, `ManagedFieldsOptOut`): protobuf and JSON without managedFields, then the
-/// same two with them. A server that does not know the `drop` parameter ignores it (the
-/// apiserver's negotiation records unknown parameters and serves the media type as if they were
-/// absent) and one that refused such an entry would go on to the next: either way today's
-/// answer comes back, with managedFields.
-pub const METADATA_LIST_ACCEPT_DROP: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
-application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
+/// KEP-5958's opt-out of `metadata.managedFields` (alpha in Kubernetes 1.37,
+/// `ManagedFieldsOptOut`), first in the one form a server can honour: the KEP adds the variant
+/// to the JSON (and CBOR) serializers only, and its implementation
+/// (kubernetes/kubernetes#139561) to JSON alone, so a protobuf answer always carries them.
+/// Then [`METADATA_LIST_ACCEPT`]. A server that does not know the `drop` parameter ignores it
+/// (the apiserver's negotiation records unknown parameters and serves the media type as if
+/// they were absent) and one that refused such an entry would go on to the next: either way
+/// today's answer comes back, with managedFields — in JSON from the first, after which the
+/// reader asks for protobuf first ([`Reader::opt_out`]).
+pub const METADATA_LIST_ACCEPT_DROP: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
 application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
 application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const JSON: &str = "application/json";
 
+/// A JSON list page. `items` is an `Option` so that an answer without it (`{}`, a Status) is
+/// told from an empty list.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Page {
+    kind: Option<String>,
     metadata: PageMeta,
-    items: Vec<RawDoc>,
+    items: Option<Vec<RawDoc>>,
+}
+
+impl Page {
+    fn is_list(&self) -> bool {
+        self.items.is_some() || self.kind.as_deref().is_some_and(|k| k.ends_with("List"))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -54,12 +66,6 @@ fn is_secret(t: &ListType) -> bool {
     t.group.is_empty() && t.plural == "secrets"
 }
 
-/// Every object of a type, in one namespace or across all; `full` lists the kinds whose body
-/// is analysed in full, otherwise every kind is listed metadata-only.
-pub async fn list(r: &Reader, t: &ListType, namespace: Option<&str>, full: bool) -> Result<Vec<RawDoc>, Failure> {
-    list_selected(r, t, namespace, full, None).await
-}
-
 /// A list and whether its answer came without managedFields.
 pub struct Listed {
     pub docs: Vec<RawDoc>,
@@ -69,44 +75,47 @@ pub struct Listed {
     pub managed_fields_dropped: bool,
 }
 
-/// [`list`], with the metadata-only lists asked without managedFields when `drop` is set (the
-/// full-body lists keep them).
-pub async fn list_dropping(
+/// Every object of a type, in one namespace or across all, optionally narrowed by a field
+/// selector (`metadata.name=…`). `full` lists the kinds whose body is analysed in full (with
+/// managedFields); otherwise the list is metadata-only, asked without managedFields first
+/// when `drop` is set.
+pub async fn list(
     r: &Reader,
     t: &ListType,
     namespace: Option<&str>,
     full: bool,
     drop: bool,
+    field_selector: Option<&str>,
 ) -> Result<Listed, Failure> {
-    if !drop || (full && wants_body(t)) {
-        return list(r, t, namespace, full).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+    let kept = |docs| Listed { docs, managed_fields_dropped: false };
+    if full && wants_body(t) {
+        return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
     }
-    let docs = match paged(r, t, namespace, METADATA_LIST_ACCEPT_DROP, None).await {
+    // once the server has shown it does not honour the opt-out, protobuf is asked for first
+    let drop = drop && r.opt_out() != OptOut::Ignored;
+    let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
+    let (docs, protobuf) = match paged(r, t, namespace, accept, field_selector).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
-            return paged(r, t, namespace, JSON, None).await.map(|docs| Listed { docs, managed_fields_dropped: false });
+            return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
         }
         other => other?,
     };
-    let managed_fields_dropped = !docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
-    Ok(Listed { docs, managed_fields_dropped })
+    let carried = docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
+    if drop {
+        // protobuf: the server passed over the JSON entry that asked; JSON with managedFields:
+        // it ignored the parameter; JSON without any (and objects to show it): honoured
+        if protobuf || carried {
+            r.learn_opt_out(OptOut::Ignored);
+        } else if !docs.is_empty() {
+            r.learn_opt_out(OptOut::Honoured);
+        }
+    }
+    Ok(Listed { docs, managed_fields_dropped: drop && !carried })
 }
 
-/// [`list`], narrowed by a field selector (`metadata.name=…`).
-pub async fn list_selected(
-    r: &Reader,
-    t: &ListType,
-    namespace: Option<&str>,
-    full: bool,
-    field_selector: Option<&str>,
-) -> Result<Vec<RawDoc>, Failure> {
-    if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, field_selector).await;
-    }
-    match paged(r, t, namespace, METADATA_LIST_ACCEPT, field_selector).await {
-        Err(Failure::Status { code: 406, .. }) if !is_secret(t) => paged(r, t, namespace, JSON, field_selector).await,
-        other => other,
-    }
-}
+/// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
+/// any cluster; a server still sending continue tokens then is paging forever.
+pub const MAX_PAGES: usize = 25_000;
 
 async fn paged(
     r: &Reader,
@@ -114,12 +123,15 @@ async fn paged(
     namespace: Option<&str>,
     accept: &str,
     field_selector: Option<&str>,
-) -> Result<Vec<RawDoc>, Failure> {
+) -> Result<(Vec<RawDoc>, bool), Failure> {
     let base = t.path(namespace);
+    let mut protobuf = false;
     let mut relisted = false;
     'relist: loop {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
+        // every token seen: a server that hands one back again would page forever
+        let mut tokens = std::collections::HashSet::new();
         loop {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("limit", &PAGE.to_string());
@@ -139,22 +151,24 @@ async fn paged(
                 }
                 Err(f) => return Err(f),
             };
-            let unreadable = |e: String| Failure::Status {
-                code: 200,
-                reason: "Unreadable".into(),
-                message: format!("unreadable list: {e}"),
-            };
+            protobuf |= super::protobuf::is_protobuf(&answer.content_type);
             let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
-                let page = super::protobuf::decode_metadata_list(&answer.body).map_err(unreadable)?;
+                let page = super::protobuf::decode_metadata_list(&answer.body).map_err(Failure::Decode)?;
                 (page.items, page.continue_)
             } else {
-                let page: Page = serde_json::from_slice(&answer.body).map_err(|e| unreadable(e.to_string()))?;
-                (page.items, page.metadata.continue_)
+                let page: Page = serde_json::from_slice(&answer.body).map_err(|e| Failure::Decode(e.to_string()))?;
+                // `{}` or a Status with a 200 is not an empty list
+                if !page.is_list() {
+                    return Err(Failure::NotAList(page.kind.unwrap_or_default()));
+                }
+                (page.items.unwrap_or_default(), page.metadata.continue_)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
             match next.filter(|c| !c.is_empty()) {
+                Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
+                Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
                 Some(c) => token = Some(c),
-                None => return Ok(out),
+                None => return Ok((out, protobuf)),
             }
         }
     }
@@ -183,11 +197,7 @@ async fn get_as(
 ) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
-    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Status {
-        code: 200,
-        reason: "Unreadable".into(),
-        message: e.to_string(),
-    })
+    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Decode(e.to_string()))
 }
 
 /// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's

@@ -11,6 +11,7 @@
 
 #![allow(dead_code)]
 
+pub mod builtins;
 pub mod protobuf;
 pub mod store;
 
@@ -28,6 +29,8 @@ use serde_json::{Map, Value, json};
 use store::{Res, Store};
 
 pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub const AGGREGATED_V2BETA1_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
 pub const METADATA_LIST_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 pub const METADATA_CONTENT_TYPE: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 pub const PROTOBUF_METADATA_LIST_CONTENT_TYPE: &str =
@@ -72,8 +75,10 @@ impl Recorded {
 /// What the server does with the Accept parameter `drop=metadata.managedFields` (KEP-5958).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropManagedFields {
-    /// A 1.37 server with the `ManagedFieldsOptOut` gate on: answers (JSON and protobuf,
-    /// metadata-only or full) leave managedFields out.
+    /// A 1.37 server with the `ManagedFieldsOptOut` gate on, as KEP-5958 specifies it
+    /// (kubernetes/enhancements#6015) and kubernetes/kubernetes#139561 implements it: JSON
+    /// answers (metadata-only or full) leave managedFields out; the protobuf serializer has no
+    /// such variant, so a protobuf answer keeps them whatever the parameter says.
     Honour,
     /// A server without the gate or before 1.37: the parameter is unknown, and the apiserver's
     /// negotiation (`acceptMediaTypeOptions`) records unknown parameters and serves the media
@@ -110,6 +115,12 @@ pub enum FaultKind {
     Slow(Duration),
     /// Drop the connection mid-answer.
     Reset,
+    /// A list page with no items whose continue token is always the same: paging never ends.
+    EndlessContinue,
+    /// A 200 answer with this JSON body (`{}`, a Status): not a list.
+    NotAList(Value),
+    /// A 200 JSON answer that never ends (no Content-Length, chunks forever).
+    Oversized,
 }
 
 /// A fault on the requests it matches.
@@ -157,6 +168,9 @@ impl Fault {
 pub struct Options {
     /// Serve aggregated discovery when asked (else only the legacy documents).
     pub aggregated: bool,
+    /// The version of aggregated discovery served: `v2` (1.30+), or `v2beta1` alone (1.26 to
+    /// 1.29 servers, where it was beta).
+    pub aggregated_version: &'static str,
     /// Most items in one page, whatever limit the client asks (0: no cap), so that small
     /// fixtures exercise `continue`.
     pub max_page: usize,
@@ -172,6 +186,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             aggregated: true,
+            aggregated_version: "v2",
             max_page: 0,
             faults: Vec::new(),
             protobuf: true,
@@ -183,6 +198,7 @@ impl Default for Options {
 struct Shared {
     store: Store,
     aggregated: bool,
+    aggregated_version: &'static str,
     max_page: usize,
     protobuf: bool,
     drop_managed_fields: Mutex<DropManagedFields>,
@@ -212,6 +228,7 @@ impl ApiServer {
         let shared = Arc::new(Shared {
             store: Store::load(snapshot),
             aggregated: options.aggregated,
+            aggregated_version: options.aggregated_version,
             max_page: options.max_page,
             protobuf: options.protobuf,
             drop_managed_fields: Mutex::new(options.drop_managed_fields),
@@ -338,19 +355,22 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     if let Some(r) = fault(&s, Target::Path(&path), false, &accept).await {
         return r;
     }
-    let wants_aggregated = accept.contains("g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList") && s.aggregated;
+    let aggregated_media = format!("g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList", s.aggregated_version);
+    let wants_aggregated = s.aggregated && accept.split(',').any(|m| m.contains(&aggregated_media));
+    let aggregated_type: &'static str =
+        if s.aggregated_version == "v2" { AGGREGATED_CONTENT_TYPE } else { AGGREGATED_V2BETA1_CONTENT_TYPE };
 
     // (group, version, rest of the path)
     let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
         ["version"] => return json_response(version_info(), "application/json"),
-        ["api"] if wants_aggregated => return json_response(aggregated(&s, true), AGGREGATED_CONTENT_TYPE),
+        ["api"] if wants_aggregated => return json_response(aggregated(&s, true), aggregated_type),
         ["api"] => {
             return json_response(
                 json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}),
                 "application/json",
             );
         }
-        ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), AGGREGATED_CONTENT_TYPE),
+        ["apis"] if wants_aggregated => return json_response(aggregated(&s, false), aggregated_type),
         ["apis"] => return json_response(group_list(&s), "application/json"),
         ["api", v, rest @ ..] => (Some(""), Some(*v), rest),
         ["apis", g, v, rest @ ..] => (Some(*g), Some(*v), rest),
@@ -422,7 +442,8 @@ fn negotiate(accept: &str, protobuf: bool, d: DropManagedFields) -> (ListAs, boo
         };
         let metadata = media.contains("as=PartialObjectMetadataList");
         if media.starts_with("application/vnd.kubernetes.protobuf") && metadata && protobuf {
-            return (ListAs::ProtobufMetadata, dropping);
+            // JSON only (KEP-5958): protobuf answers keep managedFields
+            return (ListAs::ProtobufMetadata, false);
         }
         if media.starts_with("application/json") && metadata {
             return (ListAs::JsonMetadata, dropping);
@@ -519,6 +540,20 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
         FaultKind::Slow(d) => {
             tokio::time::sleep(d).await;
             return None;
+        }
+        FaultKind::EndlessContinue => json_response(
+            json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": "again"}, "items": []}),
+            "application/json",
+        ),
+        FaultKind::NotAList(v) => json_response(v, "application/json"),
+        FaultKind::Oversized => {
+            static CHUNK: [u8; 1 << 20] = [b' '; 1 << 20];
+            let stream = futures::stream::repeat_with(|| {
+                Ok::<axum::body::Bytes, std::io::Error>(axum::body::Bytes::from_static(&CHUNK))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
         }
         FaultKind::Reset => {
             let stream = futures::stream::once(async {
@@ -724,7 +759,8 @@ fn aggregated(s: &Shared, core: bool) -> Value {
             json!({"metadata": meta, "versions": versions})
         })
         .collect();
-    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items})
+    let api_version = format!("apidiscovery.k8s.io/{}", s.aggregated_version);
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": api_version, "metadata": {}, "items": items})
 }
 
 fn group_json(g: &str, versions: &[String]) -> Value {

@@ -1,13 +1,16 @@
 //! What the test API server serves: the objects of a snapshot file, and the resource types
-//! derived from the built-in table, the snapshot's CustomResourceDefinitions, its
-//! APIResourceList items and its APIServices (groups without resources of their own).
+//! derived from its own built-in table ([`super::builtins`], independent of the product's),
+//! the snapshot's CustomResourceDefinitions, its APIResourceList items and its APIServices
+//! (groups without resources of their own).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
-use kubectl_gc::discovery::{builtin, version_priority};
+use kubectl_gc::discovery::version_priority;
+
+use super::builtins::BUILTINS;
 
 /// One served resource at one version.
 #[derive(Clone, Debug)]
@@ -129,20 +132,15 @@ impl Store {
                 });
             }
         }
-        for b in builtin::BUILTINS {
-            let short = builtin::SHORT_NAMES
-                .iter()
-                .find(|(g, p, _)| *g == b.group && *p == b.plural)
-                .map(|(_, _, s)| s.iter().map(|s| s.to_string()).collect())
-                .unwrap_or_default();
+        for &(group, version, plural, kind, namespaced, short) in BUILTINS {
             add(Res {
-                group: b.group.into(),
-                version: b.version.into(),
-                plural: b.plural.into(),
-                singular: b.kind.to_lowercase(),
-                kind: b.kind.into(),
-                namespaced: b.namespaced,
-                short_names: short,
+                group: group.into(),
+                version: version.into(),
+                plural: plural.into(),
+                singular: kind.to_lowercase(),
+                kind: kind.into(),
+                namespaced,
+                short_names: short.iter().map(|s| s.to_string()).collect(),
                 builtin: true,
             });
         }

@@ -1,0 +1,352 @@
+//! Running is not acting (issue 11; contract §4.3 `FinalizerNotProgressing`). A finalizer
+//! whose controller is judged Alive is "in progress" only for so long: past `--stuck-after`
+//! (default 1h) the answer calls it stuck, names the controller, says since when the
+//! finalizer waits, quotes the object's recent Warning events (the controller's own account
+//! of why it fails) and gives the exact `kubectl logs` commands for the controller's pods,
+//! the leader first where a lease names it. Before that it stays `FinalizerPending`, with
+//! the same places to look as its next step: an answer always has one.
+
+use k8s_openapi::jiff::Timestamp;
+
+use crate::controllers::FinalizerOwner;
+use crate::graph::{Graph, NodeId};
+
+use super::describe;
+use super::events::{self, Index};
+use super::finding::{Finding, FindingCode, Severity};
+use super::remedy;
+use super::step::{Command, Reach, Step};
+
+/// The `--stuck-after` default: one hour.
+pub const DEFAULT_STUCK_AFTER: i64 = 3600;
+
+/// What `why-stuck` is asked beyond the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// How long (seconds) a finalizer whose controller is alive may stay before the answer
+    /// calls it stuck (`--stuck-after`).
+    pub stuck_after: i64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { stuck_after: DEFAULT_STUCK_AFTER }
+    }
+}
+
+/// Parses a duration as kubectl takes one (Go's `time.ParseDuration`): a sequence of decimal
+/// numbers, each with a unit, such as `90s`, `15m`, `4h`, `1h30m`, `1.5h`; `ns`, `us`, `µs`,
+/// `ms`, `s`, `m`, `h`. Returns whole seconds (rounded down); negative durations are refused.
+pub fn parse_duration(s: &str) -> Result<i64, String> {
+    let bad = || format!("invalid duration {s:?}: use a number with a unit, such as 90s, 15m, 4h or 1h30m");
+    let t = s.trim();
+    if t == "0" {
+        return Ok(0);
+    }
+    if t.is_empty() || t.starts_with('-') {
+        return Err(bad());
+    }
+    let mut rest = t.strip_prefix('+').unwrap_or(t);
+    let mut nanos: f64 = 0.0;
+    while !rest.is_empty() {
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(bad());
+        }
+        let n: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let scale = match &rest[..unit_len] {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return Err(bad()),
+        };
+        rest = &rest[unit_len..];
+        nanos += n * scale;
+    }
+    Ok((nanos / 1e9).floor() as i64)
+}
+
+/// A duration as kubectl's `--since` takes it: `3h0m0s` → `3h`, `4500` s → `1h15m`.
+pub fn go_duration(seconds: i64) -> String {
+    let s = seconds.max(1);
+    let (h, m, sec) = (s / 3600, (s / 60) % 60, s % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if sec > 0 || out.is_empty() {
+        out.push_str(&format!("{sec}s"));
+    }
+    out
+}
+
+/// The finding for a finalizer whose controller is alive and for which no condition is
+/// modelled: `FinalizerPending` until `--stuck-after`, `FinalizerNotProgressing` past it.
+/// Returns the finding and whether it makes the object stuck.
+pub fn alive_finding(
+    g: &Graph,
+    idx: &Index,
+    x: NodeId,
+    finalizer: &str,
+    owner: &FinalizerOwner,
+    now: Timestamp,
+    opts: &Options,
+) -> (Finding, bool) {
+    let o = g.object(x).expect("explained objects are observed");
+    let since = o.deletion_timestamp.unwrap_or(now);
+    let waited = (now.as_second() - since.as_second()).max(0);
+    let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {finalizer}"));
+    let warnings = idx.warnings(&o.uid);
+    let evidence = match warnings.first() {
+        Some(e) => format!(
+            "; its most recent Warning event: {}{}",
+            events::describe_event(e, now),
+            if warnings.len() > 1 { format!(" ({} Warning events in all)", warnings.len()) } else { String::new() }
+        ),
+        None if idx.any() => format!("; {} has no Warning event in the input", describe(g, x)),
+        None => "; the input holds no Events at all (they expire an hour after their last occurrence by default, kube-apiserver --event-ttl)".into(),
+    };
+    let mut steps = look_at(g, x, owner, waited);
+    if waited <= opts.stuck_after {
+        let finding = Finding {
+            code: FindingCode::FinalizerPending,
+            severity: Severity::Info,
+            object: x,
+            related: Vec::new(),
+            message: format!(
+                "{finalizer} is removed by {who}, which is alive; it has waited {} of the {} allowed before the answer calls it stuck (--stuck-after){evidence} ({})",
+                crate::age::human(waited),
+                crate::age::human(opts.stuck_after),
+                owner.evidence.join("; ")
+            ),
+            remedy: steps,
+        };
+        return (finding, false);
+    }
+    if let Some(w) = &owner.workload {
+        steps.push(Step::run(
+            Reach::Restore,
+            format!(
+                "If its logs show it wedged rather than failing, restart {w} (a rollout replaces its pods one by one)."
+            ),
+            Command::kubectl(["rollout", "restart"])
+                .arg(format!("{}/{}", w.kind.to_lowercase(), w.name))
+                .namespace(w.namespace.as_deref()),
+        ));
+    }
+    if let Some(p) = remedy::remove_finalizer(g, x, finalizer) {
+        steps.push(Step::run(
+            Reach::Destructive,
+            format!(
+                "Last resort, only once whatever {finalizer} guards has been cleaned up by hand (its controller is failing at exactly that): remove the finalizer."
+            ),
+            p,
+        ));
+    }
+    let finding = Finding {
+        code: FindingCode::FinalizerNotProgressing,
+        severity: Severity::Error,
+        object: x,
+        related: Vec::new(),
+        message: format!(
+            "{} has kept {finalizer} since {since} ({}, longer than --stuck-after {}); it is removed by {who}, which is alive but not acting on it{evidence}",
+            describe(g, x),
+            crate::age::human(waited),
+            crate::age::human(opts.stuck_after)
+        ),
+        remedy: steps,
+    };
+    (finding, true)
+}
+
+/// Where to look: the object's events, then the controller's logs (leader first).
+fn look_at(g: &Graph, x: NodeId, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
+    let id = g.identity(x);
+    let mut steps = vec![Step::run(
+        Reach::Inspect,
+        format!("Read what the controller reported about {} (its events):", describe(g, x)),
+        Command::kubectl(["get"])
+            .arg("events")
+            .namespace(Some(id.namespace.unwrap_or("default")))
+            .flag("--field-selector", format!("involvedObject.uid={}", id.uid))
+            .flag("--sort-by", ".lastTimestamp"),
+    )];
+    steps.extend(logs(g, owner, waited));
+    steps
+}
+
+/// `kubectl logs` for the controller's pods since the finalizer began to wait: the pod that
+/// holds its leader lease first (only the leader acts), then the others.
+pub fn logs(g: &Graph, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
+    let since = go_duration(waited + 60);
+    let Some(w) = &owner.workload else {
+        let who = owner.removed_by.as_deref().unwrap_or("the controller");
+        if let Some(step) = control_plane_logs(g, who, &since) {
+            return vec![step];
+        }
+        return vec![Step::advice(Reach::Inspect, format!("Read the logs of {who} since the delete ({since} ago)."))];
+    };
+    let ns = w.namespace.as_deref();
+    let Some(wl) = g.find(workload_group(&w.kind), &w.kind, ns, &w.name) else {
+        return vec![workload_logs(w, &since)];
+    };
+    let mut pods: Vec<NodeId> = pods_of(g, wl);
+    let leader = leader_pod(g, ns, &pods);
+    if let Some((l, _)) = &leader {
+        let l = *l;
+        pods.retain(|&p| p != l);
+        pods.insert(0, l);
+    }
+    if pods.is_empty() {
+        return vec![workload_logs(w, &since)];
+    }
+    pods.iter()
+        .take(3)
+        .enumerate()
+        .map(|(i, &p)| {
+            let name = g.identity(p).name;
+            let text = match &leader {
+                Some((l, lease)) if *l == p => format!("Read the logs of the leader, {name} (lease {lease} names it):"),
+                _ if i == 0 => format!("Read the logs of {name}, a pod of {w}:"),
+                _ => format!("And of {name}:"),
+            };
+            Step::run(
+                Reach::Inspect,
+                text,
+                Command::kubectl(["logs"])
+                    .arg(name)
+                    .namespace(ns)
+                    .switch("--all-containers")
+                    .flag("--since", since.clone()),
+            )
+        })
+        .collect()
+}
+
+/// A control-plane component's logs where its static pod is visible: the leader's, named by
+/// its kube-system lease (`<node>_<uuid>`; the static pod is `<component>-<node>`).
+fn control_plane_logs(g: &Graph, who: &str, since: &str) -> Option<Step> {
+    let component = ["kube-controller-manager", "cloud-controller-manager", "kube-scheduler"]
+        .into_iter()
+        .find(|c| who.starts_with(c))?;
+    let lease = g.find("coordination.k8s.io", "Lease", Some("kube-system"), component).and_then(|l| g.object(l))?;
+    let holder = lease.str_field("/spec/holderIdentity")?;
+    let node = holder.split_once('_').map_or(holder, |(n, _)| n);
+    let pod = format!("{component}-{node}");
+    g.find("", "Pod", Some("kube-system"), &pod)?;
+    Some(Step::run(
+        Reach::Inspect,
+        format!("Read the logs of the leading {component}, {pod} (lease kube-system/{component} names its node):"),
+        Command::kubectl(["logs"]).arg(pod).namespace(Some("kube-system")).flag("--since", since),
+    ))
+}
+
+fn workload_logs(w: &crate::controllers::Controller, since: &str) -> Step {
+    Step::run(
+        Reach::Inspect,
+        format!("Read the logs of {w}:"),
+        Command::kubectl(["logs"])
+            .arg(format!("{}/{}", w.kind.to_lowercase(), w.name))
+            .namespace(w.namespace.as_deref())
+            .switch("--all-containers")
+            .flag("--since", since),
+    )
+}
+
+fn workload_group(kind: &str) -> &'static str {
+    match kind {
+        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => "apps",
+        "Job" => "batch",
+        _ => "",
+    }
+}
+
+/// The pods under a workload (through ReplicaSets), not being deleted, in node order.
+fn pods_of(g: &Graph, wl: NodeId) -> Vec<NodeId> {
+    let mut out = Vec::new();
+    let mut level = vec![wl];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for n in level {
+            if g.observed_kind(n) == Some(("", "Pod")) && g.object(n).is_some_and(|o| !o.is_deleting()) {
+                out.push(n);
+            }
+            next.extend(g.node(n).dependents.iter().copied().filter(|&d| g.controller_of(d) == Some(n)));
+        }
+        level = next;
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The pod among `pods` whose name a Lease's holder identity starts with (`<pod>_<uuid>`, as
+/// controller-runtime and client-go write it), and that lease as `ns/name`.
+fn leader_pod(g: &Graph, ns: Option<&str>, pods: &[NodeId]) -> Option<(NodeId, String)> {
+    for &l in g.of_kind("coordination.k8s.io", "Lease") {
+        let Some(lease) = g.object(l) else { continue };
+        if lease.namespace.as_deref() != ns {
+            continue;
+        }
+        let Some(holder) = lease.str_field("/spec/holderIdentity") else { continue };
+        let pod_name = holder.split_once('_').map_or(holder, |(p, _)| p);
+        if let Some(&p) = pods.iter().find(|&&p| g.identity(p).name == pod_name) {
+            return Some((p, format!("{}/{}", lease.namespace_str(), lease.name)));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_as_kubectl_takes_them() {
+        assert_eq!(parse_duration("90s"), Ok(90));
+        assert_eq!(parse_duration("15m"), Ok(900));
+        assert_eq!(parse_duration("4h"), Ok(14_400));
+        assert_eq!(parse_duration("1h30m"), Ok(5400));
+        assert_eq!(parse_duration("1.5h"), Ok(5400));
+        assert_eq!(parse_duration("2h45m30s"), Ok(9930));
+        assert_eq!(parse_duration("1500ms"), Ok(1));
+        assert_eq!(parse_duration("0"), Ok(0));
+        for bad in ["", "1", "h", "-1h", "1d", "1h x", "abc", "1..5h"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn a_control_plane_leader_is_found_through_its_lease_and_static_pod() {
+        use crate::testing::{ObjExt, graph, obj};
+        let lease = obj("coordination.k8s.io/v1", "Lease", Some("kube-system"), "kube-controller-manager", "l")
+            .with("spec", serde_json::json!({"holderIdentity": "cp-2_0a1b", "leaseDurationSeconds": 15}));
+        let pods = [
+            obj("v1", "Pod", Some("kube-system"), "kube-controller-manager-cp-1", "p1"),
+            obj("v1", "Pod", Some("kube-system"), "kube-controller-manager-cp-2", "p2"),
+        ];
+        let g = graph([vec![lease.clone()], pods.to_vec()].concat());
+        let step = control_plane_logs(&g, "kube-controller-manager (job controller)", "3h").expect("the leader's pod");
+        let line = step.command.unwrap().line(&Default::default());
+        assert_eq!(line, "kubectl logs kube-controller-manager-cp-2 -n kube-system --since=3h");
+        // a managed control plane shows no static pod: no command is made up
+        let g = graph(vec![lease]);
+        assert!(control_plane_logs(&g, "kube-controller-manager (job controller)", "3h").is_none());
+    }
+
+    #[test]
+    fn since_is_written_as_go_durations() {
+        assert_eq!(go_duration(10_800), "3h");
+        assert_eq!(go_duration(4500), "1h15m");
+        assert_eq!(go_duration(90), "1m30s");
+        assert_eq!(go_duration(0), "1s");
+    }
+}

@@ -1,0 +1,392 @@
+//! What an answer reads from a live cluster: the read policy, as a [`Plan`] that the live
+//! source ([`crate::source::live::Session::read`]) executes round by round. It sits beside the
+//! analyses whose needs it encodes (which finalizers need their managers, where controllers
+//! live, which CRDs are read in full, which owner kinds to look for across namespaces) and
+//! above the source, which only executes [`Ask`]s and knows none of this. Every step is pure:
+//! from the discovery and the answers so far to the next asks, tested without HTTP.
+//!
+//! Scope: [`Scope::Cluster`] reads every type everywhere. [`Scope::Namespace`] reads what an
+//! answer about that namespace needs: every cluster-scoped type; every namespaced type in the
+//! namespace; the kinds controller liveness is judged by ([`EVERYWHERE`]) in every namespace;
+//! then, in every namespace (metadata-only), each namespaced owner kind that the objects read
+//! name in owner references whose owner was not among them, so that a cross-namespace or
+//! recreated owner is told from an absent one.
+//!
+//! Answers never list what the garbage collector ignores (Events: `graph::ignored_by_gc`),
+//! whose objects never enter its graph; a capture ([`Wants::capture`]) keeps them.
+//!
+//! Bodies: in an answer, the namespaced kinds whose spec or status the analysis reads (pods,
+//! workloads, claims, …) are listed metadata-only across namespaces, and in full only where an
+//! answer reads them: the namespace in focus and the namespaces controllers live in (those of
+//! the ServiceAccounts that RBAC bindings name and of leader-election Leases). Pods and
+//! workloads are most of a cluster's bytes. A capture of a namespace (`snapshot -n`) reads the
+//! same controller namespaces and workloads too, so that its offline answers equal live ones.
+//!
+//! CustomResourceDefinitions, whose schemas are most of the rest (tens to hundreds of KB
+//! each), are listed metadata-only in answers: a CRD's name is `<plural>.<group>`, and
+//! discovery knows the kind, scope and versions of every served type. Only the CRDs whose spec
+//! or status an answer reads are then fetched in full ([`CRD_READS`]): those being deleted (the
+//! CRD finalizer's cleanup of their instances), the object asked about and the CRDs among its
+//! dependents (what a plan may delete), and any CRD that discovery does not serve (so that it
+//! maps its kind as before).
+//!
+//! managedFields: an answer's metadata-only lists ask for them to be left out (KEP-5958). The
+//! analysis reads them only for who set a finalizer that no built-in controller removes, so
+//! where a list came without any, its objects with such finalizers are read again for them
+//! ([`MANAGED_FIELDS_READS`]), before the workloads named like those managers are looked up.
+//!
+//! Adding a read: add a step (a function from the discovery and the answers so far to asks)
+//! to `STEPS` (it sees every answer before it, by step: `Plan::answers_to`), or more asks to
+//! an existing step, and a test in `tests.rs` against its in-memory cluster; the session needs
+//! no change (see `source::live::ask`). A kind read in full must be one whose body the
+//! snapshot keeps (`snapshot::object::keeps_body`), or the body is dropped as it is parsed.
+//! For example:
+//! - Events of named objects: after the steps that found them, for each object's uid,
+//!   `Ask::list(core_events, Some(ns), why).full().selecting(format!("involvedObject.uid={uid}"))`
+//!   (`regarding.uid=…` for `events.k8s.io/v1`); Events are ignored by the GC's graph, and
+//!   `Plan::scope` skips them, so only these asks read them.
+//! - Validating/MutatingWebhookConfigurations in full: `Ask::list(t, None, why).full()` in the
+//!   scope step; Services and EndpointSlices of the webhooks' backends: a later step reading
+//!   the webhook answers and asking `by_name(services, …)` and a list of EndpointSlices
+//!   selected by `kubernetes.io/service-name` per backend.
+//! - `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
+//!   step that finds the terminating objects among the answers and asks, in their namespaces
+//!   only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
+//!   controller namespaces, the managers), as the steps above do for one namespace.
+
+mod by_name;
+mod crds;
+mod owners;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::controllers::builtin_owner;
+use crate::controllers::{ManagerKind, classify_manager as classify};
+use crate::snapshot::object::keeps_body;
+use crate::source::live::ask::{Answered, Ask, Named, ReadPlan};
+use crate::source::live::{Discovery, ListType};
+
+pub use by_name::{Limits, by_name};
+pub use crds::crd_bodies_wanted;
+pub use owners::{controller_namespaces, missing_owner_kinds};
+
+/// Kinds read in every namespace, in full, even when the answer is about one: the evidence for
+/// whether a controller is running (leader leases, the bindings that name its account).
+pub const EVERYWHERE: &[(&str, &str)] =
+    &[("coordination.k8s.io", "Lease"), ("rbac.authorization.k8s.io", "RoleBinding")];
+
+/// Kinds read, in full, only in the namespaces where controllers live: those of the
+/// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods and
+/// workloads are most of a cluster's bytes; an operator's are all liveness needs of them.
+pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
+    ("", "Pod"),
+    ("", "ServiceAccount"),
+    ("", "Endpoints"),
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("apps", "ReplicaSet"),
+];
+
+/// Workload kinds looked up by name, wherever they are, when a field manager that set a
+/// finalizer is named like one (`managedFields` attribution).
+pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] =
+    &[("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
+
+/// Field managers looked up by name at most (in name order): each costs a list per kind in
+/// [`NAMED_LIKE_MANAGERS`], and a cluster with more controllers setting finalizers on the
+/// objects of one answer is beyond what attribution by name helps with.
+pub const MAX_MANAGERS_LOOKED_UP: usize = 32;
+
+/// Objects whose managedFields a list left out: a GET each up to 16 per type; more, a list
+/// of the type in each namespace concerned up to 8 namespaces; more, one list everywhere.
+pub const MANAGED_FIELDS_READS: Limits = Limits { gets: 16, namespaces: 8 };
+
+/// CRDs wanted in full: a GET each up to 32; more, one full list (kept to those wanted).
+pub const CRD_READS: Limits = Limits { gets: 32, namespaces: 0 };
+
+const CRD: (&str, &str) = ("apiextensions.k8s.io", "CustomResourceDefinition");
+
+fn is(t: &ListType, (group, kind): (&str, &str)) -> bool {
+    t.group == group && t.kind == kind
+}
+
+fn is_crd(t: &ListType) -> bool {
+    is(t, CRD)
+}
+
+fn among(t: &ListType, kinds: &[(&str, &str)]) -> bool {
+    kinds.iter().any(|k| is(t, *k))
+}
+
+/// The object an answer is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TargetRef {
+    pub group: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+/// Where to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every type in every namespace (`-A`).
+    Cluster,
+    /// What an answer about one namespace needs (see the module docs).
+    Namespace(String),
+}
+
+/// What the read is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wants {
+    pub scope: Scope,
+    /// A capture (`kubectl gc snapshot`): every body and managedFields, in every namespace the
+    /// scope reads, and what the GC ignores too.
+    pub capture: bool,
+    /// The namespace of the object asked about, whose bodies are always read.
+    pub focus: Option<String>,
+    /// The object asked about: if it is a CRD, or has CRDs among its dependents, those are
+    /// read in full.
+    pub target: Option<TargetRef>,
+}
+
+/// The steps of a read, in order; each sees every answer before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    /// The scope: every type, where and how the answer reads it.
+    Scope,
+    /// Owner kinds whose owners were not found, everywhere; workloads where controllers live.
+    Owners,
+    /// managedFields that lists left out, for the finalizers that need their managers.
+    ManagedFields,
+    /// Workloads named like those managers.
+    Managers,
+    /// The CRDs an answer reads in full.
+    Crds,
+}
+
+const STEPS: [Step; 5] = [Step::Scope, Step::Owners, Step::ManagedFields, Step::Managers, Step::Crds];
+
+/// The read plan of one answer (or capture); a fresh one per read.
+pub struct Plan {
+    wants: Wants,
+    /// How many answers there were when each step was asked (`starts[i]`: before step `i`).
+    starts: Vec<usize>,
+}
+
+impl Plan {
+    pub fn new(wants: Wants) -> Plan {
+        Plan { wants, starts: Vec::new() }
+    }
+
+    fn focus(&self) -> Option<&str> {
+        match &self.wants.scope {
+            Scope::Namespace(ns) => Some(ns),
+            Scope::Cluster => self.wants.focus.as_deref(),
+        }
+    }
+
+    /// The answers to `step`.
+    fn answers_to<'a>(&self, step: Step, answers: &'a [Answered]) -> &'a [Answered] {
+        let i = STEPS.iter().position(|s| *s == step).unwrap_or(0);
+        let start = self.starts.get(i).copied().unwrap_or(answers.len());
+        let end = self.starts.get(i + 1).copied().unwrap_or(answers.len());
+        &answers[start.min(answers.len())..end.min(answers.len())]
+    }
+
+    fn step(&self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        match step {
+            Step::Scope => self.scope(d),
+            Step::Owners => self.owners(d, answers),
+            Step::ManagedFields => managed_fields(answers),
+            Step::Managers => self.managers(d, answers),
+            Step::Crds => self.crds(d, answers),
+        }
+    }
+
+    fn scope(&self, d: &Discovery) -> Vec<Ask> {
+        let capture = self.wants.capture;
+        let mut asks = Vec::new();
+        for t in &d.types {
+            let ask = |ns: Option<&str>, why: &str| {
+                Ask::list(t, ns.map(str::to_string), why).dropping_managed_fields(!capture)
+            };
+            if !capture && crate::graph::ignored_by_gc(&t.group, &t.kind) {
+                continue;
+            }
+            if is_crd(t) && !capture {
+                asks.push(ask(None, "CRDs, metadata-only: the few an answer reads are read in full later"));
+                continue;
+            }
+            match &self.wants.scope {
+                Scope::Namespace(ns) if t.namespaced && !among(t, EVERYWHERE) => {
+                    asks.push(ask(Some(ns), "the namespace of the answer").full())
+                }
+                _ if !t.namespaced || !keeps_body(&t.group, &t.kind) || capture || among(t, EVERYWHERE) => {
+                    asks.push(ask(None, "every namespace").full())
+                }
+                _ => {
+                    asks.push(ask(None, "every namespace, metadata-only: bodies are read where answers read them"));
+                    if let Some(ns) = self.focus() {
+                        asks.push(ask(Some(ns), "the namespace in focus, in full").full());
+                    }
+                }
+            }
+        }
+        asks
+    }
+
+    fn owners(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let first = self.answers_to(Step::Scope, answers);
+        let mut asks = Vec::new();
+        if let Scope::Namespace(_) = self.wants.scope {
+            for t in missing_owner_kinds(d, first) {
+                if !first.iter().any(|a| a.ask.kind == *t && a.ask.namespace.is_none()) {
+                    asks.push(
+                        Ask::list(t, None, "owners named by what was read but not found among it")
+                            .dropping_managed_fields(!self.wants.capture),
+                    );
+                }
+            }
+        }
+        // a capture of every namespace holds every body already
+        if self.wants.capture && self.wants.scope == Scope::Cluster {
+            return asks;
+        }
+        for ns in controller_namespaces(first) {
+            if self.focus() == Some(ns.as_str()) {
+                continue;
+            }
+            for t in d.types.iter().filter(|t| t.namespaced && keeps_body(&t.group, &t.kind) && !among(t, EVERYWHERE)) {
+                let listed_in_full =
+                    first.iter().any(|a| a.ask.covers(t, Some(&ns), crate::source::live::ask::Body::Full));
+                if among(t, IN_CONTROLLER_NAMESPACES) && !listed_in_full {
+                    asks.push(
+                        Ask::list(t, Some(ns.clone()), "a namespace controllers live in")
+                            .full()
+                            .dropping_managed_fields(!self.wants.capture),
+                    );
+                }
+            }
+        }
+        asks
+    }
+
+    fn managers(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        if self.wants.capture && self.wants.scope == Scope::Cluster {
+            return Vec::new();
+        }
+        let restored = restored_managed_fields(self.answers_to(Step::ManagedFields, answers));
+        let mut managers = BTreeSet::new();
+        for a in self.answers_to(Step::Scope, answers) {
+            for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()) {
+                let entries = m.managed_fields.as_ref().or_else(|| restored.get(m.uid.as_deref()?).copied());
+                for e in entries.iter().flat_map(|mf| mf.0.iter()) {
+                    // managers are asked about only for finalizers no built-in controller removes,
+                    // and only those the analysis takes for controllers
+                    let attributed = e.finalizers.iter().any(|f| builtin_owner(f).is_none());
+                    if attributed && !e.manager.is_empty() && classify(&e.manager) == ManagerKind::Controller {
+                        managers.insert(e.manager.clone());
+                    }
+                }
+            }
+        }
+        let mut asks = Vec::new();
+        for m in managers.into_iter().take(MAX_MANAGERS_LOOKED_UP) {
+            for t in NAMED_LIKE_MANAGERS.iter().filter_map(|(g, k)| d.find(g, k)) {
+                asks.push(
+                    Ask::list(t, None, format!("a workload named like field manager \"{m}\""))
+                        .full()
+                        .selecting(format!("metadata.name={m}")),
+                );
+            }
+        }
+        asks
+    }
+
+    fn crds(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        if self.wants.capture {
+            return Vec::new();
+        }
+        let Some(t) = d.types.iter().find(|t| is_crd(t)) else { return Vec::new() };
+        let read = answers
+            .iter()
+            .filter(|a| a.ask.use_ == crate::source::live::ask::Use::Objects)
+            .flat_map(|a| a.result.iter().flatten());
+        let names: Named =
+            crd_bodies_wanted(d, self.wants.target.as_ref(), read).into_iter().map(|n| (None, n)).collect();
+        by_name(t, &names, CRD_READS, "a CRD whose spec or status the answer reads")
+            .into_iter()
+            .map(Ask::full)
+            .collect()
+    }
+}
+
+impl ReadPlan for Plan {
+    fn next(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        while self.starts.len() < STEPS.len() {
+            self.starts.push(answers.len());
+            let step = STEPS[self.starts.len() - 1];
+            let asks = self.step(step, d, answers);
+            if !asks.is_empty() {
+                return asks;
+            }
+        }
+        Vec::new()
+    }
+}
+
+/// The managedFields lists left out, for the finalizers that need their managers: the
+/// objects with a finalizer that no built-in controller removes, from answers that came
+/// without managedFields, whose managedFields no other answer carried; read again
+/// metadata-only with them ([`MANAGED_FIELDS_READS`]).
+fn managed_fields(answers: &[Answered]) -> Vec<Ask> {
+    if !answers.iter().any(|a| a.managed_fields_dropped) {
+        return Vec::new();
+    }
+    let carried: BTreeSet<&str> = answers
+        .iter()
+        .flat_map(|a| a.result.iter().flatten())
+        .filter_map(|d| d.metadata.as_ref().filter(|m| m.managed_fields.is_some())?.uid.as_deref())
+        .collect();
+    let mut wanted: Vec<(&ListType, Named)> = Vec::new();
+    for a in answers.iter().filter(|a| a.managed_fields_dropped) {
+        for m in a.result.iter().flatten().filter_map(|d| d.metadata.as_ref()) {
+            let (Some(uid), Some(name)) = (&m.uid, &m.name) else { continue };
+            // a built-in finalizer's remover is known without them
+            if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none()) || carried.contains(uid.as_str()) {
+                continue;
+            }
+            let i = match wanted.iter().position(|(w, _)| *w == &a.ask.kind) {
+                Some(i) => i,
+                None => {
+                    wanted.push((&a.ask.kind, BTreeSet::new()));
+                    wanted.len() - 1
+                }
+            };
+            wanted[i].1.insert((m.namespace.clone(), name.clone()));
+        }
+    }
+    wanted
+        .into_iter()
+        .flat_map(|(t, objects)| {
+            by_name(t, &objects, MANAGED_FIELDS_READS, "the managers of a finalizer no built-in controller removes")
+        })
+        .map(Ask::for_managed_fields)
+        .collect()
+}
+
+/// managedFields read again, by uid.
+fn restored_managed_fields(answers: &[Answered]) -> BTreeMap<&str, &crate::snapshot::raw::RawManagedFields> {
+    answers
+        .iter()
+        .flat_map(|a| a.result.iter().flatten())
+        .filter_map(|d| {
+            let m = d.metadata.as_ref()?;
+            Some((m.uid.as_deref()?, m.managed_fields.as_ref()?))
+        })
+        .collect()
+}

@@ -1,0 +1,367 @@
+//! The read policy, driven against an in-memory cluster: no HTTP.
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::snapshot::raw::RawDoc;
+use crate::source::live::ask::{Body, Fetch, Use};
+
+fn t(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> ListType {
+    ListType { group: group.into(), version: version.into(), plural: plural.into(), kind: kind.into(), namespaced }
+}
+
+fn discovery() -> Discovery {
+    Discovery {
+        types: vec![
+            t("", "v1", "pods", "Pod", true),
+            t("", "v1", "configmaps", "ConfigMap", true),
+            t("", "v1", "events", "Event", true),
+            t("", "v1", "namespaces", "Namespace", false),
+            t("apps", "v1", "deployments", "Deployment", true),
+            t("apps", "v1", "replicasets", "ReplicaSet", true),
+            t("coordination.k8s.io", "v1", "leases", "Lease", true),
+            t("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
+            t("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false),
+            t("own.labhub.io", "v1", "sites", "Site", true),
+        ],
+        ..Discovery::default()
+    }
+}
+
+fn answer(wants: Wants) -> Wants {
+    wants
+}
+
+fn namespace(ns: &str) -> Wants {
+    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None }
+}
+
+fn doc(v: Value) -> RawDoc {
+    serde_json::from_value(v).unwrap()
+}
+
+/// An object of `kind` (`group/version` in `api_version`), with extra metadata.
+fn object(api_version: &str, kind: &str, ns: Option<&str>, name: &str, meta: Value) -> Value {
+    let mut m = json!({"name": name, "uid": format!("uid-{kind}-{name}")});
+    if let Some(ns) = ns {
+        m["namespace"] = json!(ns);
+    }
+    for (k, v) in meta.as_object().unwrap() {
+        m[k] = v.clone();
+    }
+    json!({"apiVersion": api_version, "kind": kind, "metadata": m})
+}
+
+/// A cluster in memory, answering asks as a server would: lists filtered by namespace and
+/// `metadata.name=` selector, GETs by name (404: absent), managedFields left out of the
+/// metadata-only lists that ask so when `drops` is set.
+struct Cluster {
+    objects: Vec<Value>,
+    drops: bool,
+}
+
+impl Cluster {
+    fn answer(&self, ask: &Ask) -> Answered {
+        let mine = |o: &&Value| {
+            let av = o["apiVersion"].as_str().unwrap();
+            crate::snapshot::object::group_of(av) == ask.kind.group && o["kind"] == ask.kind.kind.as_str()
+        };
+        let in_ns = |o: &&Value| match &ask.namespace {
+            Some(ns) if ask.kind.namespaced => o["metadata"]["namespace"] == ns.as_str(),
+            _ => true,
+        };
+        let mut found: Vec<Value> = self.objects.iter().filter(mine).filter(in_ns).cloned().collect();
+        let drop = self.drops && ask.managed_fields == ManagedFieldsAsk::Drop && !matches!(ask.fetch, Fetch::Get(_));
+        let drop = drop && !(ask.body == Body::Full && keeps_body(&ask.kind.group, &ask.kind.kind));
+        if drop {
+            for o in &mut found {
+                o["metadata"].as_object_mut().unwrap().remove("managedFields");
+            }
+        }
+        let result = match &ask.fetch {
+            Fetch::Get(name) => match found.into_iter().find(|o| o["metadata"]["name"] == name.as_str()) {
+                Some(o) => Ok(vec![doc(o)]),
+                None => Err(crate::source::live::Failure::Status {
+                    code: 404,
+                    reason: "NotFound".into(),
+                    message: String::new(),
+                }),
+            },
+            Fetch::List { field_selector, only } => Ok(found
+                .into_iter()
+                .filter(|o| match field_selector {
+                    Some(s) => s.strip_prefix("metadata.name=").is_some_and(|n| o["metadata"]["name"] == n),
+                    None => true,
+                })
+                .map(doc)
+                .filter(|d| {
+                    only.as_ref().is_none_or(|only| {
+                        let m = d.metadata.as_ref().unwrap();
+                        only.contains(&(m.namespace.clone(), m.name.clone().unwrap()))
+                    })
+                })
+                .collect()),
+        };
+        Answered { ask: ask.clone(), result, managed_fields_dropped: drop }
+    }
+}
+
+use crate::source::live::ask::ManagedFields as ManagedFieldsAsk;
+
+/// Every round of asks, as the session would execute them.
+fn rounds(wants: Wants, cluster: &Cluster) -> Vec<Vec<Ask>> {
+    let d = discovery();
+    let mut plan = Plan::new(wants);
+    let mut answers = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        let asks = plan.next(&d, &answers);
+        if asks.is_empty() {
+            return out;
+        }
+        answers.extend(asks.iter().map(|a| cluster.answer(a)));
+        out.push(asks);
+    }
+}
+
+fn show(a: &Ask) -> String {
+    let what = match &a.fetch {
+        Fetch::Get(n) => format!("get {} {n}", a.kind.qualified()),
+        Fetch::List { field_selector: Some(s), .. } => format!("list {} {s}", a.kind.qualified()),
+        Fetch::List { only: Some(o), .. } => format!("list {} only {}", a.kind.qualified(), o.len()),
+        Fetch::List { .. } => format!("list {}", a.kind.qualified()),
+    };
+    let ns = a.namespace.as_deref().map(|n| format!(" -n {n}")).unwrap_or_default();
+    let body = if a.body == Body::Full { " full" } else { "" };
+    let mf = if a.use_ == Use::ManagedFieldsOnly { " for-managedFields" } else { "" };
+    format!("{what}{ns}{body}{mf}")
+}
+
+fn all(rounds: &[Vec<Ask>]) -> Vec<String> {
+    rounds.iter().flatten().map(show).collect()
+}
+
+fn empty() -> Cluster {
+    Cluster { objects: Vec::new(), drops: true }
+}
+
+#[test]
+fn a_namespaced_answer_reads_its_namespace_in_full_and_bodies_elsewhere_metadata_only() {
+    let r = rounds(namespace("labs"), &empty());
+    assert_eq!(r.len(), 1, "nothing read, nothing more to ask: {r:?}");
+    assert_eq!(
+        all(&r),
+        [
+            "list pods -n labs full",
+            "list configmaps -n labs full",
+            "list namespaces full",
+            "list deployments.apps -n labs full",
+            "list replicasets.apps -n labs full",
+            "list leases.coordination.k8s.io full",
+            "list rolebindings.rbac.authorization.k8s.io full",
+            "list customresourcedefinitions.apiextensions.k8s.io",
+            "list sites.own.labhub.io -n labs full",
+        ]
+    );
+    // answers ask for lists without managedFields; Events are never listed
+    assert!(r[0].iter().all(|a| a.managed_fields == ManagedFieldsAsk::Drop));
+}
+
+#[test]
+fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
+    let wants = Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None };
+    let r = all(&rounds(answer(wants), &empty()));
+    assert!(r.contains(&"list pods".to_string()) && r.contains(&"list pods -n labs full".to_string()), "{r:?}");
+    assert!(r.contains(&"list configmaps full".to_string()), "{r:?}");
+}
+
+#[test]
+fn a_capture_keeps_events_bodies_and_managed_fields() {
+    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    let r = rounds(wants, &empty());
+    let shown = all(&r);
+    assert!(shown.contains(&"list events full".to_string()), "{shown:?}");
+    assert!(shown.contains(&"list customresourcedefinitions.apiextensions.k8s.io full".to_string()));
+    assert!(r.iter().flatten().all(|a| a.managed_fields == ManagedFieldsAsk::Keep));
+}
+
+fn operator_cluster(drops: bool) -> Cluster {
+    Cluster {
+        drops,
+        objects: vec![
+            object(
+                "own.labhub.io/v1",
+                "Site",
+                Some("labs"),
+                "alpha",
+                json!({"deletionTimestamp": "2026-11-29T12:00:00Z", "finalizers": ["own.labhub.io/cleanup"],
+                       "managedFields": [{"manager": "site-operator", "operation": "Update",
+                                          "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"own.labhub.io/cleanup\"": {}}}}},
+                                         {"manager": "kubectl-client-side-apply", "operation": "Update",
+                                          "fieldsV1": {"f:metadata": {"f:finalizers": {"v:\"own.labhub.io/cleanup\"": {}}}}}]}),
+            ),
+            object(
+                "v1",
+                "ConfigMap",
+                Some("labs"),
+                "owned",
+                json!({"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "elsewhere"}]}),
+            ),
+            object("coordination.k8s.io/v1", "Lease", Some("operators"), "site-operator-lock", json!({})),
+            object("coordination.k8s.io/v1", "Lease", Some("kube-node-lease"), "node-1", json!({})),
+            object("apps/v1", "Deployment", Some("operators"), "site-operator", json!({})),
+        ],
+    }
+}
+
+#[test]
+fn owners_not_found_are_looked_for_everywhere_and_controllers_where_they_live() {
+    let r = rounds(namespace("labs"), &operator_cluster(false));
+    let second = r[1].iter().map(show).collect::<Vec<_>>();
+    assert_eq!(
+        second,
+        [
+            // the ConfigMap's owner is not among what was read
+            "list replicasets.apps",
+            // the Lease's namespace holds a controller (node heartbeats do not)
+            "list pods -n operators full",
+            "list deployments.apps -n operators full",
+            "list replicasets.apps -n operators full",
+        ]
+    );
+    assert!(r[1][0].body == Body::Metadata);
+}
+
+#[test]
+fn an_owner_found_among_what_was_read_needs_no_list_everywhere() {
+    let mut c = operator_cluster(false);
+    c.objects.push(object("apps/v1", "ReplicaSet", Some("labs"), "rs", json!({})));
+    c.objects[1]["metadata"]["ownerReferences"][0]["uid"] = json!("uid-ReplicaSet-rs");
+    let r = all(&rounds(namespace("labs"), &c));
+    assert!(!r.contains(&"list replicasets.apps".to_string()), "{r:?}");
+}
+
+#[test]
+fn workloads_named_like_a_controller_manager_are_looked_up_but_not_clients() {
+    let r = all(&rounds(namespace("labs"), &operator_cluster(false)));
+    assert!(r.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{r:?}");
+    assert!(!r.iter().any(|a| a.contains("kubectl")), "kubectl is a client, never looked up: {r:?}");
+    assert!(!r.iter().any(|a| a.contains("for-managedFields")), "nothing was left out: {r:?}");
+}
+
+#[test]
+fn managed_fields_left_out_are_read_again_for_custom_finalizers_only() {
+    let mut c = operator_cluster(true);
+    c.objects.push(object(
+        "v1",
+        "ConfigMap",
+        Some("labs"),
+        "protected",
+        json!({"finalizers": ["kubernetes"], "managedFields": [{"manager": "x", "fieldsV1": {}}]}),
+    ));
+    let r = rounds(namespace("labs"), &c);
+    let shown = all(&r);
+    let restores: Vec<_> = shown.iter().filter(|s| s.contains("for-managedFields")).collect();
+    assert_eq!(restores, ["get sites.own.labhub.io alpha -n labs for-managedFields"], "{shown:?}");
+    // and the manager they name is then looked up
+    assert!(shown.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{shown:?}");
+}
+
+#[test]
+fn named_objects_are_read_a_get_each_when_few_else_with_lists_kept_to_them() {
+    let pods = t("", "v1", "pods", "Pod", true);
+    let named = |n: usize, namespaces: usize| -> Named {
+        (0..n).map(|i| (Some(format!("ns{}", i % namespaces)), format!("p{i}"))).collect()
+    };
+    let limits = Limits { gets: 2, namespaces: 2 };
+    let gets = by_name(&pods, &named(2, 2), limits, "test");
+    assert!(gets.iter().all(|a| matches!(a.fetch, Fetch::Get(_))) && gets.len() == 2);
+    let per_ns = by_name(&pods, &named(3, 2), limits, "test");
+    assert_eq!(per_ns.iter().map(show).collect::<Vec<_>>(), ["list pods only 3 -n ns0", "list pods only 3 -n ns1"]);
+    let everywhere = by_name(&pods, &named(5, 3), limits, "test");
+    assert_eq!(everywhere.iter().map(show).collect::<Vec<_>>(), ["list pods only 5"]);
+    assert!(by_name(&pods, &BTreeSet::new(), limits, "test").is_empty());
+}
+
+fn crd(name: &str, meta: Value) -> Value {
+    object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, name, meta)
+}
+
+#[test]
+fn crds_being_deleted_unserved_or_targeted_are_read_in_full() {
+    let mut c = empty();
+    c.objects = vec![
+        crd("gone.own.labhub.io", json!({"deletionTimestamp": "2026-11-29T12:00:00Z"})),
+        crd("quiet.own.labhub.io", json!({})),
+    ];
+    // `sites.own.labhub.io` is served (in the discovery lists), the others are not
+    let mut d = discovery();
+    d.lists.push(crate::snapshot::ResourceList {
+        group_version: "own.labhub.io/v1".into(),
+        resources: vec![crate::snapshot::ApiResource {
+            plural: "quiet".into(),
+            singular: None,
+            namespaced: true,
+            group: None,
+            version: None,
+            kind: "Quiet".into(),
+            verbs: vec!["list".into()],
+            short_names: vec![],
+            categories: vec![],
+        }],
+    });
+    let docs: Vec<RawDoc> = c.objects.iter().cloned().map(doc).collect();
+    let wanted = crd_bodies_wanted(&d, None, docs.iter());
+    assert_eq!(wanted.into_iter().collect::<Vec<_>>(), ["gone.own.labhub.io"]);
+    let target = TargetRef {
+        group: "apiextensions.k8s.io".into(),
+        kind: "CustomResourceDefinition".into(),
+        namespace: None,
+        name: "quiet.own.labhub.io".into(),
+    };
+    assert_eq!(crd_bodies_wanted(&d, Some(&target), docs.iter()).len(), 2);
+}
+
+#[test]
+fn many_crds_wanted_in_full_are_read_with_one_list_and_a_capture_reads_none_again() {
+    let mut c = empty();
+    c.objects = (0..40).map(|i| crd(&format!("c{i}.own.labhub.io"), json!({}))).collect();
+    let r = rounds(namespace("labs"), &c);
+    assert_eq!(
+        r.last().unwrap().iter().map(show).collect::<Vec<_>>(),
+        ["list customresourcedefinitions.apiextensions.k8s.io only 40 full"]
+    );
+    c.objects.truncate(3);
+    let r = rounds(namespace("labs"), &c);
+    assert_eq!(r.last().unwrap().len(), 3);
+    assert!(r.last().unwrap().iter().all(|a| matches!(a.fetch, Fetch::Get(_)) && a.body == Body::Full));
+    let capture = Wants { capture: true, ..namespace("labs") };
+    assert_eq!(rounds(capture, &c).len(), 1, "a capture lists CRDs in full at once");
+}
+
+#[test]
+fn a_namespace_capture_reads_what_its_answers_read_elsewhere() {
+    // `kubectl gc snapshot -n labs`: the operator's workloads in another namespace, and the
+    // workload named like the finalizer's manager, as a live answer reads them
+    let capture = Wants { capture: true, ..namespace("labs") };
+    let r = all(&rounds(capture, &operator_cluster(false)));
+    assert!(r.contains(&"list deployments.apps -n operators full".to_string()), "{r:?}");
+    assert!(r.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{r:?}");
+    // a capture of every namespace holds all of that already
+    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    assert_eq!(rounds(everything, &operator_cluster(false)).len(), 1);
+}
+
+#[test]
+fn the_plan_ends() {
+    let d = discovery();
+    let mut plan = Plan::new(namespace("labs"));
+    let c = operator_cluster(true);
+    let mut answers = Vec::new();
+    for _ in 0..STEPS.len() {
+        let asks = plan.next(&d, &answers);
+        answers.extend(asks.iter().map(|a| c.answer(a)));
+    }
+    assert!(plan.next(&d, &answers).is_empty());
+    assert!(plan.next(&d, &answers).is_empty());
+}

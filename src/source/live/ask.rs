@@ -1,0 +1,157 @@
+//! The seam between what an answer needs and how it is read: a [`ReadPlan`] (the analysis's
+//! policy, in `crate::reads`) returns [`Ask`]s from what has been read so far, and
+//! [`super::Session::read`] only executes them, round after round, until the plan asks for
+//! nothing more. The session knows HTTP, paging, content negotiation and retries; it does not
+//! know why anything is read.
+//!
+//! Adding a read (Events of named objects, webhook configurations, a terminating-objects pass)
+//! is a change to a plan only: return one more [`Ask`] from `ReadPlan::next` — the type, where
+//! ([`Ask::namespace`]), how ([`Fetch`]: a list, narrowed by a field selector such as
+//! `involvedObject.uid=…`, or a GET of a named object), metadata-only or in full ([`Body`]),
+//! with or without managedFields ([`ManagedFields`]), what its answer is for ([`Use`]), and why
+//! (for people: in the plan's tests and when debugging a read). Its answer comes back to the plan in the next
+//! round as an [`Answered`], and its objects (or its gap) go into the snapshot.
+
+use std::collections::BTreeSet;
+
+use crate::snapshot::raw::RawDoc;
+
+use super::discovery::{Discovery, ListType};
+use super::http::Failure;
+
+/// Objects by (namespace, name).
+pub type Named = BTreeSet<(Option<String>, String)>;
+
+/// One read the analysis needs: one request (a list is paged, a GET is one object).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ask {
+    pub kind: ListType,
+    /// A list: the namespace listed (`None`: every namespace). A GET: the object's namespace.
+    pub namespace: Option<String>,
+    pub fetch: Fetch,
+    pub body: Body,
+    pub managed_fields: ManagedFields,
+    pub use_: Use,
+    /// Why the analysis needs it, for people (tracing, tests).
+    pub why: String,
+}
+
+/// How an ask is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fetch {
+    /// A (paged) list, optionally narrowed by a field selector (`metadata.name=…`,
+    /// `involvedObject.uid=…`), and optionally kept to the named objects of its answer
+    /// ((namespace, name); an object absent from the answer is not a failure).
+    List { field_selector: Option<String>, only: Option<Named> },
+    /// One object by name; a 404 (gone since it was listed) is not a failure.
+    Get(String),
+}
+
+/// Metadata-only, or in full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// `PartialObjectMetadata(List)`: names, owners, finalizers, labels — never a spec.
+    Metadata,
+    /// In full for the kinds whose spec or status the analysis reads
+    /// (`snapshot::object::keeps_body`); metadata-only for every other kind, and Secrets
+    /// are never read in full.
+    Full,
+}
+
+/// Whether the answer may leave out `metadata.managedFields` (KEP-5958).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ManagedFields {
+    Keep,
+    /// Ask without them first (metadata-only lists; a server without the gate sends them anyway).
+    Drop,
+}
+
+/// What an answer is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Use {
+    /// Its objects go into the snapshot.
+    Objects,
+    /// Only its objects' managedFields are used: put back, by uid, on objects already read
+    /// without them (never adds an object).
+    ManagedFieldsOnly,
+}
+
+impl Ask {
+    /// A list of a type, metadata-only, with managedFields, for its objects.
+    pub fn list(kind: &ListType, namespace: Option<String>, why: impl Into<String>) -> Ask {
+        Ask {
+            kind: kind.clone(),
+            namespace,
+            fetch: Fetch::List { field_selector: None, only: None },
+            body: Body::Metadata,
+            managed_fields: ManagedFields::Keep,
+            use_: Use::Objects,
+            why: why.into(),
+        }
+    }
+
+    /// A GET of one object, metadata-only, with managedFields, for its object.
+    pub fn get(kind: &ListType, namespace: Option<String>, name: &str, why: impl Into<String>) -> Ask {
+        Ask { fetch: Fetch::Get(name.to_string()), ..Ask::list(kind, namespace, why) }
+    }
+
+    pub fn full(mut self) -> Ask {
+        self.body = Body::Full;
+        self
+    }
+
+    pub fn body(mut self, body: Body) -> Ask {
+        self.body = body;
+        self
+    }
+
+    pub fn dropping_managed_fields(mut self, drop: bool) -> Ask {
+        self.managed_fields = if drop { ManagedFields::Drop } else { ManagedFields::Keep };
+        self
+    }
+
+    pub fn selecting(mut self, field_selector: String) -> Ask {
+        if let Fetch::List { field_selector: s, .. } = &mut self.fetch {
+            *s = Some(field_selector);
+        }
+        self
+    }
+
+    pub fn only(mut self, objects: Named) -> Ask {
+        if let Fetch::List { only, .. } = &mut self.fetch {
+            *only = Some(objects);
+        }
+        self
+    }
+
+    pub fn for_managed_fields(mut self) -> Ask {
+        self.use_ = Use::ManagedFieldsOnly;
+        self
+    }
+
+    /// Whether this ask lists the type across every namespace, or in `namespace`, with the
+    /// whole answer kept (no selector, no filter) and in the body given.
+    pub fn covers(&self, kind: &ListType, namespace: Option<&str>, body: Body) -> bool {
+        self.kind == *kind
+            && self.body == body
+            && self.use_ == Use::Objects
+            && matches!(self.fetch, Fetch::List { field_selector: None, only: None })
+            && (self.namespace.is_none() || self.namespace.as_deref() == namespace)
+    }
+}
+
+/// An ask and its answer.
+pub struct Answered {
+    pub ask: Ask,
+    pub result: Result<Vec<RawDoc>, Failure>,
+    /// Asked without managedFields and no object of the answer carries any: the server
+    /// honoured the opt-out (an object written since server-side apply has at least one entry).
+    pub managed_fields_dropped: bool,
+}
+
+/// The analysis's side of a read: what to read next, given every answer so far (in the order
+/// asked). An empty answer ends the read. Called once per round; the asks of one round are
+/// read concurrently.
+pub trait ReadPlan {
+    fn next(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask>;
+}

@@ -1,0 +1,151 @@
+//! The live path against a hostile or broken server (issue 16): lists that never end, answers
+//! that are not lists, answers too large to hold; and a namespace capture that answers offline
+//! as the live plugin does.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
+use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, checks, run, stderr};
+
+fn site_basics() -> std::path::PathBuf {
+    support::root().join("tests/fixtures/site-basics/snapshot.json")
+}
+
+fn why_stuck_site(server: &ApiServer) -> (Option<i32>, Vec<String>) {
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "-o", "json", "--now", NOW, "--request-timeout", "5s"]);
+    let start = Instant::now();
+    let o = run(c, DEADLINE);
+    assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(&o)));
+    let inc = v["incomplete"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect();
+    (o.status.code(), inc)
+}
+
+fn faulty(faults: Vec<Fault>) -> ApiServer {
+    ApiServer::start_with(&site_basics(), Options { faults, ..Options::default() }, 0)
+}
+
+#[test]
+fn a_continue_token_sent_again_ends_the_list_as_a_gap() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::EndlessContinue)]);
+    let (code, inc) = why_stuck_site(&server);
+    assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+    assert!(
+        inc.iter()
+            .any(|i| i.starts_with("configmaps in namespace \"labs\" could not be listed")
+                && i.contains("continue token")),
+        "{inc:?}"
+    );
+    let pages = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(pages, 2, "the second page repeats the first page's token: no third request");
+    assert_read_only(&server);
+}
+
+#[test]
+fn a_200_answer_that_is_not_a_list_is_flagged_not_taken_as_empty() {
+    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "metadata": {}});
+    for (body, says) in [(json!({}), "the answer is not a list"), (status, "the answer is a Status, not a list")] {
+        let server = faulty(vec![Fault::resource("configmaps", FaultKind::NotAList(body))]);
+        let (code, inc) = why_stuck_site(&server);
+        assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+        assert!(inc.iter().any(|i| i.starts_with("configmaps") && i.ends_with(says)), "{inc:?}");
+    }
+}
+
+#[test]
+fn an_answer_too_large_is_refused_and_named() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::Oversized)]);
+    let (code, inc) = why_stuck_site(&server);
+    assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+    assert!(inc.iter().any(|i| i.starts_with("configmaps") && i.contains("larger than 512 MiB")), "{inc:?}");
+    // not retried: the same answer would come again
+    let n = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_reset_connection_is_retried_by_its_kind_then_named() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::Reset)]);
+    let (_, inc) = why_stuck_site(&server);
+    assert!(inc.iter().any(|i| i.starts_with("configmaps")), "{inc:?}");
+    let n = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(n, 3, "a reset is retried twice");
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::Reset).times(1)]);
+    let (_, inc) = why_stuck_site(&server);
+    assert!(inc.is_empty(), "one reset, then the answer: {inc:?}");
+}
+
+/// `kubectl gc snapshot -n labs` holds everything the answers about labs read (the operator's
+/// workloads in its own namespace included), so its offline answers equal the live ones.
+#[test]
+fn a_namespace_capture_answers_offline_as_the_plugin_does_live() {
+    for fixture in ["site-basics", "site-operator-gone", "site-uid-mismatch", "cross-namespace"] {
+        let dir = support::root().join("tests/fixtures").join(fixture);
+        let server = ApiServer::start(&dir.join("snapshot.json"));
+        let env = Env::new(&server.url(), None);
+        let file = env.dir.path().join("labs.json");
+        let mut c = env.gc();
+        c.args(["snapshot", "-n", "labs", "-o"]).arg(&file);
+        let o = run(c, DEADLINE);
+        assert_eq!(o.status.code(), Some(0), "{fixture}: {}", stderr(&o));
+        let about_labs = checks(&dir)
+            .into_iter()
+            .filter(|a| a[0] == "why-stuck" && a.windows(2).any(|w| w[0] == "-n" && w[1] == "labs"));
+        let mut compared = 0;
+        for args in about_labs {
+            let mut c = env.gc();
+            c.args(&args).args(["-o", "json", "--now", NOW]);
+            let live = run(c, DEADLINE);
+            let mut c = env.gc();
+            c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&file);
+            let offline = run(c, DEADLINE);
+            assert_eq!(offline.status.code(), live.status.code(), "{fixture} {args:?}: {}", stderr(&offline));
+            let (a, b): (Value, Value) =
+                (serde_json::from_slice(&live.stdout).unwrap(), serde_json::from_slice(&offline.stdout).unwrap());
+            assert_eq!(b, a, "{fixture} {args:?}: offline on the capture differs from live");
+            compared += 1;
+        }
+        assert!(compared > 0 || fixture == "cross-namespace", "{fixture}: no check about labs");
+        assert_read_only(&server);
+    }
+}
+
+/// The product's built-in table (generated from k8s-openapi) and the test server's (written
+/// from the API server's registrations) agree on every type both name: kind, plural, scope.
+/// Both sides sharing one table would let a wrong scope pass every live test.
+#[test]
+fn the_products_builtin_types_agree_with_the_servers() {
+    use crate::support::apiserver::builtins::BUILTINS as SERVED;
+    use kubectl_gc::discovery::builtin::BUILTINS;
+    for b in BUILTINS {
+        let served = SERVED.iter().find(|s| s.0 == b.group && s.1 == b.version && s.2 == b.plural);
+        let Some(&(_, _, _, kind, namespaced, _)) = served else {
+            panic!("{}/{} {} is not served by a 1.37 API server", b.group, b.version, b.plural)
+        };
+        assert_eq!((b.kind, b.namespaced), (kind, namespaced), "{}/{} {}", b.group, b.version, b.plural);
+    }
+    assert_eq!(BUILTINS.len(), SERVED.len(), "every type the server serves is known");
+}
+
+/// A 1.26–1.29 server serves aggregated discovery as `v2beta1` only: it is asked for after
+/// `v2`, and read in two requests rather than one per group.
+#[test]
+fn aggregated_discovery_v2beta1_is_used_where_v2_is_not_served() {
+    let server =
+        ApiServer::start_with(&site_basics(), Options { aggregated_version: "v2beta1", ..Options::default() }, 0);
+    let (code, inc) = why_stuck_site(&server);
+    assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+    assert!(inc.is_empty(), "{inc:?}");
+    let reqs = server.requests();
+    let api = reqs.iter().find(|r| r.path == "/api").unwrap();
+    let order: Vec<&str> = api.accept.split(',').collect();
+    assert!(order[0].contains("v=v2;") && order[1].contains("v=v2beta1;"), "{order:?}");
+    assert!(
+        !reqs.iter().any(|r| r.path.starts_with("/apis/") && r.path.matches('/').count() == 3),
+        "no per-group discovery: {reqs:?}"
+    );
+}
