@@ -10,9 +10,10 @@
 //!
 //! Which webhooks intercept what and whether a backend serves is judged by the same functions
 //! as `why-stuck` ([`webhooks::interceptors`], [`conversion::converter`], `backend::judge`).
-//! On top of that the plan's own progress counts: a backend Service the plan deletes, or one in
-//! a namespace the plan starts deleting, is dead from then on (as `backend::judge` says of a
-//! Service in a terminating namespace).
+//! On top of that the plan's own progress counts: a backend Service the plan deletes, one in
+//! a namespace the plan starts deleting (as `backend::judge` says of a Service in a terminating
+//! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
+//! dead from then on. A webhook configuration the plan deletes intercepts nothing afterwards.
 //!
 //! # Undecidable cases
 //! - A webhook whose backend is dead but whose match cannot be settled (CEL `matchConditions`,
@@ -28,7 +29,7 @@
 //! controller's `/finalize` is a subresource webhooks on `namespaces` do not match.
 
 use super::world::{GC, World};
-use crate::diagnose::backend::{Backend, Target};
+use crate::diagnose::backend::{self, Backend, Target};
 use crate::diagnose::conversion;
 use crate::diagnose::describe;
 use crate::diagnose::webhooks::{self, Operation};
@@ -142,6 +143,15 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
     (maybe, notes)
 }
 
+/// A pod the plan deletes (or has deleted) whose owners are gone or going too: no controller
+/// brings up a replacement.
+fn gone_for_good(w: &World, pod: NodeId) -> bool {
+    (!w.stored(pod) || w.deletion_of(pod).is_some())
+        && w.owners_of(pod)
+            .iter()
+            .all(|r| w.g.by_uid(&r.uid).is_none_or(|o| !w.stored(o) || w.deletion_of(o).is_some()))
+}
+
 /// The plan takes a backend in a namespace it deletes as gone at once; the real one stops
 /// when the namespace controller deletes its pods, so earlier requests may still pass.
 fn racy_note(what: &str, namespace: &str) -> String {
@@ -167,6 +177,13 @@ fn in_plan(w: &World, backend: &Backend, target: &Target) -> (Backend, bool) {
         && !w.stored(s)
     {
         return (Backend::ServiceMissing, true);
+    }
+    // every pod behind a ready endpoint deleted by the plan, and nothing left to replace it
+    if let Backend::Serving { service } = backend
+        && let Some(pods) = backend::ready_endpoint_pods(w.g, namespace, name)
+        && pods.iter().all(|&p| gone_for_good(w, p))
+    {
+        return (Backend::NoReadyEndpoints { service: *service, not_ready: pods.len() }, true);
     }
     (backend.clone(), false)
 }

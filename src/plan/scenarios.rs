@@ -980,3 +980,33 @@ fn a_webhook_configuration_the_plan_deletes_rejects_nothing_afterwards() {
     });
     assert!(o.blocked.is_empty() && o.gone("Pod/d/pod"), "{:?}", o.plan.result.blocked);
 }
+
+#[test]
+fn a_webhook_whose_pods_the_plan_deletes_for_good_rejects_what_comes_after() {
+    let rs = obj("apps/v1", "ReplicaSet", Some("hooks"), "hook-rs");
+    let pod = obj("v1", "Pod", Some("hooks"), "hook-1").controlled_by(&rs);
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm");
+    let mut objs = vec![namespace("d"), rs.clone(), pod.clone(), cm.clone()];
+    objs.push(webhook("cm-guard", "", &["configmaps"], &["DELETE"], "Fail"));
+    objs.extend(hook_backend(true));
+    let last = objs.len() - 1;
+    objs[last].0["endpoints"][0]["targetRef"] = json!({"kind": "Pod", "namespace": "hooks", "name": "hook-1"});
+    let g = graph(&objs);
+    let (r, p, c) = (id(&g, &rs), id(&g, &pod), id(&g, &cm));
+    // the ReplicaSet goes with its pod: nothing serves the webhook any more
+    let o = run_with(&g, None, |s| {
+        s.delete(r, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("Pod/hooks/hook-1") && o.exists("ConfigMap/d/cm"), "{:?}", o.left);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(why.contains("cm-guard") && why.contains("by this plan"), "{why}");
+    // only the pod goes: its ReplicaSet brings up another, the webhook keeps serving
+    let o = run_with(&g, None, |s| {
+        s.delete(p, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("ConfigMap/d/cm") && o.blocked.is_empty(), "{:?}", o.plan.result.blocked);
+}
