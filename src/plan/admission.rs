@@ -98,8 +98,12 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
             if *op == Operation::Delete || *actor == GC {
                 return (Some(reject(format!("fails: {why}"), describe(g, c))), notes);
             }
+            // one note per CRD, not per object: a namespace may hold thousands
             notes.push(format!(
-                "{obj}: {actor}'s {what} is taken as done, though {why} (it succeeds only if {actor} reads and writes a stored version)"
+                "{} converts through a webhook whose backend cannot serve ({}): its controllers' UPDATEs (finalizer removals) are taken as done, which holds only if they read and write a stored version ({}) that needs no conversion",
+                describe(g, c),
+                backend.describe(&conv.target),
+                conv.stored_elsewhere.join(", "),
             ));
         }
     }
@@ -111,8 +115,9 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
         let hook = i.describe(g);
         let judged = backend.describe(&i.target);
         if let Backend::Unknown(_) = backend {
+            // one note per webhook and operation, not per object
             notes.push(format!(
-                "{hook} intercepts {} of {obj} with failurePolicy Fail and its backend cannot be judged ({judged}): if it does not answer, {actor}'s {what} is rejected and the plan does not go as shown",
+                "{hook} intercepts {} requests of this plan with failurePolicy Fail and its backend cannot be judged ({judged}): if it does not answer, they are rejected and the plan does not go as shown",
                 op.as_str()
             ));
             continue;
@@ -134,7 +139,8 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
         }
         let caveats = i.caveats.join("; ");
         notes.push(format!(
-            "{obj}: {actor}'s {what} may be rejected by {hook}, which could not be fully evaluated ({caveats}); the plan takes it as rejected"
+            "{hook} may or may not intercept {} requests of this plan ({caveats}); with its backend dead, the plan takes them as rejected",
+            op.as_str()
         ));
         maybe.get_or_insert_with(|| {
             reject(format!("may be rejected (not evaluated here: {caveats}; taken as rejected): {why}"), by)

@@ -894,7 +894,7 @@ fn a_dead_webhook_that_may_not_match_blocks_and_says_may() {
     let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
     assert!(why.contains("may be rejected") && why.contains("only-prod"), "{why}");
     assert!(
-        o.plan.notes.iter().any(|n| n.contains("may be rejected") && n.contains("cel-guard")),
+        o.plan.notes.iter().any(|n| n.contains("may or may not intercept") && n.contains("cel-guard")),
         "{:?}",
         o.plan.notes
     );
