@@ -329,3 +329,61 @@ fn same_snapshot_and_now_give_the_same_bytes() {
         assert_eq!(first.stdout, second.stdout, "{args:?}");
     }
 }
+
+/// `plan` on the webhook fixtures: what a dead webhook rejects is Blocked by the API server,
+/// never planned as done, with or without `--assume-finalizers=removed`.
+#[test]
+fn webhook_fixtures_plan_blocked() {
+    let dir = fixtures_dir();
+    let snap = dir.join("webhook-blocks-finalizer/snapshot.json");
+    let snap = snap.to_str().unwrap();
+    let base = ["plan", "account/acme-payroll", "-n", "finance", "--cascade=background"];
+    for extra in [&[][..], &["--assume-finalizers=removed"][..]] {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend(extra);
+        a.extend(["--snapshot", snap, "--now", "2026-11-29T12:00:00Z"]);
+        let text = run(&a);
+        assert_eq!(code(&text), 2, "{extra:?}");
+        let text = String::from_utf8_lossy(&text.stdout).to_string();
+        assert!(text.contains("UPDATE removing finalizer ledger.example.org/archive is rejected"), "{text}");
+        a.extend(["-o", "json"]);
+        let out = run(&a);
+        assert_eq!(code(&out), 2);
+        let j = stdout_json(&out);
+        assert!(j["result"]["removed"].as_array().unwrap().is_empty(), "{j}");
+        let step = j["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["action"] == "Blocked" && s["finalizer"] == "ledger.example.org/archive")
+            .unwrap_or_else(|| panic!("no Blocked step for the finalizer: {j}"));
+        assert_eq!(step["actor"], "kube-apiserver");
+        let reason = step["reason"].as_str().unwrap();
+        assert!(reason.contains("ValidatingWebhookConfiguration ledger-policy"), "{reason}");
+        assert!(reason.contains("Service ledger-system/ledger-webhook has no ready endpoint"), "{reason}");
+        let blocked = &j["result"]["blocked"][0];
+        assert_eq!(key(&blocked["object"]), "Account/finance/acme-payroll");
+        assert!(blocked["reason"].as_str().unwrap().contains("ledger-policy"));
+    }
+
+    let snap = dir.join("conversion-webhook-down/snapshot.json");
+    let out = run(&[
+        "plan",
+        "ns/orders",
+        "--snapshot",
+        snap.to_str().unwrap(),
+        "--now",
+        "2026-11-29T12:00:00Z",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(code(&out), 2);
+    let j = stdout_json(&out);
+    let blocked: BTreeSet<String> =
+        j["result"]["blocked"].as_array().unwrap().iter().map(|b| key(&b["object"])).collect();
+    assert!(blocked.contains("Namespace//orders") && blocked.contains("Cart/orders/cart-8841"), "{blocked:?}");
+    let cart = j["result"]["blocked"].as_array().unwrap().iter().find(|b| key(&b["object"]) == "Cart/orders/cart-8841");
+    let reason = cart.unwrap()["reason"].as_str().unwrap();
+    assert!(reason.contains("CustomResourceDefinition carts.shop.example.net"), "{reason}");
+    assert!(reason.contains("shop-system/cart-converter"), "{reason}");
+}

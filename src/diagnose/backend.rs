@@ -169,6 +169,30 @@ fn endpoints(g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)
     Some((count("addresses"), count("notReadyAddresses")))
 }
 
+/// The pods behind a Service's ready endpoints (the EndpointSlices' `targetRef`s), when every
+/// ready endpoint names a pod that was read; None otherwise. The planner uses it to tell when
+/// deleting those pods leaves the Service with no ready endpoint.
+pub fn ready_endpoint_pods(g: &Graph, namespace: &str, service: &str) -> Option<Vec<NodeId>> {
+    let mut pods = Vec::new();
+    for o in g.of_kind("discovery.k8s.io", "EndpointSlice").iter().filter_map(|&s| g.object(s)) {
+        if o.namespace.as_deref() != Some(namespace) || o.label("kubernetes.io/service-name") != Some(service) {
+            continue;
+        }
+        for e in o.field("/endpoints").and_then(Value::as_array).into_iter().flatten() {
+            if e.pointer("/conditions/ready").and_then(Value::as_bool) == Some(false) {
+                continue;
+            }
+            let r = e.get("targetRef")?;
+            if r.get("kind").and_then(Value::as_str) != Some("Pod") {
+                return None;
+            }
+            let ns = r.get("namespace").and_then(Value::as_str).unwrap_or(namespace);
+            pods.push(g.find("", "Pod", Some(ns), r.get("name").and_then(Value::as_str)?)?);
+        }
+    }
+    (!pods.is_empty()).then_some(pods)
+}
+
 /// Whether a namespace is being deleted (its deletionTimestamp is set).
 pub fn namespace_terminating(g: &Graph, namespace: &str) -> bool {
     g.find("", "Namespace", None, namespace).and_then(|n| g.object(n)).is_some_and(|n| n.is_deleting())
@@ -269,6 +293,18 @@ mod tests {
         s.incomplete.push("services: forbidden".into());
         let g = Graph::build(s);
         assert!(matches!(judge(&g, &svc_target()), Backend::Unknown(_)));
+    }
+
+    #[test]
+    fn ready_endpoints_name_their_pods_or_nothing() {
+        let pod = obj("v1", "Pod", Some("hooks"), "hook-1", "p1");
+        let mut s = slice(Some(true));
+        s["endpoints"][0]["targetRef"] = json!({"kind": "Pod", "namespace": "hooks", "name": "hook-1"});
+        let g = graph(vec![ns("hooks"), service(), s, pod]);
+        assert_eq!(ready_endpoint_pods(&g, "hooks", "hook"), Some(vec![crate::testing::node(&g, "Pod", "hook-1")]));
+        // an endpoint without a targetRef: its server cannot be told
+        let g = graph(vec![ns("hooks"), service(), slice(Some(true))]);
+        assert_eq!(ready_endpoint_pods(&g, "hooks", "hook"), None);
     }
 
     #[test]

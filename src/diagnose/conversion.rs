@@ -17,7 +17,7 @@ use super::{Explainer, Finding, FindingCode, Related, Severity, describe};
 use crate::discovery::version_priority;
 use crate::graph::{Graph, NodeId};
 
-/// A CRD whose conversion webhook cannot serve requests that need it.
+/// A CRD whose conversion webhook requests need ([`dead_converter`]: and whose backend is dead).
 #[derive(Clone, Debug)]
 pub struct DeadConverter {
     pub crd: NodeId,
@@ -39,6 +39,13 @@ pub fn crd_of(g: &Graph, group: &str, kind: &str) -> Option<NodeId> {
 
 /// The CRD's conversion webhook, when the preferred version needs it and its backend is dead.
 pub fn dead_converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
+    converter(g, crd).filter(|c| c.backend.is_dead())
+}
+
+/// The CRD's conversion webhook, when reading its objects at the preferred version needs it,
+/// whatever the state of its backend (the planner re-judges the backend as the plan deletes
+/// things).
+pub fn converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
     let o = g.object(crd)?;
     if o.str_field("/spec/conversion/strategy") != Some("Webhook") {
         return None;
@@ -66,7 +73,7 @@ pub fn dead_converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
     }
     let target = backend::target_of(o.field("/spec/conversion/webhook/clientConfig"));
     let backend = backend::judge(g, &target);
-    backend.is_dead().then_some(DeadConverter { crd, target, backend, preferred, stored_elsewhere })
+    Some(DeadConverter { crd, target, backend, preferred, stored_elsewhere })
 }
 
 impl Explainer<'_, '_> {

@@ -34,7 +34,7 @@ pub enum Operation {
 }
 
 impl Operation {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Operation::Update => "UPDATE",
             Operation::Delete => "DELETE",
@@ -65,7 +65,7 @@ pub struct Interceptor {
 
 impl Interceptor {
     /// `ValidatingWebhookConfiguration ledger-policy (webhook accounts.ledger…)`.
-    fn describe(&self, g: &Graph) -> String {
+    pub fn describe(&self, g: &Graph) -> String {
         format!("{} (webhook {})", describe(g, self.configuration), self.webhook)
     }
 }

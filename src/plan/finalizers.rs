@@ -44,8 +44,8 @@ impl Controllers {
             if let Some(node) = self.kubelet_target(w, n)
                 && node_ready(w, &node)
             {
-                w.delete(n, KUBELET, None, Some(0));
-                changed = true;
+                // a rejected DELETE leaves the pod as it was: nothing moved
+                changed |= w.delete(n, KUBELET, None, Some(0));
                 if !w.stored(n) {
                     continue;
                 }
@@ -60,8 +60,8 @@ impl Controllers {
                     continue;
                 }
                 if let Verdict::Remove { actor } = self.verdict(w, lv, assume, n, &f) {
-                    w.remove_finalizer(n, &f, &actor);
-                    changed = true;
+                    // the controller acts; admission may still reject its UPDATE
+                    changed |= w.remove_finalizer(n, &f, &actor);
                 }
             }
         }
@@ -175,15 +175,15 @@ impl Controllers {
         };
         let o = w.g.object(crd).expect("a stored CRD is observed");
         if !o.condition("Established").is_some_and(|c| c.is_true()) {
-            w.remove_finalizer(crd, CRD_FINALIZER, &actor);
-            return true;
+            return w.remove_finalizer(crd, CRD_FINALIZER, &actor);
         }
         if let std::collections::hash_map::Entry::Vacant(e) = self.crd_instances.entry(crd) {
             let insts = instances(w, crd);
             for &i in &insts {
                 if w.stored(i) {
-                    // DeleteCollection through storage with nil options: grace 0, no policy
-                    w.delete(i, &actor, None, Some(0));
+                    // DeleteCollection through storage with nil options: grace 0, no policy,
+                    // and no admission
+                    w.delete_admitted(i, &actor, None, Some(0));
                 }
             }
             e.insert(insts);
@@ -192,8 +192,7 @@ impl Controllers {
         if self.crd_instances[&crd].iter().any(|&i| w.stored(i)) {
             return false;
         }
-        w.remove_finalizer(crd, CRD_FINALIZER, &actor);
-        true
+        w.remove_finalizer(crd, CRD_FINALIZER, &actor)
     }
 
     /// The CRD cleanup finalizer's verdict; `Wait` lists the instances that remain.

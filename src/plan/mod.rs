@@ -18,13 +18,16 @@
 //! # Assumptions
 //! Every informer is synced and sees every change at once; the GC workers run one item at
 //! a time in FIFO order; a finalizer whose controller is Alive is removed once its
-//! condition holds; garbage the GC would collect anyway, unrelated to the target, is left
+//! condition holds, if admission lets the UPDATE through (`admission`: a dead
+//! `failurePolicy: Fail` webhook or conversion webhook rejects requests, which then never
+//! happen; `--assume-finalizers=removed` does not override that); garbage the GC would collect anyway, unrelated to the target, is left
 //! out (virtual owners reached by the plan are not followed to their other dependents).
 //!
 //! # Caveats
 //! Where the real GC races (§9: cycle detection, orphaning vs. unobserved dependents,
 //! NotFound vs. informer delete), the plan picks one order and says so in `notes`.
 
+mod admission;
 mod finalizers;
 mod namespace;
 mod queue;
@@ -48,9 +51,10 @@ pub use queue::{Queues, Work, WorkQueue};
 pub use step::{Action, BlockedObject, Cascade, ObjRef, Plan, PlanResult, Step};
 pub use world::World;
 
+use admission::Rejection;
 use finalizers::{Controllers, Verdict};
 use namespace::NamespaceController;
-use world::{CRD_FINALIZER, FOREGROUND, GC, ORPHAN};
+use world::{APISERVER, CRD_FINALIZER, FOREGROUND, GC, ORPHAN};
 
 /// `--assume-finalizers`: overrides what the planner assumes of non-GC finalizers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,8 +134,12 @@ impl<'g, 'l> Simulation<'g, 'l> {
         if !self.world.steps.is_empty() {
             self.world.wave += 1;
         }
-        self.world.delete(n, actor, propagation, None);
-        if propagation == Some(Cascade::Orphan) && self.world.stored(n) {
+        // rejected by admission: nothing changes, but an object already being deleted still
+        // has the GC's pending work
+        if self.world.delete(n, actor, propagation, None)
+            && propagation == Some(Cascade::Orphan)
+            && self.world.stored(n)
+        {
             self.world.note(
                 "orphaning strips only the dependents the GC has observed; one created or not yet observed meanwhile keeps its reference and is then deleted as dangling (the garbage collector orphans from its own graph, not from a fresh list)".into(),
             );
@@ -139,10 +147,11 @@ impl<'g, 'l> Simulation<'g, 'l> {
         self.world.resume(n);
     }
 
-    /// A client removes a finalizer (e.g. after fixing an operator).
-    pub fn remove_finalizer(&mut self, n: NodeId, finalizer: &str, actor: &str) {
+    /// A client removes a finalizer (e.g. after fixing an operator); false when admission
+    /// rejects it.
+    pub fn remove_finalizer(&mut self, n: NodeId, finalizer: &str, actor: &str) -> bool {
         self.world.wave = self.world.max_wave + 1;
-        self.world.remove_finalizer(n, finalizer, actor);
+        self.world.remove_finalizer(n, finalizer, actor)
     }
 
     /// A GC (re)start: every node of the graph is observed as new and queued, as after a
@@ -220,6 +229,27 @@ impl<'g, 'l> Simulation<'g, 'l> {
             let reason = reasons.into_iter().map(|(_, _, r)| r).collect::<Vec<_>>().join("; ");
             blocked.push(BlockedObject { object: n, finalizers, reason });
         }
+        // objects not being deleted whose DELETE (or a patch the GC needs) the API server rejects
+        let mut refused: Vec<NodeId> = self.world.rejected.keys().copied().collect();
+        refused.sort();
+        for n in refused {
+            if !self.world.stored(n) || self.world.deleting.contains(&n) {
+                continue;
+            }
+            let rejections: Vec<Rejection> = self.world.rejections(n).into_iter().cloned().collect();
+            if rejections.is_empty() {
+                continue;
+            }
+            for r in &rejections {
+                self.world.emit(
+                    APISERVER,
+                    Action::Blocked { finalizer: r.finalizer.clone(), reason: r.reason.clone() },
+                    n,
+                );
+            }
+            let reason = rejections.into_iter().map(|r| r.reason).collect::<Vec<_>>().join("; ");
+            blocked.push(BlockedObject { object: n, finalizers: self.world.finalizers_of(n).to_vec(), reason });
+        }
 
         let mut owner_refs_removed = Vec::new();
         for &n in &self.world.touched {
@@ -252,6 +282,11 @@ impl<'g, 'l> Simulation<'g, 'l> {
         if let Some(why) = self.controllers.kubelet_blocked(w, n) {
             out.push((finalizers::KUBELET.to_string(), None, why));
         }
+        let rejections = w.rejections(n);
+        for r in &rejections {
+            out.push((APISERVER.into(), r.finalizer.clone(), r.reason.clone()));
+        }
+        let rejected = |f: &str| rejections.iter().any(|r| r.finalizer.as_deref() == Some(f));
         for f in w.finalizers_of(n).to_vec() {
             let f = f.as_str();
             if f == FOREGROUND || f == ORPHAN {
@@ -261,6 +296,9 @@ impl<'g, 'l> Simulation<'g, 'l> {
                         Some(f.into()),
                         format!("{f}: the garbage collector is not running ({})", self.gc_evidence),
                     ));
+                    continue;
+                }
+                if rejected(f) {
                     continue;
                 }
                 if f == ORPHAN {
@@ -279,6 +317,8 @@ impl<'g, 'l> Simulation<'g, 'l> {
                         let mut s = ObjRef::of_node(g_of(w), d).display();
                         if let Some(why) = w.gc_stuck.get(&d) {
                             s.push_str(&format!(" (the GC cannot act on it: {})", stuck_text(why)));
+                        } else if let Some(r) = w.rejections(d).first() {
+                            s.push_str(&format!(" ({})", r.short));
                         } else if w.deletion_of(d).is_some() {
                             s.push_str(" (itself blocked)");
                         }

@@ -771,3 +771,242 @@ fn sorted(v: &[String]) -> Vec<String> {
     v.sort();
     v
 }
+
+// ----- admission and conversion webhooks in front of the plan's requests ------------------
+
+/// A ValidatingWebhookConfiguration `name` whose one webhook intercepts `ops` on `resources`
+/// of `group`, calls Service hooks/hook, with `failure_policy`.
+fn webhook(name: &str, group: &str, resources: &[&str], ops: &[&str], failure_policy: &str) -> Obj {
+    obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, name).set(
+        "",
+        "webhooks",
+        json!([{
+            "name": format!("{name}.hooks.example.com"),
+            "failurePolicy": failure_policy,
+            "rules": [{"apiGroups": [group], "apiVersions": ["*"], "operations": ops, "resources": resources}],
+            "clientConfig": {"service": {"namespace": "hooks", "name": "hook"}},
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"]
+        }]),
+    )
+}
+
+/// Service hooks/hook and an EndpointSlice with one endpoint, ready or not.
+fn hook_backend(ready: bool) -> Vec<Obj> {
+    let svc = obj("v1", "Service", Some("hooks"), "hook").set("spec", "type", json!("ClusterIP"));
+    let slice = obj("discovery.k8s.io/v1", "EndpointSlice", Some("hooks"), "hook-x1")
+        .set("metadata", "labels", json!({"kubernetes.io/service-name": "hook"}))
+        .set("", "endpoints", json!([{"addresses": ["10.0.0.7"], "conditions": {"ready": ready}}]));
+    vec![namespace("hooks"), svc, slice]
+}
+
+fn blocked_reason(o: &Outcome, g: &Graph, key: &str) -> String {
+    o.plan
+        .result
+        .blocked
+        .iter()
+        .find(|b| ObjRef::of_node(g, b.object).key() == key)
+        .unwrap_or_else(|| panic!("{key} is not blocked: {:?}", o.blocked))
+        .reason
+        .clone()
+}
+
+#[test]
+fn a_dead_delete_webhook_rejects_the_gcs_delete_and_the_foreground_owner_waits() {
+    let rs = obj("apps/v1", "ReplicaSet", Some("d"), "rs");
+    let pod = obj("v1", "Pod", Some("d"), "pod").controlled_by(&rs);
+    let mut objs = vec![namespace("d"), rs.clone(), pod, webhook("pod-guard", "", &["pods"], &["DELETE"], "Fail")];
+    // the Service's pods are gone: its only endpoint is not ready
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let o = delete(&g, &rs, Some(Cascade::Foreground));
+    assert!(o.exists("Pod/d/pod") && !o.deleting("Pod/d/pod"), "{:?}", o.left);
+    assert!(o.deleting("ReplicaSet/d/rs"));
+    assert_eq!(sorted(&o.blocked), ["Pod/d/pod", "ReplicaSet/d/rs"]);
+    let pod_why = blocked_reason(&o, &g, "Pod/d/pod");
+    assert!(pod_why.contains("garbage-collector's DELETE is rejected"), "{pod_why}");
+    assert!(pod_why.contains("ValidatingWebhookConfiguration pod-guard"), "{pod_why}");
+    assert!(pod_why.contains("Service hooks/hook has no ready endpoint"), "{pod_why}");
+    let rs_why = blocked_reason(&o, &g, "ReplicaSet/d/rs");
+    assert!(rs_why.contains("waits for blocking dependent(s) Pod d/pod"), "{rs_why}");
+    assert!(rs_why.contains("rejected by ValidatingWebhookConfiguration pod-guard"), "{rs_why}");
+    let step = o.plan.steps.iter().find(|s| matches!(s.action, Action::Blocked { .. }) && s.actor == "kube-apiserver");
+    assert!(step.is_some(), "{:?}", o.plan.steps);
+}
+
+#[test]
+fn a_dead_update_webhook_rejects_a_finalizer_removal_even_when_controllers_are_assumed_to_act() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut objs = vec![namespace("d"), cm.clone(), webhook("cm-guard", "", &["configmaps"], &["UPDATE"], "Fail")];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    assert_eq!(o.finalizers("ConfigMap/d/cm"), ["example.com/cleanup"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(why.contains("UPDATE removing finalizer example.com/cleanup is rejected"), "{why}");
+    assert!(why.contains("cm-guard"), "{why}");
+    assert!(
+        o.plan.steps.iter().any(|s| s.action
+            == Action::Blocked { finalizer: Some("example.com/cleanup".into()), reason: why.clone() }
+            && s.actor == "kube-apiserver")
+    );
+    assert!(!o.plan.steps.iter().any(|s| matches!(s.action, Action::RemoveFinalizer { .. })));
+}
+
+#[test]
+fn an_ignore_webhook_or_a_live_backend_lets_the_requests_through() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]);
+    let rs = obj("apps/v1", "ReplicaSet", Some("d"), "rs");
+    let pod = obj("v1", "Pod", Some("d"), "pod").controlled_by(&rs);
+    for (policy, ready) in [("Ignore", false), ("Fail", true)] {
+        let mut objs = vec![
+            namespace("d"),
+            cm.clone(),
+            rs.clone(),
+            pod.clone(),
+            webhook("guard", "", &["configmaps", "pods"], &["UPDATE", "DELETE"], policy),
+        ];
+        objs.extend(hook_backend(ready));
+        let g = graph(&objs);
+        let (c, r) = (id(&g, &cm), id(&g, &rs));
+        let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| {
+            s.delete(c, "kubectl", Some(Cascade::Background));
+            s.delete(r, "kubectl", Some(Cascade::Foreground));
+        });
+        assert!(o.blocked.is_empty(), "{policy}, ready {ready}: {:?}", o.plan.result.blocked);
+        assert!(o.gone("ConfigMap/d/cm") && o.gone("Pod/d/pod") && o.gone("ReplicaSet/d/rs"), "{:?}", o.left);
+    }
+}
+
+#[test]
+fn a_dead_webhook_that_may_not_match_blocks_and_says_may() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut hook = webhook("cel-guard", "", &["configmaps"], &["UPDATE"], "Fail");
+    hook.0["webhooks"][0]["matchConditions"] =
+        json!([{"name": "only-prod", "expression": "object.metadata.name.startsWith('prod')"}]);
+    let mut objs = vec![namespace("d"), cm.clone(), hook];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(why.contains("may be rejected") && why.contains("only-prod"), "{why}");
+    assert!(
+        o.plan.notes.iter().any(|n| n.contains("may or may not intercept") && n.contains("cel-guard")),
+        "{:?}",
+        o.plan.notes
+    );
+}
+
+#[test]
+fn a_url_webhook_does_not_block_but_is_noted() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut hook = webhook("far-guard", "", &["configmaps"], &["UPDATE"], "Fail");
+    hook.0["webhooks"][0]["clientConfig"] = json!({"url": "https://guard.example.com/validate"});
+    let g = graph(&[namespace("d"), cm.clone(), hook]);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+    assert!(
+        o.plan.notes.iter().any(|n| n.contains("far-guard") && n.contains("https://guard.example.com/validate")),
+        "{:?}",
+        o.plan.notes
+    );
+}
+
+#[test]
+fn a_webhook_whose_backend_the_plan_deletes_rejects_what_comes_after() {
+    // deleting namespace hooks, which runs the webhook that guards its own ConfigMaps
+    let cm = obj("v1", "ConfigMap", Some("hooks"), "cm");
+    let mut objs = vec![cm, webhook("self-guard", "", &["configmaps"], &["DELETE"], "Fail")];
+    objs.extend(hook_backend(true));
+    let g = graph(&objs);
+    let ns = id(&g, &namespace("hooks"));
+    let o = run_with(&g, None, |s| s.delete(ns, "kubectl", Some(Cascade::Background)));
+    assert!(o.exists("ConfigMap/hooks/cm"), "{:?}", o.left);
+    let why = blocked_reason(&o, &g, "ConfigMap/hooks/cm");
+    assert!(why.contains("namespace-controller's DELETE is rejected") && why.contains("by this plan"), "{why}");
+    let ns_why = blocked_reason(&o, &g, "Namespace//hooks");
+    assert!(ns_why.contains("content remains: ConfigMap hooks/cm"), "{ns_why}");
+    assert!(o.plan.notes.iter().any(|n| n.contains("self-guard") && n.contains("racy")), "{:?}", o.plan.notes);
+}
+
+#[test]
+fn a_dead_conversion_webhook_keeps_a_namespaces_content() {
+    let c = crd("shop.example.net", "Cart", "carts", "Namespaced")
+        .set(
+            "spec",
+            "versions",
+            json!([{"name": "v1", "served": true, "storage": false}, {"name": "v2", "served": true, "storage": true}]),
+        )
+        .set(
+            "spec",
+            "conversion",
+            json!({"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"namespace": "shop-system", "name": "conv"}}, "conversionReviewVersions": ["v1"]}}),
+        )
+        .set("status", "storedVersions", json!(["v1", "v2"]));
+    let ns = terminating_namespace("shop");
+    let cart = obj("shop.example.net/v1", "Cart", Some("shop"), "c1");
+    let cm = obj("v1", "ConfigMap", Some("shop"), "cm");
+    let g = graph(&[c, namespace("shop-system"), ns.clone(), cart, cm]);
+    let o = delete(&g, &ns, Some(Cascade::Background));
+    assert!(o.gone("ConfigMap/shop/cm"));
+    assert!(o.exists("Cart/shop/c1"), "{:?}", o.left);
+    assert_eq!(sorted(&o.blocked), ["Cart/shop/c1", "Namespace//shop"]);
+    let why = blocked_reason(&o, &g, "Cart/shop/c1");
+    assert!(why.contains("namespace-controller's DELETE fails"), "{why}");
+    assert!(why.contains("CustomResourceDefinition carts.shop.example.net"), "{why}");
+    assert!(why.contains("Service shop-system/conv does not exist"), "{why}");
+    let ns_why = blocked_reason(&o, &g, "Namespace//shop");
+    assert!(ns_why.contains("content remains: Cart shop/c1"), "{ns_why}");
+}
+
+#[test]
+fn a_webhook_configuration_the_plan_deletes_rejects_nothing_afterwards() {
+    // the stale configuration is deleted first (kubectl), then the pod: nothing is rejected
+    let pod = obj("v1", "Pod", Some("d"), "pod");
+    let hook = webhook("pod-guard", "", &["pods"], &["DELETE"], "Fail");
+    let mut objs = vec![namespace("d"), pod.clone(), hook.clone()];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let (p, h) = (id(&g, &pod), id(&g, &hook));
+    let o = run_with(&g, None, |s| s.delete(p, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["Pod/d/pod"]);
+    let o = run_with(&g, None, |s| {
+        s.delete(h, "kubectl", Some(Cascade::Background));
+        s.delete(p, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.blocked.is_empty() && o.gone("Pod/d/pod"), "{:?}", o.plan.result.blocked);
+}
+
+#[test]
+fn a_webhook_whose_pods_the_plan_deletes_for_good_rejects_what_comes_after() {
+    let rs = obj("apps/v1", "ReplicaSet", Some("hooks"), "hook-rs");
+    let pod = obj("v1", "Pod", Some("hooks"), "hook-1").controlled_by(&rs);
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm");
+    let mut objs = vec![namespace("d"), rs.clone(), pod.clone(), cm.clone()];
+    objs.push(webhook("cm-guard", "", &["configmaps"], &["DELETE"], "Fail"));
+    objs.extend(hook_backend(true));
+    let last = objs.len() - 1;
+    objs[last].0["endpoints"][0]["targetRef"] = json!({"kind": "Pod", "namespace": "hooks", "name": "hook-1"});
+    let g = graph(&objs);
+    let (r, p, c) = (id(&g, &rs), id(&g, &pod), id(&g, &cm));
+    // the ReplicaSet goes with its pod: nothing serves the webhook any more
+    let o = run_with(&g, None, |s| {
+        s.delete(r, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("Pod/hooks/hook-1") && o.exists("ConfigMap/d/cm"), "{:?}", o.left);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(why.contains("cm-guard") && why.contains("by this plan"), "{why}");
+    // only the pod goes: its ReplicaSet brings up another, the webhook keeps serving
+    let o = run_with(&g, None, |s| {
+        s.delete(p, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("ConfigMap/d/cm") && o.blocked.is_empty(), "{:?}", o.plan.result.blocked);
+}

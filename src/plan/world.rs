@@ -9,10 +9,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::admission::{self, Rejection, Request};
 use super::queue::Queues;
 use super::step::{Action, Cascade, ObjRef, Step};
 use crate::collector::decide::{Decision, GcView, LiveItem, Propagation, Stuck};
 use crate::collector::references::LiveOwner;
+use crate::diagnose::webhooks::Operation;
 use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId, Presence};
 use crate::snapshot::{Object, OwnerRef};
@@ -67,6 +69,10 @@ pub struct World<'g> {
     pub removed: Vec<NodeId>,
     /// Items the GC cannot act on, and why.
     pub gc_stuck: HashMap<NodeId, Stuck>,
+    /// Requests the API server refused (admission webhooks, conversion), per object.
+    pub rejected: HashMap<NodeId, Vec<Rejection>>,
+    /// Some request may be refused at all ([`admission::applies`]).
+    admission: bool,
     visited: HashSet<NodeId>,
     notes: Vec<String>,
     noted: HashSet<String>,
@@ -90,6 +96,8 @@ impl<'g> World<'g> {
             deleting: BTreeSet::new(),
             removed: Vec::new(),
             gc_stuck: HashMap::new(),
+            rejected: HashMap::new(),
+            admission: admission::applies(g),
             visited: HashSet::new(),
             notes: Vec::new(),
             noted: HashSet::new(),
@@ -425,8 +433,20 @@ impl<'g> World<'g> {
 
     // ----- API server (§2) ---------------------------------------------------------------
 
-    /// A DELETE of `n` sent by `actor` (§2.4, §2.5, §2.8, §5.1).
-    pub fn delete(&mut self, n: NodeId, actor: &str, propagation: Option<Cascade>, grace: Option<i64>) {
+    /// A DELETE of `n` sent by `actor` (§2.4, §2.5, §2.8, §5.1); false when admission
+    /// rejects it (the rejection is recorded, the object is untouched).
+    pub fn delete(&mut self, n: NodeId, actor: &str, propagation: Option<Cascade>, grace: Option<i64>) -> bool {
+        self.touch(n);
+        if self.stored(n) && !self.admit(n, Operation::Delete, actor, "DELETE".into(), None) {
+            return false;
+        }
+        self.delete_admitted(n, actor, propagation, grace);
+        true
+    }
+
+    /// A DELETE that does not pass admission: the CRD finalizer controller deletes instances
+    /// through storage (`crd_finalizer.go`).
+    pub fn delete_admitted(&mut self, n: NodeId, actor: &str, propagation: Option<Cascade>, grace: Option<i64>) {
         self.touch(n);
         self.emit(actor, Action::Delete { propagation, grace }, n);
         if !self.stored(n) {
@@ -558,16 +578,51 @@ impl<'g> World<'g> {
     }
 
     /// An UPDATE that removes one finalizer (§2.6, §3.5.3); NotFound or already gone is fine.
-    pub fn remove_finalizer(&mut self, n: NodeId, finalizer: &str, actor: &str) {
+    /// False when admission rejects it.
+    pub fn remove_finalizer(&mut self, n: NodeId, finalizer: &str, actor: &str) -> bool {
         self.touch(n);
         if !self.stored(n) || !self.finalizers_of(n).iter().any(|f| f == finalizer) {
-            return;
+            return true;
+        }
+        let what = format!("UPDATE removing finalizer {finalizer}");
+        if !self.admit(n, Operation::Update, actor, what, Some(finalizer)) {
+            return false;
         }
         self.emit(actor, Action::RemoveFinalizer { finalizer: finalizer.to_string() }, n);
         let s = self.st(n);
         let (old_owners, old_deletion, old_fins) = (s.owners.clone(), s.deletion, s.finalizers.clone());
         s.finalizers.retain(|f| f != finalizer);
         self.after_finalizer_change(n, old_owners, old_deletion, old_fins);
+        true
+    }
+
+    /// Passes `op` on `n` through admission; a rejection is recorded (once) and false returned.
+    fn admit(&mut self, n: NodeId, op: Operation, actor: &str, what: String, finalizer: Option<&str>) -> bool {
+        if !self.admission {
+            return true;
+        }
+        let (rejection, notes) = admission::review(self, n, &Request { op, actor, what, finalizer });
+        for note in notes {
+            self.note(note);
+        }
+        let Some(r) = rejection else { return true };
+        let list = self.rejected.entry(n).or_default();
+        if !list.contains(&r) {
+            list.push(r);
+        }
+        false
+    }
+
+    /// The recorded rejections of `n` that still hold: a finalizer's removal only while the
+    /// finalizer is there.
+    pub fn rejections(&self, n: NodeId) -> Vec<&Rejection> {
+        let fins = self.finalizers_of(n);
+        self.rejected
+            .get(&n)
+            .into_iter()
+            .flatten()
+            .filter(|r| r.finalizer.as_ref().is_none_or(|f| fins.contains(f)))
+            .collect()
     }
 
     /// The namespace controller's `/finalize`: `kubernetes` leaves `spec.finalizers`.
@@ -601,16 +656,20 @@ impl<'g> World<'g> {
         }
     }
 
-    /// The GC's strategic-merge patch removing every reference with one of `uids` (§3.5.1).
-    pub fn remove_owner_refs(&mut self, n: NodeId, uids: &[crate::snapshot::Uid], actor: &str) {
+    /// The GC's strategic-merge patch removing every reference with one of `uids` (§3.5.1);
+    /// false when admission rejects it.
+    pub fn remove_owner_refs(&mut self, n: NodeId, uids: &[crate::snapshot::Uid], actor: &str) -> bool {
         self.touch(n);
         if !self.stored(n) {
-            return;
+            return true;
         }
         let old = self.owners_of(n).to_vec();
         let (gone, kept): (Vec<OwnerRef>, Vec<OwnerRef>) = old.iter().cloned().partition(|r| uids.contains(&r.uid));
         if gone.is_empty() {
-            return;
+            return true;
+        }
+        if !self.admit(n, Operation::Update, actor, "UPDATE removing owner references".into(), None) {
+            return false;
         }
         let ns = self.g.identity(n).namespace;
         let owners = gone.iter().map(|r| ObjRef::of_owner(self.g, r, ns)).collect();
@@ -620,13 +679,18 @@ impl<'g> World<'g> {
         s.lost.extend(gone);
         let (d, f) = (s.deletion, s.finalizers.clone());
         self.on_update(n, &old, d, &f);
+        true
     }
 
-    /// The GC's unblock patch (§3.5.2): `blockOwnerDeletion: false` on every blocking ref.
-    pub fn unblock(&mut self, n: NodeId) {
+    /// The GC's unblock patch (§3.5.2): `blockOwnerDeletion: false` on every blocking ref;
+    /// false when admission rejects it.
+    pub fn unblock(&mut self, n: NodeId) -> bool {
         let old = self.owners_of(n).to_vec();
         if !old.iter().any(OwnerRef::blocks) {
-            return;
+            return true;
+        }
+        if !self.admit(n, Operation::Update, GC, "UPDATE unblocking owner references".into(), None) {
+            return false;
         }
         let ns = self.g.identity(n).namespace;
         let owners = old.iter().filter(|r| r.blocks()).map(|r| ObjRef::of_owner(self.g, r, ns)).collect();
@@ -639,6 +703,7 @@ impl<'g> World<'g> {
         }
         let (d, f) = (s.deletion, s.finalizers.clone());
         self.on_update(n, &old, d, &f);
+        true
     }
 
     // ----- the GC worker (§3) ------------------------------------------------------------
@@ -677,10 +742,15 @@ impl<'g> World<'g> {
             Decision::Stuck(why) => {
                 self.gc_stuck.insert(n, why);
             }
-            Decision::RemoveOwnerReferences { uids } => self.remove_owner_refs(n, &uids, GC),
+            Decision::RemoveOwnerReferences { uids } => {
+                self.remove_owner_refs(n, &uids, GC);
+            }
             Decision::Delete { propagation, unblock } => {
                 if unblock {
-                    self.unblock(n);
+                    // a rejected patch is an error: the GC requeues the item and deletes nothing
+                    if !self.unblock(n) {
+                        return;
+                    }
                     let r = ObjRef::of_node(self.g, n).display();
                     self.note(format!(
                         "{r}: the GC's cycle check (a dependent already deleting its dependents) unblocks its owner references before deleting it in Foreground; the real check is racy and can also fire outside a cycle (the garbage collector's processDeletingDependentsItem)"
@@ -693,7 +763,9 @@ impl<'g> World<'g> {
                 };
                 self.delete(n, GC, Some(p), None);
             }
-            Decision::RemoveForegroundFinalizer => self.remove_finalizer(n, FOREGROUND, GC),
+            Decision::RemoveForegroundFinalizer => {
+                self.remove_finalizer(n, FOREGROUND, GC);
+            }
             Decision::AwaitBlockingDependents { enqueue, .. } => {
                 for d in enqueue {
                     if !self.visited.contains(&d) {
@@ -709,10 +781,14 @@ impl<'g> World<'g> {
         self.touch(n);
         let d = crate::collector::decide::attempt_to_orphan(&*self, n);
         let uid = self.g.identity(n).uid.clone();
+        let mut orphaned = true;
         for dep in d.dependents {
-            self.remove_owner_refs(dep, std::slice::from_ref(&uid), GC);
+            orphaned &= self.remove_owner_refs(dep, std::slice::from_ref(&uid), GC);
         }
-        self.remove_finalizer(n, ORPHAN, GC);
+        // a failed patch fails the item: the GC requeues it and keeps the finalizer (§3.7)
+        if orphaned {
+            self.remove_finalizer(n, ORPHAN, GC);
+        }
     }
 }
 

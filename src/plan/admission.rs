@@ -1,0 +1,195 @@
+//! The API server's admission in front of the plan's requests.
+//!
+//! Every request the plan sends (a DELETE, an UPDATE that removes a finalizer or an owner
+//! reference) first passes the admission webhooks. One that intercepts it with
+//! `failurePolicy: Fail` and whose backend cannot serve rejects it, every time: the
+//! controller, the garbage collector or the namespace controller retries forever and the step
+//! never happens. Likewise, objects of a CRD whose conversion webhook is needed and dead cannot
+//! be read or deleted at the preferred version, which the garbage collector, the namespace
+//! controller and kubectl use.
+//!
+//! Which webhooks intercept what and whether a backend serves is judged by the same functions
+//! as `why-stuck` ([`webhooks::interceptors`], [`conversion::converter`], `backend::judge`).
+//! On top of that the plan's own progress counts: a backend Service the plan deletes, one in
+//! a namespace the plan starts deleting (as `backend::judge` says of a Service in a terminating
+//! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
+//! dead from then on. A webhook configuration the plan deletes intercepts nothing afterwards.
+//!
+//! # Undecidable cases
+//! - A webhook whose backend is dead but whose match cannot be settled (CEL `matchConditions`,
+//!   labels that were not read) *blocks*, and the reason says it "may be rejected" and why: a
+//!   plan that shows the step done would reassure falsely.
+//! - A webhook whose backend cannot be judged (a `url`, an ExternalName Service, endpoints not
+//!   read) does not block: the step is taken and `notes` says it may be rejected.
+//! - A controller's own UPDATE of an object behind a dead conversion webhook is taken (the
+//!   controller may read and write the stored version, which needs no conversion) with a note.
+//!
+//! Exempt: the CRD finalizer controller deletes instances through storage, not through
+//! admission (`apiextensions-apiserver` `finalizer/crd_finalizer.go`); the namespace
+//! controller's `/finalize` is a subresource webhooks on `namespaces` do not match.
+
+use super::world::{GC, World};
+use crate::diagnose::backend::{self, Backend, Target};
+use crate::diagnose::conversion;
+use crate::diagnose::describe;
+use crate::diagnose::webhooks::{self, Operation};
+use crate::graph::{Graph, NodeId};
+
+/// A request the API server refuses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    /// The finalizer the request was to remove, if it was.
+    pub finalizer: Option<String>,
+    /// Who sent what, what rejects it and why.
+    pub reason: String,
+    /// Short, for an owner that waits on this object: `its DELETE is rejected by …`.
+    pub short: String,
+}
+
+/// One request, for admission and for messages.
+pub struct Request<'a> {
+    pub op: Operation,
+    pub actor: &'a str,
+    /// `DELETE`, `UPDATE removing finalizer x`.
+    pub what: String,
+    pub finalizer: Option<&'a str>,
+}
+
+/// Whether admission can refuse anything here: a webhook configuration or a CRD converting
+/// through a webhook was read. Without one, requests are not reviewed at all.
+pub fn applies(g: &Graph) -> bool {
+    ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
+        .iter()
+        .any(|k| !g.of_kind("admissionregistration.k8s.io", k).is_empty())
+        || g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+            .iter()
+            .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
+}
+
+/// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
+pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
+    let g = w.g;
+    let mut notes = Vec::new();
+    let obj = describe(g, n);
+    let Request { op, actor, what, finalizer } = req;
+    let reject = |why: String, by: String| Rejection {
+        finalizer: finalizer.map(str::to_string),
+        reason: format!("{}{actor}'s {what} {why}", finalizer.map(|f| format!("{f}: ")).unwrap_or_default()),
+        short: format!("its {what} is rejected by {by}"),
+    };
+
+    if let Some(c) =
+        g.object(n).filter(|o| !o.group().is_empty()).and_then(|o| conversion::crd_of(g, o.group(), &o.kind))
+        && let Some(conv) = conversion::converter(g, c)
+    {
+        let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
+        if backend.is_dead() {
+            if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+                notes.push(racy_note(&describe(g, c), namespace));
+            }
+            let why = format!(
+                "{} converts its objects through a webhook whose backend cannot serve ({}{}): {obj} is stored as {} and cannot be read or deleted at {}, the version {actor} uses",
+                describe(g, c),
+                backend.describe(&conv.target),
+                if by_plan { ", by this plan" } else { "" },
+                conv.stored_elsewhere.join(", "),
+                conv.preferred,
+            );
+            if *op == Operation::Delete || *actor == GC {
+                return (Some(reject(format!("fails: {why}"), describe(g, c))), notes);
+            }
+            // one note per CRD, not per object: a namespace may hold thousands
+            notes.push(format!(
+                "{} converts through a webhook whose backend cannot serve ({}): its controllers' UPDATEs (finalizer removals) are taken as done, which holds only if they read and write a stored version ({}) that needs no conversion",
+                describe(g, c),
+                backend.describe(&conv.target),
+                conv.stored_elsewhere.join(", "),
+            ));
+        }
+    }
+
+    let mut maybe: Option<Rejection> = None;
+    // a configuration the plan has deleted intercepts nothing any more
+    for i in webhooks::interceptors(g, n, *op).into_iter().filter(|i| w.stored(i.configuration)) {
+        let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
+        let hook = i.describe(g);
+        let judged = backend.describe(&i.target);
+        if let Backend::Unknown(_) = backend {
+            // one note per webhook and operation, not per object
+            notes.push(format!(
+                "{hook} intercepts {} requests of this plan with failurePolicy Fail and its backend cannot be judged ({judged}): if it does not answer, they are rejected and the plan does not go as shown",
+                op.as_str()
+            ));
+            continue;
+        }
+        if !backend.is_dead() {
+            continue;
+        }
+        if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+            notes.push(racy_note(&hook, namespace));
+        }
+        let why = format!(
+            "{hook} intercepts {} of {obj} with failurePolicy Fail, and its backend cannot serve: {judged}{}",
+            op.as_str(),
+            if by_plan { " (by this plan)" } else { "" }
+        );
+        let by = describe(g, i.configuration);
+        if i.caveats.is_empty() {
+            return (Some(reject(format!("is rejected: {why}"), by)), notes);
+        }
+        let caveats = i.caveats.join("; ");
+        notes.push(format!(
+            "{hook} may or may not intercept {} requests of this plan ({caveats}); with its backend dead, the plan takes them as rejected",
+            op.as_str()
+        ));
+        maybe.get_or_insert_with(|| {
+            reject(format!("may be rejected (not evaluated here: {caveats}; taken as rejected): {why}"), by)
+        });
+    }
+    (maybe, notes)
+}
+
+/// A pod the plan deletes (or has deleted) whose owners are gone or going too: no controller
+/// brings up a replacement.
+fn gone_for_good(w: &World, pod: NodeId) -> bool {
+    (!w.stored(pod) || w.deletion_of(pod).is_some())
+        && w.owners_of(pod)
+            .iter()
+            .all(|r| w.g.by_uid(&r.uid).is_none_or(|o| !w.stored(o) || w.deletion_of(o).is_some()))
+}
+
+/// The plan takes a backend in a namespace it deletes as gone at once; the real one stops
+/// when the namespace controller deletes its pods, so earlier requests may still pass.
+fn racy_note(what: &str, namespace: &str) -> String {
+    format!(
+        "{what}: its backend is taken as gone from the moment namespace {namespace} starts terminating; the namespace controller deletes its pods first, so requests sent before they stop may still pass (racy)"
+    )
+}
+
+/// The backend as the plan leaves it: a Service the plan removed, or one in a namespace the
+/// plan is deleting, cannot serve any more. True when it is the plan that killed it.
+fn in_plan(w: &World, backend: &Backend, target: &Target) -> (Backend, bool) {
+    if backend.is_dead() {
+        return (backend.clone(), false);
+    }
+    let Target::Service { namespace, name } = target else { return (backend.clone(), false) };
+    if let Some(ns) = w.g.find("", "Namespace", None, namespace)
+        && w.deletion_of(ns).is_some()
+    {
+        let service = w.g.find("", "Service", Some(namespace), name).filter(|&s| w.stored(s));
+        return (Backend::NamespaceTerminating { service, namespace: namespace.clone() }, true);
+    }
+    if let Some(s) = w.g.find("", "Service", Some(namespace), name)
+        && !w.stored(s)
+    {
+        return (Backend::ServiceMissing, true);
+    }
+    // every pod behind a ready endpoint deleted by the plan, and nothing left to replace it
+    if let Backend::Serving { service } = backend
+        && let Some(pods) = backend::ready_endpoint_pods(w.g, namespace, name)
+        && pods.iter().all(|&p| gone_for_good(w, p))
+    {
+        return (Backend::NoReadyEndpoints { service: *service, not_ready: pods.len() }, true);
+    }
+    (backend.clone(), false)
+}
