@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::json::ObjectRef;
 
+use super::style::sanitize;
 use crate::graph::Graph;
 use crate::plan::{Action, ObjRef, Plan};
 
@@ -158,48 +159,8 @@ pub fn write_json(plan: &Plan, g: &Graph, w: &mut impl Write) -> io::Result<()> 
     writeln!(w)
 }
 
-struct Paint {
-    on: bool,
-}
-
-impl Paint {
-    fn wrap(&self, code: &str, s: &str) -> String {
-        if self.on { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
-    }
-    fn bold(&self, s: &str) -> String {
-        self.wrap("1", s)
-    }
-    fn red(&self, s: &str) -> String {
-        self.wrap("31", s)
-    }
-    fn green(&self, s: &str) -> String {
-        self.wrap("32", s)
-    }
-    fn yellow(&self, s: &str) -> String {
-        self.wrap("33", s)
-    }
-    fn dim(&self, s: &str) -> String {
-        self.wrap("2", s)
-    }
-}
-
-/// Escapes control and bidi characters before they reach a terminal.
-fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        let bidi =
-            matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
-        if c.is_control() || bidi {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn show(r: &ObjRef) -> String {
-    clean(&r.display())
+    sanitize(&r.display())
 }
 
 fn step_detail(a: &Action) -> String {
@@ -215,7 +176,7 @@ fn step_detail(a: &Action) -> String {
             if parts.is_empty() { String::new() } else { format!(" ({})", parts.join(", ")) }
         }
         Action::MarkDeleting { finalizers, grace } => {
-            let mut s = format!(" (finalizers: [{}]", clean(&finalizers.join(", ")));
+            let mut s = format!(" (finalizers: [{}]", sanitize(&finalizers.join(", ")));
             if let Some(g) = grace {
                 s.push_str(&format!(", grace {g}s"));
             }
@@ -226,8 +187,10 @@ fn step_detail(a: &Action) -> String {
         Action::RemoveOwnerReferences { owners } | Action::UnblockOwnerReferences { owners } => {
             format!(" (owners: {})", owners.iter().map(show).collect::<Vec<_>>().join(", "))
         }
-        Action::RemoveFinalizer { finalizer } => format!(" ({})", clean(finalizer)),
-        Action::Blocked { finalizer, .. } => finalizer.as_ref().map(|f| format!(" ({})", clean(f))).unwrap_or_default(),
+        Action::RemoveFinalizer { finalizer } => format!(" ({})", sanitize(finalizer)),
+        Action::Blocked { finalizer, .. } => {
+            finalizer.as_ref().map(|f| format!(" ({})", sanitize(f))).unwrap_or_default()
+        }
     }
 }
 
@@ -247,20 +210,20 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
 /// [`write_text`] with the terminal's width: the reasons and notes wrap (the table of steps
 /// does not; a step stays one row).
 pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mut impl Write) -> io::Result<()> {
-    let p = Paint { on: st.color };
+    let p = st;
     let target = show(&ObjRef::of_node(g, plan.target));
     let requested = already_requested(plan, g);
     if requested.is_some() {
         writeln!(
             w,
             "{}",
-            p.bold(&format!(
+            p.strong(&format!(
                 "Plan: {target} is already being deleted; what follows (cascade {})",
                 plan.cascade.as_str()
             ))
         )?;
     } else {
-        writeln!(w, "{}", p.bold(&format!("Plan: delete {target} (cascade {})", plan.cascade.as_str())))?;
+        writeln!(w, "{}", p.strong(&format!("Plan: delete {target} (cascade {})", plan.cascade.as_str())))?;
     }
     let steps: Vec<_> =
         plan.steps.iter().filter(|s| !matches!(s.action, Action::Blocked { .. }) && Some(s.seq) != requested).collect();
@@ -272,56 +235,53 @@ pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mu
             wave_no += 1;
             last_wave = Some(s.wave);
             writeln!(w)?;
-            writeln!(w, "{}", p.bold(&format!("Wave {wave_no}")))?;
+            writeln!(w, "{}", p.strong(&format!("Wave {wave_no}")))?;
         }
         let action = format!("{:<22}", s.action.name());
         let action = match s.action {
-            Action::Remove => p.green(&action),
+            Action::Remove => p.good(&action),
             _ => action,
         };
         writeln!(
             w,
             "  {:>4}  {:<actor_width$}  {action} {}{}",
             s.seq,
-            clean(&s.actor),
+            sanitize(&s.actor),
             show(&ObjRef::of_node(g, s.object)),
             p.dim(&step_detail(&s.action)),
         )?;
     }
     let r = &plan.result;
     writeln!(w)?;
-    writeln!(w, "{}", p.bold("Outcome"))?;
+    writeln!(w, "{}", p.strong("Outcome"))?;
     writeln!(w, "  removed: {}", r.removed.len())?;
     for &n in &r.removed {
-        writeln!(w, "    {} {}", p.green("-"), show(&ObjRef::of_node(g, n)))?;
+        writeln!(w, "    {} {}", p.good("-"), show(&ObjRef::of_node(g, n)))?;
     }
     if !r.owner_refs_removed.is_empty() {
         writeln!(w, "  kept, with owner references removed: {}", r.owner_refs_removed.len())?;
         for (n, owners) in &r.owner_refs_removed {
             let o: Vec<String> = owners.iter().map(show).collect();
-            writeln!(
-                w,
-                "    {} {} (no longer owned by {})",
-                p.yellow("~"),
-                show(&ObjRef::of_node(g, *n)),
-                o.join(", ")
-            )?;
+            writeln!(w, "    {} {} (no longer owned by {})", p.warn("~"), show(&ObjRef::of_node(g, *n)), o.join(", "))?;
         }
     }
     writeln!(w, "  blocked: {}", r.blocked.len())?;
     if !r.blocked.is_empty() {
         writeln!(w)?;
-        writeln!(w, "{}", p.bold(&p.red("Blocked")))?;
+        writeln!(w, "{}", p.bad("Blocked"))?;
         for b in &r.blocked {
-            let fins =
-                if b.finalizers.is_empty() { String::new() } else { format!(" [{}]", clean(&b.finalizers.join(", "))) };
-            writeln!(w, "  {} {}{fins}", p.red("!"), show(&ObjRef::of_node(g, b.object)))?;
+            let fins = if b.finalizers.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", sanitize(&b.finalizers.join(", ")))
+            };
+            writeln!(w, "  {} {}{fins}", p.bad("!"), show(&ObjRef::of_node(g, b.object)))?;
             for s in plan.steps.iter().filter(|s| s.object == b.object) {
                 if let Action::Blocked { reason, .. } = &s.action {
                     writeln!(
                         w,
                         "{}",
-                        st.wrap(&format!("{}: {}", clean(&s.actor), clean(reason)), "      ", "        ")
+                        st.wrap(&format!("{}: {}", sanitize(&s.actor), sanitize(reason)), "      ", "        ")
                     )?;
                 }
             }
@@ -329,9 +289,9 @@ pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mu
     }
     if !plan.notes.is_empty() {
         writeln!(w)?;
-        writeln!(w, "{}", p.bold("Notes"))?;
+        writeln!(w, "{}", p.strong("Notes"))?;
         for n in &plan.notes {
-            writeln!(w, "{}", st.wrap(&clean(n), "  - ", "    "))?;
+            writeln!(w, "{}", st.wrap(&sanitize(n), "  - ", "    "))?;
         }
     }
     Ok(())
