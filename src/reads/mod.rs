@@ -54,6 +54,7 @@
 //!   only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
 //!   controller namespaces, the managers), as the steps above do for one namespace.
 
+pub mod answer;
 mod by_name;
 mod crds;
 mod owners;
@@ -61,6 +62,8 @@ mod owners;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::builtin_owner;
 use crate::controllers::{ManagerKind, classify_manager as classify};
@@ -151,6 +154,18 @@ pub struct Wants {
     /// The object asked about: if it is a CRD, or has CRDs among its dependents, those are
     /// read in full.
     pub target: Option<TargetRef>,
+    /// The answer is why-stuck's about `target`: the webhooks in the way of its deletion, their
+    /// backends, and the Events of the objects the answer names are read too (`answer`).
+    pub why_stuck: Option<WhyStuck>,
+}
+
+/// How a why-stuck answer is judged, for the reads that depend on the answer itself (which
+/// objects it names): the same as the answer's, or the Events read would not be its.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WhyStuck {
+    /// The reference time (`--now`, else the capture time).
+    pub now: Timestamp,
+    pub options: crate::diagnose::Options,
 }
 
 /// The steps of a read, in order; each sees every answer before it.
@@ -166,9 +181,25 @@ enum Step {
     Managers,
     /// The CRDs an answer reads in full.
     Crds,
+    /// Why-stuck: the webhook configurations and the CRDs whose conversion webhooks matter.
+    Webhooks,
+    /// Why-stuck: the Services and EndpointSlices of the webhooks' backends; a capture: those
+    /// of every webhook it holds.
+    Backends,
+    /// Why-stuck: the Events of the objects the answer names.
+    Events,
 }
 
-const STEPS: [Step; 5] = [Step::Scope, Step::Owners, Step::ManagedFields, Step::Managers, Step::Crds];
+const STEPS: [Step; 8] = [
+    Step::Scope,
+    Step::Owners,
+    Step::ManagedFields,
+    Step::Managers,
+    Step::Crds,
+    Step::Webhooks,
+    Step::Backends,
+    Step::Events,
+];
 
 /// The read plan of one answer (or capture); a fresh one per read.
 pub struct Plan {
@@ -204,7 +235,38 @@ impl Plan {
             Step::ManagedFields => managed_fields(answers),
             Step::Managers => self.managers(d, answers),
             Step::Crds => self.crds(d, answers),
+            Step::Webhooks | Step::Backends => self.webhooks(d, answers),
+            Step::Events => self.events(d, answers),
         }
+    }
+
+    /// Why-stuck: what `diagnose::reads::wanted` asks for on what was read so far (asked
+    /// twice: the backends are known once the configurations and CRDs are in). A capture of a
+    /// namespace: the backends of every webhook it holds, wherever they are (a capture of
+    /// every namespace holds them already).
+    fn webhooks(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        // the graph's shape does not depend on the time; a capture has none of its own here
+        let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
+        let reads = match (&self.wants.why_stuck, &self.wants.target) {
+            (Some(_), Some(t)) => {
+                let g = answer::graph_so_far(d, answers, now);
+                let Some(x) = answer::target_node(&g, t) else { return Vec::new() };
+                crate::diagnose::reads::wanted(&g, x)
+            }
+            _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
+                crate::diagnose::reads::backends_of_all(&answer::graph_so_far(d, answers, now))
+            }
+            _ => return Vec::new(),
+        };
+        answer::asks_for(d, &reads, answers)
+    }
+
+    /// Why-stuck: the Events of the objects its answer names, judged as the answer will be.
+    fn events(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let (Some(w), Some(t)) = (&self.wants.why_stuck, &self.wants.target) else { return Vec::new() };
+        let g = answer::graph_so_far(d, answers, w.now);
+        let Some(x) = answer::target_node(&g, t) else { return Vec::new() };
+        answer::event_asks(d, answer::answer_event_objects(&g, x, w.now, &w.options))
     }
 
     fn scope(&self, d: &Discovery) -> Vec<Ask> {

@@ -33,7 +33,7 @@ fn answer(wants: Wants) -> Wants {
 }
 
 fn namespace(ns: &str) -> Wants {
-    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None }
+    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None, why_stuck: None }
 }
 
 fn doc(v: Value) -> RawDoc {
@@ -87,7 +87,7 @@ impl Cluster {
                     message: String::new(),
                 }),
             },
-            Fetch::List { field_selector, only } => Ok(found
+            Fetch::List { field_selector, only, .. } => Ok(found
                 .into_iter()
                 .filter(|o| match field_selector {
                     Some(s) => s.strip_prefix("metadata.name=").is_some_and(|n| o["metadata"]["name"] == n),
@@ -169,7 +169,8 @@ fn a_namespaced_answer_reads_its_namespace_in_full_and_bodies_elsewhere_metadata
 
 #[test]
 fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
-    let wants = Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None };
+    let wants =
+        Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None, why_stuck: None };
     let r = all(&rounds(answer(wants), &empty()));
     assert!(r.contains(&"list pods".to_string()) && r.contains(&"list pods -n labs full".to_string()), "{r:?}");
     assert!(r.contains(&"list configmaps full".to_string()), "{r:?}");
@@ -177,7 +178,7 @@ fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
 
 #[test]
 fn a_capture_keeps_events_bodies_and_managed_fields() {
-    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
     let r = rounds(wants, &empty());
     let shown = all(&r);
     assert!(shown.contains(&"list events full".to_string()), "{shown:?}");
@@ -348,7 +349,7 @@ fn a_namespace_capture_reads_what_its_answers_read_elsewhere() {
     assert!(r.contains(&"list deployments.apps -n operators full".to_string()), "{r:?}");
     assert!(r.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{r:?}");
     // a capture of every namespace holds all of that already
-    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
     assert_eq!(rounds(everything, &operator_cluster(false)).len(), 1);
 }
 
