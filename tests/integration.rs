@@ -7,6 +7,7 @@ mod fixtures;
 mod krew;
 mod live;
 mod live_hostile;
+mod live_reads;
 mod pictures;
 mod plugin;
 mod support;
