@@ -40,19 +40,21 @@
 //! an existing step, and a test in `tests.rs` against its in-memory cluster; the session needs
 //! no change (see `source::live::ask`). A kind read in full must be one whose body the
 //! snapshot keeps (`snapshot::object::keeps_body`), or the body is dropped as it is parsed.
-//! For example:
-//! - Events of named objects: after the steps that found them, for each object's uid,
-//!   `Ask::list(core_events, Some(ns), why).full().selecting(format!("involvedObject.uid={uid}"))`
-//!   (`regarding.uid=…` for `events.k8s.io/v1`); Events are ignored by the GC's graph, and
-//!   `Plan::scope` skips them, so only these asks read them.
-//! - Validating/MutatingWebhookConfigurations in full: `Ask::list(t, None, why).full()` in the
-//!   scope step; Services and EndpointSlices of the webhooks' backends: a later step reading
-//!   the webhook answers and asking `by_name(services, …)` and a list of EndpointSlices
-//!   selected by `kubernetes.io/service-name` per backend.
-//! - `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
-//!   step that finds the terminating objects among the answers and asks, in their namespaces
-//!   only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
-//!   controller namespaces, the managers), as the steps above do for one namespace.
+//!
+//! Reads that depend on the answer itself ([`answer`]): for why-stuck ([`Wants::why_stuck`]),
+//! the steps after the CRDs build a graph of what was read so far (`source::live::snapshot_so_far`)
+//! and ask the analysis what it needs: `diagnose::reads::wanted` (webhook configurations, the
+//! CRD of the target's kind, then the Services and EndpointSlices of the backends they name,
+//! by `labelSelector=kubernetes.io/service-name=…`) and, last, `diagnose::events::wanted` on
+//! the answer as it will be given (same `now` and options): the Events of the objects it names,
+//! each listed by `involvedObject.uid=…` in its namespace. Events are ignored by the GC's graph,
+//! and `Plan::scope` skips them, so only these asks read them for an answer. A capture of a
+//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`).
+//!
+//! For example, still to come: `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
+//! step that finds the terminating objects among the answers and asks, in their namespaces
+//! only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
+//! controller namespaces, the managers), as the steps above do for one namespace.
 
 pub mod answer;
 mod by_name;
@@ -206,11 +208,24 @@ pub struct Plan {
     wants: Wants,
     /// How many answers there were when each step was asked (`starts[i]`: before step `i`).
     starts: Vec<usize>,
+    /// The graph of the first so many answers, for the steps that ask the analysis (built
+    /// again only when answers came since).
+    graph: Option<(usize, crate::graph::Graph)>,
 }
 
 impl Plan {
     pub fn new(wants: Wants) -> Plan {
-        Plan { wants, starts: Vec::new() }
+        Plan { wants, starts: Vec::new(), graph: None }
+    }
+
+    /// The graph of every answer so far.
+    fn graph(&mut self, d: &Discovery, answers: &[Answered]) -> &crate::graph::Graph {
+        if self.graph.as_ref().is_none_or(|(n, _)| *n != answers.len()) {
+            // the graph's shape does not depend on the time (a capture has none of its own here)
+            let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
+            self.graph = Some((answers.len(), answer::graph_so_far(d, answers, now)));
+        }
+        &self.graph.as_ref().expect("just built").1
     }
 
     fn focus(&self) -> Option<&str> {
@@ -228,7 +243,7 @@ impl Plan {
         &answers[start.min(answers.len())..end.min(answers.len())]
     }
 
-    fn step(&self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+    fn step(&mut self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
         match step {
             Step::Scope => self.scope(d),
             Step::Owners => self.owners(d, answers),
@@ -244,17 +259,15 @@ impl Plan {
     /// twice: the backends are known once the configurations and CRDs are in). A capture of a
     /// namespace: the backends of every webhook it holds, wherever they are (a capture of
     /// every namespace holds them already).
-    fn webhooks(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
-        // the graph's shape does not depend on the time; a capture has none of its own here
-        let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
-        let reads = match (&self.wants.why_stuck, &self.wants.target) {
+    fn webhooks(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let reads = match (self.wants.why_stuck, self.wants.target.clone()) {
             (Some(_), Some(t)) => {
-                let g = answer::graph_so_far(d, answers, now);
-                let Some(x) = answer::target_node(&g, t) else { return Vec::new() };
-                crate::diagnose::reads::wanted(&g, x)
+                let g = self.graph(d, answers);
+                let Some(x) = answer::target_node(g, &t) else { return Vec::new() };
+                crate::diagnose::reads::wanted(g, x)
             }
             _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
-                crate::diagnose::reads::backends_of_all(&answer::graph_so_far(d, answers, now))
+                crate::diagnose::reads::backends_of_all(self.graph(d, answers))
             }
             _ => return Vec::new(),
         };
@@ -262,11 +275,13 @@ impl Plan {
     }
 
     /// Why-stuck: the Events of the objects its answer names, judged as the answer will be.
-    fn events(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
-        let (Some(w), Some(t)) = (&self.wants.why_stuck, &self.wants.target) else { return Vec::new() };
-        let g = answer::graph_so_far(d, answers, w.now);
-        let Some(x) = answer::target_node(&g, t) else { return Vec::new() };
-        answer::event_asks(d, answer::answer_event_objects(&g, x, w.now, &w.options))
+    fn events(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let (Some(w), Some(t)) = (self.wants.why_stuck, self.wants.target.clone()) else { return Vec::new() };
+        let g = self.graph(d, answers);
+        let objects = answer::target_node(g, &t).map(|x| answer::answer_event_objects(g, x, w.now, &w.options));
+        // the last step that needs it: the read's own snapshot is assembled next
+        self.graph = None;
+        answer::event_asks(d, objects.unwrap_or_default())
     }
 
     fn scope(&self, d: &Discovery) -> Vec<Ask> {

@@ -4,8 +4,8 @@
 //! nothing more. The session knows HTTP, paging, content negotiation and retries; it does not
 //! know why anything is read.
 //!
-//! Adding a read (Events of named objects, webhook configurations, a terminating-objects pass)
-//! is a change to a plan only: return one more [`Ask`] from `ReadPlan::next` — the type, where
+//! Adding a read (as the Events of named objects and the webhooks' backends were, or a
+//! terminating-objects pass) is a change to a plan only: return one more [`Ask`] from `ReadPlan::next` — the type, where
 //! ([`Ask::namespace`]), how ([`Fetch`]: a list, narrowed by a field selector such as
 //! `involvedObject.uid=…`, or a GET of a named object), metadata-only or in full ([`Body`]),
 //! with or without managedFields ([`ManagedFields`]), what its answer is for ([`Use`]), and why
