@@ -252,3 +252,30 @@ fn captures_hold_what_the_webhook_and_event_answers_read() {
         assert_read_only(&server);
     }
 }
+
+/// An object without Warning events in a cluster that has other Events: live, only the
+/// answer's objects' Events are read, and the answer still says the object has none (as the
+/// offline answer on every object does), not that the input holds no Events at all.
+#[test]
+fn an_object_without_events_reads_the_same_live_as_offline() {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(fixture("operator-alive-not-acting")).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    let mut other = items.iter().find(|o| o["kind"] == "Event").unwrap().clone();
+    items.retain(|o| o["kind"] != "Event");
+    other["metadata"]["name"] = "elsewhere.1".into();
+    other["metadata"]["uid"] = "ev-elsewhere".into();
+    other["involvedObject"]["uid"] = "not-in-the-answer".into();
+    items.push(other);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("snapshot.json");
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    let got = gc(&env, EVENTS);
+    let want = offline(&file, EVENTS);
+    assert_eq!(got.status.code(), want.status.code(), "{}", stderr(&got));
+    assert_eq!(json(&got), json(&want));
+    let text = json(&got)["findings"].to_string();
+    assert!(text.contains("has no Warning event in the input"), "{text}");
+    assert!(!server.requests().iter().any(|r| is_events(r) && r.query.contains("not-in-the-answer")));
+}
