@@ -279,3 +279,44 @@ fn an_object_without_events_reads_the_same_live_as_offline() {
     assert!(text.contains("has no Warning event in the input"), "{text}");
     assert!(!server.requests().iter().any(|r| is_events(r) && r.query.contains("not-in-the-answer")));
 }
+
+/// `snapshot -n finance` holds the Events, outside finance, of what the answers about it name:
+/// here the webhook backend's Service in ledger-system.
+#[test]
+fn a_namespace_capture_holds_the_events_its_answers_show_from_elsewhere() {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(fixture("webhook-blocks-finalizer")).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    let svc_uid = items.iter().find(|o| o["kind"] == "Service").unwrap()["metadata"]["uid"].clone();
+    let mut e = items.iter().find(|o| o["kind"] == "Event").unwrap().clone();
+    e["metadata"]["name"] = "ledger-webhook.1".into();
+    e["metadata"]["namespace"] = "ledger-system".into();
+    e["metadata"]["uid"] = "ev-svc".into();
+    e["involvedObject"] = serde_json::json!({"apiVersion": "v1", "kind": "Service", "name": "ledger-webhook",
+        "namespace": "ledger-system", "uid": svc_uid});
+    e["type"] = "Warning".into();
+    e["reason"] = "FailedToUpdateEndpointSlices".into();
+    items.push(e);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("snapshot.json");
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    let live = gc(&env, WEBHOOK);
+    let shown = json(&live)["events"].to_string();
+    assert!(shown.contains("FailedToUpdateEndpointSlices"), "{shown}");
+    server.clear_requests();
+    let capture = dir.path().join("capture.json");
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "finance", "--now", NOW, "-o"]).arg(&capture);
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // by uid, not the whole of ledger-system's Events
+    let reqs = server.requests();
+    let elsewhere: Vec<_> = reqs.iter().filter(|r| is_events(r) && !r.path.contains("/namespaces/finance/")).collect();
+    assert!(!elsewhere.is_empty());
+    assert!(elsewhere.iter().all(|r| query(r, "fieldSelector").is_some_and(|f| f.starts_with("involvedObject.uid="))));
+    let replay = offline(&capture, WEBHOOK);
+    assert_eq!(replay.status.code(), live.status.code());
+    assert_eq!(json(&replay), json(&live));
+    assert_read_only(&server);
+}

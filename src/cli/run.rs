@@ -125,7 +125,8 @@ pub fn run(args: Args) -> Result<Exit> {
             if !global.snapshot.is_empty() {
                 bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
             }
-            let snapshot = super::live::read(global, None, false, None)?;
+            // the answers a capture is taken for are judged with why-stuck's default options
+            let snapshot = super::live::read(global, None, false, Some(diagnose::Options::default()))?;
             warn_about(&snapshot);
             match &a.output {
                 Some(path) => {

@@ -5,8 +5,10 @@
 //! then the Events of the objects the answer names ([`crate::diagnose::events::wanted`]), each
 //! by its uid (`involvedObject.uid`), never a list of every Event.
 //!
-//! A capture has no answer to ask: it reads the backends of every webhook it captured instead
-//! ([`crate::diagnose::reads::backends`]), so that answers from the file see them.
+//! A capture of a namespace has no one answer to ask: it reads the backends of every webhook it
+//! holds ([`crate::diagnose::reads::backends_of_all`]), and the Events outside the namespace
+//! that the answers about what is being deleted in it show ([`capture_event_objects`]), so that
+//! answers from the file see them.
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -108,4 +110,29 @@ pub fn answer_event_objects(
     let live = Liveness::new(g, now);
     let d = crate::diagnose::why_stuck_with(g, &live, target, o);
     crate::diagnose::events::wanted(g, &d)
+}
+
+/// The objects outside namespace `ns` whose Events the answers about `ns` show: the answers
+/// about the namespace and each object being deleted in it (what `kubectl gc snapshot -n` is
+/// taken for), judged on `g` at `now`. The namespace's own Events are listed with it.
+pub fn capture_event_objects(
+    g: &Graph,
+    ns: &str,
+    now: Timestamp,
+    o: &crate::diagnose::Options,
+) -> Vec<(Uid, String, Option<String>)> {
+    let live = Liveness::new(g, now);
+    let mut targets: Vec<NodeId> = g.find("", "Namespace", None, ns).into_iter().collect();
+    targets.extend(g.in_namespace(Some(ns)).filter(|(_, obj)| obj.is_deleting()).map(|(x, _)| x));
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for x in targets {
+        let d = crate::diagnose::why_stuck_with(g, &live, x, o);
+        for (uid, kind, namespace) in crate::diagnose::events::wanted(g, &d) {
+            if namespace.as_deref() != Some(ns) && seen.insert(uid.clone()) {
+                out.push((uid, kind, namespace));
+            }
+        }
+    }
+    out
 }

@@ -49,7 +49,8 @@
 //! the answer as it will be given (same `now` and options): the Events of the objects it names,
 //! each listed by `involvedObject.uid=…` in its namespace. Events are ignored by the GC's graph,
 //! and `Plan::scope` skips them, so only these asks read them for an answer. A capture of a
-//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`).
+//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`)
+//! and the Events outside it that the answers about what is being deleted in it show.
 //!
 //! For example, still to come: `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
 //! step that finds the terminating objects among the answers and asks, in their namespaces
@@ -157,7 +158,9 @@ pub struct Wants {
     /// read in full.
     pub target: Option<TargetRef>,
     /// The answer is why-stuck's about `target`: the webhooks in the way of its deletion, their
-    /// backends, and the Events of the objects the answer names are read too (`answer`).
+    /// backends, and the Events of the objects the answer names are read too (`answer`). For a
+    /// capture of a namespace: how the answers it is taken for are judged (the Events outside
+    /// the namespace that they show are read too).
     pub why_stuck: Option<WhyStuck>,
 }
 
@@ -275,13 +278,27 @@ impl Plan {
     }
 
     /// Why-stuck: the Events of the objects its answer names, judged as the answer will be.
+    /// A capture of a namespace (judged with `why_stuck`'s time and options): the Events, outside
+    /// it, of the objects that answers about what is being deleted in it name (its own Events
+    /// are read with it).
     fn events(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
-        let (Some(w), Some(t)) = (self.wants.why_stuck, self.wants.target.clone()) else { return Vec::new() };
+        let Some(w) = self.wants.why_stuck else { return Vec::new() };
+        let target = self.wants.target.clone();
+        let capture = match (&self.wants.scope, self.wants.capture) {
+            (Scope::Namespace(ns), true) => Some(ns.clone()),
+            _ => None,
+        };
         let g = self.graph(d, answers);
-        let objects = answer::target_node(g, &t).map(|x| answer::answer_event_objects(g, x, w.now, &w.options));
+        let objects = match (target, capture) {
+            (Some(t), _) => answer::target_node(g, &t)
+                .map(|x| answer::answer_event_objects(g, x, w.now, &w.options))
+                .unwrap_or_default(),
+            (None, Some(ns)) => answer::capture_event_objects(g, &ns, w.now, &w.options),
+            (None, None) => Vec::new(),
+        };
         // the last step that needs it: the read's own snapshot is assembled next
         self.graph = None;
-        answer::event_asks(d, objects.unwrap_or_default())
+        answer::event_asks(d, objects)
     }
 
     fn scope(&self, d: &Discovery) -> Vec<Ask> {
