@@ -60,8 +60,7 @@ pub struct ObjectEvents {
 #[derive(Default)]
 pub struct Index {
     by_uid: HashMap<Uid, Vec<Event>>,
-    /// Whether the input holds any Event at all, or says Events were read (an answer without
-    /// events says so).
+    /// Whether the input holds any Event at all.
     any: bool,
 }
 
@@ -77,17 +76,6 @@ impl Index {
                 idx.by_uid.entry(uid).or_default().push(e);
             }
         }
-        // Events were read even when none is about these objects: a live answer lists only
-        // the Events of the objects it names (by uid), and says so by the discovery data it
-        // carries (Events are served) and by naming no gap for them; an answer without any
-        // must not then read as if the input had none at all
-        let served = g.snapshot.resource_lists.iter().any(|l| {
-            (l.group_version == "v1" || l.group_version.starts_with("events.k8s.io/"))
-                && l.resources.iter().any(|r| r.kind == "Event")
-        });
-        let unread =
-            g.snapshot.incomplete.iter().any(|gap| gap.is_list_of("events") || gap.is_list_of("events.events.k8s.io"));
-        idx.any |= served && !unread;
         for v in idx.by_uid.values_mut() {
             // most recent first; ties by reason and message for a stable order
             v.sort_by(|a, b| {
