@@ -8,10 +8,10 @@
 # beside the archive as <archive>.sha256.
 #
 # Usage: krew/release.sh [--target TRIPLE] [--bin-dir DIR] [--out DIR]
-#   --target TRIPLE  cargo build --release --target TRIPLE; os/arch follow the triple
+#   --target TRIPLE  cargo build --profile release-lto --target TRIPLE; os/arch follow the triple
 #                    (default: the host)
 #   --bin-dir DIR    do not build: pack the binaries already in DIR (SKIP_BUILD=1 is the
-#                    same with DIR = target/release, or target/TRIPLE/release)
+#                    same with DIR = target/release-lto, or target/TRIPLE/release-lto)
 #   --out DIR        where the archive goes (default: target/dist; CARGO_TARGET_DIR is honoured)
 # The tarball is reproducible with GNU tar: sorted names, owner 0, mtime SOURCE_DATE_EPOCH
 # (default: the last commit's time). GZIP_LEVEL (default 9) trades size for speed (tests use 1).
@@ -71,10 +71,10 @@ exe=""
 [ "$os" = windows ] && exe=.exe
 
 if [ -z "$bin_dir" ]; then
-    bin_dir="$target_dir/${target:+$target/}release"
+    bin_dir="$target_dir/${target:+$target/}release-lto"
     if [ "${SKIP_BUILD:-}" != 1 ]; then
-        echo "building kubectl-gc $version for $os/$arch (release)" >&2
-        cargo build --release --locked ${target:+--target "$target"} --bin kubectl-gc --bin kubectl_complete-gc >&2
+        echo "building kubectl-gc $version for $os/$arch (profile release-lto: thin LTO)" >&2
+        cargo build --profile release-lto --locked ${target:+--target "$target"} --bin kubectl-gc --bin kubectl_complete-gc >&2
     fi
 fi
 for b in kubectl-gc kubectl_complete-gc; do

@@ -10,6 +10,8 @@ pub mod collector;
 pub mod controllers;
 pub mod diagnose;
 pub mod discovery;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod graph;
 pub mod plan;
 pub mod reads;

@@ -7,7 +7,6 @@ mod cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -27,6 +26,19 @@ fn no_transparent_huge_pages() {
     }
 }
 
+/// A usage error as one `error:` line (contract §4): clap's message, its tip and its list of
+/// possible values, without the usage block (`--help` shows it).
+fn usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .collect();
+    let msg = parts.join(" ");
+    format!("{}; see --help", msg.strip_prefix("error: ").unwrap_or(&msg))
+}
+
 fn main() -> ExitCode {
     no_transparent_huge_pages();
     // kubectl's plugin completion (kubectl_complete-gc): the words are taken verbatim, never
@@ -38,17 +50,21 @@ fn main() -> ExitCode {
     // clap's own exit() uses 2 for usage errors, and 2 means "stuck" here: parse with try_parse.
     let args = match cli::args::Args::try_parse() {
         Ok(a) => a,
+        Err(e) if e.use_stderr() && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            cli::output::error(&usage_error(&e));
+            return Exit::Failure.into();
+        }
         Err(e) => {
-            let code = if e.use_stderr() { Exit::Failure } else { Exit::Ok };
+            // --help, --version (stdout, exit 0); no subcommand at all: the help (stderr, exit 1)
             let _ = e.print();
-            return code.into();
+            return if e.use_stderr() { Exit::Failure } else { Exit::Ok }.into();
         }
     };
     match cli::run::run(args) {
         Ok(exit) => exit.into(),
         Err(e) if is_broken_pipe(&e) => Exit::Ok.into(),
         Err(e) => {
-            let _ = writeln!(std::io::stderr().lock(), "error: {e:#}");
+            cli::output::error(&format!("{e:#}"));
             Exit::Failure.into()
         }
     }

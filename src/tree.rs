@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::collector::{OwnerState, classify_reference};
+use crate::collector::classify_reference;
 use crate::controllers::{ControllerState, Liveness};
 use crate::diagnose::FindingCode;
 use crate::graph::{Graph, NodeId};
@@ -103,15 +103,9 @@ fn edge_between(g: &Graph, dependent: NodeId, owner: NodeId) -> Edge {
 pub fn problems(g: &Graph, live: &Liveness, n: NodeId, cycles: &HashSet<NodeId>) -> Vec<FindingCode> {
     let mut out = Vec::new();
     for r in g.owners(n) {
-        let code = match classify_reference(g, n, r) {
-            OwnerState::Solid | OwnerState::Waiting => continue,
-            OwnerState::Dangling(crate::collector::Dangling::UidMismatch { .. }) => FindingCode::OwnerUidMismatch,
-            OwnerState::Dangling(crate::collector::Dangling::InvalidNamespace { .. })
-            | OwnerState::NamespacedOwnerOfClusterScoped => FindingCode::OwnerRefInvalidNamespace,
-            OwnerState::Dangling(_) => FindingCode::DanglingOwnerReference,
-            OwnerState::Unresolvable(_) => FindingCode::UnresolvableOwnerKind,
-        };
-        out.push(code);
+        if let Some(code) = FindingCode::of_owner_state(&classify_reference(g, n, r)) {
+            out.push(code);
+        }
     }
     if cycles.contains(&n) {
         out.push(FindingCode::OwnerReferenceCycle);

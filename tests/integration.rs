@@ -1,9 +1,11 @@
 //! The one integration test binary: every area is a module, so there is one link.
 
+mod answers;
 mod bench;
 mod cli;
 mod completion;
 mod fixtures;
+mod hostile;
 mod krew;
 mod live;
 mod live_hostile;

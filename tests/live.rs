@@ -64,8 +64,22 @@ fn live(env: &Env, args: &[String], extra: &[&str]) -> Output {
     run(c, DEADLINE)
 }
 
+/// The answer as JSON, with printed commands unbound: live, they name the kubeconfig context
+/// `test` they were read through (`kubectl --context=test …`), while a plain snapshot file
+/// names none, so answers compare without it (tests/bound.rs checks the binding itself).
 fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)));
+    unbind(v)
+}
+
+fn unbind(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replacen("kubectl --context=test ", "kubectl ", 1)),
+        Value::Array(a) => Value::Array(a.into_iter().map(unbind).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, unbind(v))).collect()),
+        other => other,
+    }
 }
 
 /// Whether the offline binary supports the subcommand yet (plan may not exist in this build).
@@ -176,7 +190,7 @@ fn answers_do_not_list_what_the_gc_ignores_but_a_capture_does() {
     assert_eq!(events(&server), 0, "events are listed for an answer");
     server.clear_requests();
     let mut c = env.gc();
-    c.args(["snapshot", "-A", "-o"]).arg(env.dir.path().join("capture.json"));
+    c.args(["snapshot", "-A", "--file"]).arg(env.dir.path().join("capture.json"));
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(events(&server) > 0, "a capture lists events");
@@ -604,7 +618,7 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
         let env = Env::new(&server.url(), None);
         let file = env.dir.path().join("captured.json");
         let mut c = env.gc();
-        c.args(["snapshot", "-A", "-o"]).arg(&file);
+        c.args(["snapshot", "-A", "--file"]).arg(&file);
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(!server.requests().iter().any(|r| r.asks_drop()), "a capture keeps managedFields");
@@ -804,7 +818,7 @@ fn crds_are_listed_metadata_only_and_read_in_full_only_where_an_answer_reads_the
     // a capture keeps every CRD in full
     server.clear_requests();
     let mut c = env.gc();
-    c.args(["snapshot", "-A", "-o"]).arg(dir.path().join("capture.json"));
+    c.args(["snapshot", "-A", "--file"]).arg(dir.path().join("capture.json"));
     assert_eq!(run(c, DEADLINE).status.code(), Some(0));
     assert!(server.requests().iter().any(|r| r.path == CRDS && !r.wants_metadata()), "a capture lists CRDs in full");
     let capture: Value = serde_json::from_slice(&std::fs::read(dir.path().join("capture.json")).unwrap()).unwrap();

@@ -89,7 +89,7 @@ fn a_namespace_capture_answers_offline_as_the_plugin_does_live() {
         let env = Env::new(&server.url(), None);
         let file = env.dir.path().join("labs.json");
         let mut c = env.gc();
-        c.args(["snapshot", "-n", "labs", "-o"]).arg(&file);
+        c.args(["snapshot", "-n", "labs", "--file"]).arg(&file);
         let o = run(c, DEADLINE);
         assert_eq!(o.status.code(), Some(0), "{fixture}: {}", stderr(&o));
         let about_labs = checks(&dir)

@@ -72,9 +72,12 @@ Exit status: 0 the plan completes, 1 the command failed, 2 the plan ends with bl
     /// Save what the live path reads (objects, discovery data, capture time) to a file that
     /// --snapshot loads to the very same answers.
     #[command(after_help = "Examples:
-  kubectl gc snapshot -A -o cluster.json
-  kubectl gc snapshot -n labs -o labs.json
-  kubectl gc why-stuck ns/labs --snapshot labs.json")]
+  kubectl gc snapshot -A --file cluster.json
+  kubectl gc snapshot -n labs --file labs.json
+  kubectl gc why-stuck ns/labs --snapshot labs.json
+
+The file is created readable by its owner only (it holds pod specs), written whole before it
+replaces anything, and an existing file is kept unless --force is given.")]
     Snapshot(SnapshotArgs),
     /// Print a completion script for kubectl-gc run on its own (bash, zsh or fish). For
     /// `kubectl gc <TAB>`, put kubectl_complete-gc on PATH instead.
@@ -180,9 +183,20 @@ pub struct PlanArgs {
 
 #[derive(ClapArgs, Debug)]
 pub struct SnapshotArgs {
+    /// Output format (a snapshot is JSON)
+    #[arg(short = 'o', long = "output", value_enum, default_value = "json")]
+    pub output: SnapshotFormat,
     /// File to write (default: standard output)
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[arg(long = "file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Replace the file if it exists
+    #[arg(long, requires = "file")]
+    pub force: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotFormat {
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,6 +253,10 @@ pub struct Global {
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+    /// Wrap text output at N columns (0: never). Default: the terminal's width (80 when it
+    /// cannot be read); no wrapping when stdout is not a terminal. Commands are never broken.
+    #[arg(long, global = true, value_name = "N")]
+    pub width: Option<usize>,
     #[command(flatten)]
     pub connection: Connection,
 }

@@ -233,7 +233,7 @@ fn value_of(arg: &Arg, partial: &str, prefix: &str, seen: &Seen) -> Completion {
             .collect()
     } else {
         match arg.get_id().as_str() {
-            "snapshot" | "kubeconfig" | "certificate_authority" | "cache_dir" | "output" => return Completion::files(),
+            "snapshot" | "kubeconfig" | "certificate_authority" | "cache_dir" | "file" => return Completion::files(),
             "namespace" => namespaces(seen),
             "context" | "cluster" | "user" => kubeconfig_names(arg.get_id().as_str(), seen),
             _ => Vec::new(),

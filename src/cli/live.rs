@@ -69,7 +69,10 @@ pub fn read(
                     discovery = session.discover_cached(concurrency, cache_dir.as_deref(), unix, true).await?;
                     resolved = mapper(&discovery).resolve(type_arg).cloned();
                 }
-                let rt = resolved?;
+                let rt = resolved.map_err(|e| {
+                    let failed: Vec<String> = discovery.incomplete.iter().map(|g| g.to_string()).collect();
+                    unresolved(e, &failed)
+                })?;
                 let ns = rt.namespaced.then_some(namespace);
                 if let Some(t) = discovery.find(&rt.group, &rt.kind)
                     && session.exists(t, ns.as_deref(), name).await? == Some(false)
@@ -125,8 +128,22 @@ pub fn read(
         if tty {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
+        snapshot.context = session.context.clone();
         Ok(snapshot)
     })
+}
+
+/// A TYPE that discovery did not find: when some API groups could not be discovered, it may
+/// be theirs, and the error says so rather than "the server doesn't have a resource type".
+pub(super) fn unresolved(e: kubectl_gc::discovery::ResolveError, failed: &[String]) -> anyhow::Error {
+    match (&e, failed) {
+        (kubectl_gc::discovery::ResolveError::Unknown(arg), [first, rest @ ..]) => anyhow::anyhow!(
+            "resource type \"{arg}\" is not among the API groups that could be discovered; {}{}",
+            first,
+            if rest.is_empty() { String::new() } else { format!(" (and {} more failing group(s))", rest.len()) }
+        ),
+        _ => e.into(),
+    }
 }
 
 /// `--cache-dir`, else `KUBECACHEDIR` (clap reads it), else `~/.kube/cache`.

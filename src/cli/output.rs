@@ -23,9 +23,38 @@ pub fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
+/// The column text output wraps at: `--width N` (0: none), else the terminal's width when
+/// stdout is one (80 when its size cannot be read), else none: piped text stays one line per
+/// item, for grep.
+pub fn text_width(flag: Option<usize>) -> Option<usize> {
+    match flag {
+        Some(0) => None,
+        Some(n) => Some(n),
+        None if io::stdout().is_terminal() => {
+            Some(terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)).filter(|&w| w > 0).unwrap_or(80))
+        }
+        None => None,
+    }
+}
+
 /// A warning on stderr; a failed write to stderr is ignored.
 pub fn warn(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "warning: {msg}");
+    let _ = writeln!(io::stderr().lock(), "warning: {}", one_line(msg));
+}
+
+/// An error on stderr, as one `error:` line.
+pub fn error(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "error: {}", one_line(msg));
+}
+
+/// A message as one line a terminal shows as it is: control and bidi characters escaped as
+/// stdout's text is (`render::style::sanitize`), and line breaks too, so that a server's
+/// Status message, a file name or an object name can neither drive the terminal nor forge a
+/// second `error:` line.
+pub fn one_line(msg: &str) -> String {
+    let msg = msg.trim_end_matches('\n');
+    let clean = kubectl_gc::render::style::sanitize(msg);
+    if clean.contains('\n') { clean.replace('\n', "\\u{a}") } else { clean }
 }
 
 pub fn yaml<T: serde::Serialize>(value: &T, w: &mut impl Write) -> anyhow::Result<()> {
@@ -54,5 +83,14 @@ pub fn timing(phase: &str, since: std::time::Instant) {
             mb("RssAnon:"),
             mb("RssFile:")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_message_is_one_line_without_terminal_controls() {
+        assert_eq!(super::one_line("a\r\nerror: b\u{1b}[2J\u{9b}\n"), "a\\r\\nerror: b\\u{1b}[2J\\u{9b}");
+        assert_eq!(super::one_line("plain"), "plain");
     }
 }

@@ -45,17 +45,21 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, &connection(global), style(global), &mut out)?;
+                    render::text::write_why_stuck(&g, &d, &connection(global, &g.snapshot), style(global), &mut out)?;
                     if let Some(p) = &then {
-                        writeln!(
-                            out,
-                            "\nOnce the blockers are gone (every remaining finalizer removed by its controller):\n"
-                        )?;
-                        render::plan::write_text(p, &g, style(global).color, &mut out)?;
+                        // the heading says what the plan shows: done once the finalizers go, or
+                        // blocked even then
+                        let heading = if p.is_blocked() {
+                            "Even with every remaining finalizer removed by its controller, the deletion stays blocked:"
+                        } else {
+                            "Once the blockers are gone (every remaining finalizer removed by its controller):"
+                        };
+                        writeln!(out, "\n{heading}\n")?;
+                        render::plan::write_text_styled(p, &g, style(global), &mut out)?;
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d, &connection(global));
+                    let mut wire = render::json::why_stuck(&g, &d, &connection(global, &g.snapshot));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;
@@ -78,12 +82,7 @@ pub fn run(args: Args) -> Result<Exit> {
             match a.output {
                 TreeFormat::Text => render::text::write_tree(&g, &t, now.as_second(), style(global), &mut out)?,
                 TreeFormat::Json => render::json::write_tree(&g, &t, &mut out)?,
-                TreeFormat::Yaml => {
-                    let mut buf = Vec::new();
-                    render::json::write_tree(&g, &t, &mut buf)?;
-                    let v: serde_json::Value = serde_json::from_slice(&buf)?;
-                    output::yaml(&v, &mut out)?;
-                }
+                TreeFormat::Yaml => render::tree_yaml::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Dot => render::dot::write_tree(&g, &t, &mut out)?,
                 TreeFormat::Mermaid => render::mermaid::write_tree(&g, &t, &mut out)?,
             }
@@ -111,7 +110,7 @@ pub fn run(args: Args) -> Result<Exit> {
             let p = plan::plan(&g, &live, target, &opts);
             let mut out = output::stdout();
             match a.output {
-                Format::Text => render::plan::write_text(&p, &g, style(global).color, &mut out)?,
+                Format::Text => render::plan::write_text_styled(&p, &g, style(global), &mut out)?,
                 Format::Json => render::plan::write_json(&p, &g, &mut out)?,
                 Format::Yaml => output::yaml(&render::plan::to_value(&p, &g), &mut out)?,
             }
@@ -125,18 +124,20 @@ pub fn run(args: Args) -> Result<Exit> {
             if !global.snapshot.is_empty() {
                 bail!("kubectl gc snapshot reads the cluster; it does not take --snapshot");
             }
+            // refused before the cluster is read, and again (atomically) when the file is placed
+            if let Some(path) = &a.file
+                && !a.force
+                && std::fs::symlink_metadata(path).is_ok()
+            {
+                bail!("{} exists: give --force to replace it, or another --file", path.display());
+            }
             // the answers a capture is taken for are judged with why-stuck's default options
             let snapshot = super::live::read(global, None, false, Some(diagnose::Options::default()))?;
             warn_about(&snapshot);
-            match &a.output {
-                Some(path) => {
-                    let file =
-                        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-                    let mut w = std::io::BufWriter::new(file);
-                    kubectl_gc::snapshot::write::write(&snapshot, &mut w)
-                        .and_then(|_| w.flush())
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
+            match &a.file {
+                Some(path) => super::snapshot_file::write(path, a.force, |w| {
+                    kubectl_gc::snapshot::write::write(&snapshot, w).map_err(Into::into)
+                })?,
                 None => {
                     let mut out = output::stdout();
                     kubectl_gc::snapshot::write::write(&snapshot, &mut out)?;
@@ -169,25 +170,29 @@ fn exit_without_freeing(g: Graph) {
 }
 
 /// The cluster every printed command is bound to: the connection flags this invocation used
-/// (never a token), so a command pasted later cannot act on whatever context is current then.
-fn connection(global: &Global) -> Connection {
+/// (never a token), else the kubeconfig context the answer was read through (live) or that a
+/// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
+/// whatever context is current then.
+fn connection(global: &Global, read: &Snapshot) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
-        return Connection::unbound("they were derived from a snapshot file; add --context before running them");
+        return match &read.context {
+            Some(ctx) => Connection::default().with("--context", ctx.clone()),
+            None => Connection::unbound(
+                "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
+            ),
+        };
     }
     let mut conn = Connection::default();
-    let paths = [("--kubeconfig", &c.kubeconfig)];
-    for (flag, v) in paths {
-        if let Some(p) = v {
-            conn = conn.with(flag, p.display().to_string());
-        }
+    if let Some(p) = &c.kubeconfig {
+        conn = conn.with("--kubeconfig", p.display().to_string());
     }
     let words = [
-        ("--context", &c.context),
-        ("--cluster", &c.cluster),
-        ("--user", &c.user),
-        ("--server", &c.server),
-        ("--as", &c.as_user),
+        ("--context", c.context.as_ref().or(read.context.as_ref())),
+        ("--cluster", c.cluster.as_ref()),
+        ("--user", c.user.as_ref()),
+        ("--server", c.server.as_ref()),
+        ("--as", c.as_user.as_ref()),
     ];
     for (flag, v) in words {
         if let Some(v) = v {
@@ -200,14 +205,17 @@ fn connection(global: &Global) -> Connection {
     if let Some(uid) = &c.as_uid {
         conn = conn.with("--as-uid", uid.clone());
     }
+    for extra in &c.as_user_extra {
+        conn = conn.with("--as-user-extra", extra.clone());
+    }
     if !conn.is_bound() {
-        conn = Connection::unbound("no --context was given; add the one you read from before running them");
+        conn = Connection::unbound("no context was named; add the one you read from before running them");
     }
     conn
 }
 
 fn style(global: &Global) -> Style {
-    Style { color: output::use_color(global.color) }
+    Style { color: output::use_color(global.color), width: output::text_width(global.width) }
 }
 
 /// Reads the objects and decides the reference time.
@@ -232,7 +240,13 @@ fn load(
     };
     output::timing("load", t0);
     let t1 = std::time::Instant::now();
-    let g = Graph::build(snapshot);
+    let mut g = Graph::build(snapshot);
+    // kinds named only by the objects present: answered, and said to rest on inference
+    let inferred: Vec<String> = g.mapper.inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
+    for note in inferred {
+        output::warn(&note);
+        g.snapshot.incomplete.push(kubectl_gc::snapshot::Gap::recorded(note));
+    }
     output::timing("graph", t1);
     Ok((g, now))
 }
@@ -246,6 +260,27 @@ fn warn_about(s: &Snapshot) {
     }
 }
 
+/// What could not be read of a type where the target would be (its namespace, or every
+/// namespace): an absent object there is unknown, not "not found".
+fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
+    use kubectl_gc::snapshot::gap::Missing;
+    let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
+    let everywhere = format!("{plural} could not");
+    g.snapshot
+        .incomplete
+        .iter()
+        .find(|i| match &i.what {
+            Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
+                resource == plural && (namespace.is_none() || namespace.as_deref() == ns)
+            }
+            Missing::Recorded(line) => {
+                line.starts_with(&everywhere) || here.as_ref().is_some_and(|h| line.starts_with(h.as_str()))
+            }
+            _ => false,
+        })
+        .map(|i| i.to_string())
+}
+
 /// Resolves `TYPE/NAME` or `TYPE NAME` and `-n` to one object of the graph.
 pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
@@ -257,12 +292,29 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     if name.is_empty() || type_arg.is_empty() {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
-    let rt = g.mapper.resolve(type_arg)?;
+    let rt = g.mapper.resolve(type_arg).map_err(|e| {
+        // offline too: a snapshot whose capture could not discover some groups says so
+        let failed: Vec<String> = g
+            .snapshot
+            .incomplete
+            .iter()
+            .map(|i| i.to_string())
+            .filter(|i| i.contains("could not be discovered"))
+            .collect();
+        super::live::unresolved(e, &failed)
+    })?;
     let ns = rt.namespaced.then(|| {
         global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string())
     });
     match g.find(&rt.group, &rt.kind, ns.as_deref(), name) {
         Some(id) => Ok(id),
+        None if let Some(why) = unread(g, &rt.qualified_plural(), ns.as_deref()) => {
+            let place = ns.map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
+            bail!(
+                "cannot tell whether {} \"{name}\" exists{place}: it could not be read ({why})",
+                rt.qualified_plural()
+            )
+        }
         None => match ns {
             Some(ns) => bail!("{} \"{name}\" not found in namespace \"{ns}\"", rt.qualified_plural()),
             None => bail!("{} \"{name}\" not found", rt.qualified_plural()),

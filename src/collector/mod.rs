@@ -2,5 +2,7 @@
 
 pub mod decide;
 pub mod references;
+mod verdict;
 
 pub use references::{Dangling, OwnerState, classify_reference};
+pub use verdict::GcVerdict;

@@ -368,7 +368,7 @@ fn a_stale_lease_whose_holder_is_gone_means_down_since_the_last_renewal() {
         &a,
         &[
             "its holder site-operator-7d4b9c-zz_1 is no Pod or workload in the snapshot",
-            "last renewed at 2026-11-29T09:00:00Z (3h0m ago",
+            "last renewed at 2026-11-29T09:00:00Z (3h ago",
         ],
     );
 }

@@ -1,5 +1,6 @@
 //! Finding codes (contract §4.3; stable names, documented in the README).
 
+use crate::collector::{Dangling, OwnerState};
 use crate::graph::NodeId;
 
 use super::step::Step;
@@ -35,6 +36,24 @@ pub enum FindingCode {
     AdmissionWebhookUnavailable,
     ConversionWebhookUnavailable,
     NamespaceContentDeletionFailure,
+}
+
+impl FindingCode {
+    /// The code an owner reference in this state is reported under; none for a solid or
+    /// waiting owner (nothing wrong with the reference).
+    pub fn of_owner_state(state: &OwnerState) -> Option<FindingCode> {
+        Some(match state {
+            OwnerState::Solid | OwnerState::Waiting => return None,
+            OwnerState::Dangling(Dangling::UidMismatch { .. }) => FindingCode::OwnerUidMismatch,
+            OwnerState::Dangling(Dangling::InvalidNamespace { .. }) | OwnerState::NamespacedOwnerOfClusterScoped => {
+                FindingCode::OwnerRefInvalidNamespace
+            }
+            OwnerState::Dangling(Dangling::Absent | Dangling::WrongCoordinates { .. }) => {
+                FindingCode::DanglingOwnerReference
+            }
+            OwnerState::Unresolvable(_) => FindingCode::UnresolvableOwnerKind,
+        })
+    }
 }
 
 impl FindingCode {

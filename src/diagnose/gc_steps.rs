@@ -12,9 +12,10 @@ use crate::graph::{Graph, NodeId};
 
 use super::describe;
 use super::finding::{Finding, FindingCode, Related, Severity};
-use super::owners::{GcVerdict, owner_findings};
+use super::owners::owner_findings;
 use super::remedy;
 use super::step::{Reach, Step};
+use crate::collector::GcVerdict;
 
 /// How long after the owner's foreground deletion began its blocking dependents may still
 /// not be deleted before the answer calls it a miss: the GC deletes them with

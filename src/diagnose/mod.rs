@@ -33,8 +33,9 @@ use k8s_openapi::jiff::Timestamp;
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
+pub use crate::collector::GcVerdict;
 pub use finding::{Finding, FindingCode, Related, Severity};
-pub use owners::{GcVerdict, owner_findings};
+pub use owners::owner_findings;
 pub use progress::Options;
 pub use step::{Command, Connection, Reach, Step};
 
@@ -215,8 +216,8 @@ impl Explainer<'_, '_> {
             }
             return;
         }
-        for f in &o.finalizers {
-            self.explain_finalizer(x, f);
+        for (i, f) in o.finalizers.iter().enumerate() {
+            self.explain_finalizer(x, Some(i), f);
         }
         if o.kind == "Namespace" && o.group().is_empty() {
             self.explain_namespace(x);
@@ -231,7 +232,8 @@ impl Explainer<'_, '_> {
         self.waits_on.iter().any(|(owner, deps)| deps.contains(&x) && self.g.refs_to(x, *owner).any(|r| r.blocks()))
     }
 
-    fn explain_finalizer(&mut self, x: NodeId, f: &str) {
+    /// `at`: the finalizer's position in metadata.finalizers (`None` for a namespace's spec).
+    fn explain_finalizer(&mut self, x: NodeId, at: Option<usize>, f: &str) {
         let g = self.g;
         let owner = self.live.finalizer(x, f);
         if x == self.target {
@@ -239,7 +241,12 @@ impl Explainer<'_, '_> {
         }
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
-            self.controller_not_alive(x, f, &owner, &who);
+            self.controller_not_alive(x, at, f, &owner, &who);
+            if f == "foregroundDeletion" {
+                // a garbage collector that is down does not hide what it would wait for
+                let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
+                self.report_blocking(x, blocking);
+            }
             if matches!(f, "foregroundDeletion" | "orphan") {
                 // the GC's missed steps are reported whether or not it is judged alive
                 let down = owner.evidence.last().map(String::as_str).unwrap_or("no evidence");
@@ -262,37 +269,7 @@ impl Explainer<'_, '_> {
                     self.findings.push(found);
                     self.local_stuck.push(x);
                 }
-                for d in blocking {
-                    let gone = g.object(d).map(|o| o.is_deleting()).unwrap_or(false);
-                    self.finding(
-                        FindingCode::BlockingDependent,
-                        Severity::Warning,
-                        d,
-                        vec![Related::Node(x)],
-                        format!(
-                            "{} waits (foregroundDeletion) for {}, which has blockOwnerDeletion: true and {}",
-                            describe(g, x),
-                            describe(g, d),
-                            if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
-                        ),
-                        vec![
-                            Step::run(
-                                Reach::Inspect,
-                                format!("Find out what holds {}: it must go before {} can.", describe(g, d), describe(g, x)),
-                                remedy::inspect(g, d),
-                            ),
-                            Step::run(
-                                Reach::Disrupt,
-                                format!(
-                                    "Or stop waiting for dependents: a Background delete of {} drops foregroundDeletion, and the garbage collector deletes the dependents afterwards.",
-                                    describe(g, x)
-                                ),
-                                remedy::redelete_background(g, x),
-                            ),
-                        ],
-                    );
-                    self.wait_for(x, d);
-                }
+                self.report_blocking(x, blocking);
             }
             "orphan" => self.gc_finalizer_idle(x, f, age, None),
             f if builtin_conditions::judged(f) => {
@@ -307,6 +284,42 @@ impl Explainer<'_, '_> {
                     self.local_stuck.push(x);
                 }
             }
+        }
+    }
+
+    /// The blocking dependents a foreground deletion of x waits for, each a finding.
+    fn report_blocking(&mut self, x: NodeId, blocking: Vec<NodeId>) {
+        let g = self.g;
+        for d in blocking {
+            let gone = g.object(d).map(|o| o.is_deleting()).unwrap_or(false);
+            self.finding(
+                FindingCode::BlockingDependent,
+                Severity::Warning,
+                d,
+                vec![Related::Node(x)],
+                format!(
+                    "{} waits (foregroundDeletion) for {}, which has blockOwnerDeletion: true and {}",
+                    describe(g, x),
+                    describe(g, d),
+                    if gone { "is being deleted but still exists" } else { "has not been deleted yet" }
+                ),
+                vec![
+                    Step::run(
+                        Reach::Inspect,
+                        format!("Find out what holds {}: it must go before {} can.", describe(g, d), describe(g, x)),
+                        remedy::inspect(g, d),
+                    ),
+                    Step::run(
+                        Reach::Disrupt,
+                        format!(
+                            "Or stop waiting for dependents: a Background delete of {} drops foregroundDeletion, and the garbage collector deletes the dependents afterwards.",
+                            describe(g, x)
+                        ),
+                        remedy::redelete_background(g, x),
+                    ),
+                ],
+            );
+            self.wait_for(x, d);
         }
     }
 
@@ -357,7 +370,7 @@ impl Explainer<'_, '_> {
         }
     }
 
-    fn controller_not_alive(&mut self, x: NodeId, f: &str, owner: &FinalizerOwner, who: &str) {
+    fn controller_not_alive(&mut self, x: NodeId, at: Option<usize>, f: &str, owner: &FinalizerOwner, who: &str) {
         let g = self.g;
         let age = self.deleting_for(x);
         // permission alone never keeps an old deletion "in progress" (contract §4.3): a
@@ -383,7 +396,7 @@ impl Explainer<'_, '_> {
         let dying = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns));
         if let Some(home) = dying {
             remedies = namespace::dying_home(g, x, f, &home, &mut message);
-        } else if let Some(p) = remedy::remove_finalizer(g, x, f) {
+        } else if let Some(p) = remedy::remove_finalizer_at(g, x, at, f) {
             remedies.push(Step::run(
                 Reach::Destructive,
                 format!(
@@ -491,7 +504,7 @@ impl Explainer<'_, '_> {
             }
             if f != "kubernetes" && owner.controller != ControllerState::Alive {
                 let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
-                self.controller_not_alive(x, f, &owner, &who);
+                self.controller_not_alive(x, None, f, &owner, &who);
             }
         }
         if !spec_finalizers.iter().any(|f| f == "kubernetes") {

@@ -1,25 +1,11 @@
 //! Owner-reference problems on one object, and what the GC will therefore do with it
 //! (gc-semantics §3.2 D–F, §6).
 
-use crate::collector::{Dangling, OwnerState, classify_reference};
+use crate::collector::{Dangling, GcVerdict, OwnerState, classify_reference};
 use crate::graph::{Graph, NodeId};
 
 use super::finding::{Finding, FindingCode, Related, Severity};
 use super::remedy;
-
-/// What the GC's attemptToDeleteItem ends up doing with an object, given its references.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GcVerdict {
-    /// No owner references: not garbage.
-    NoOwners,
-    /// At least one solid owner: kept (dangling and waiting references are stripped).
-    Kept,
-    /// No solid owner and every reference resolves: the GC deletes the object.
-    Collected,
-    /// A reference the GC cannot resolve (or a namespaced owner of a cluster-scoped object):
-    /// the GC never acts on this object, whatever its other references say.
-    NeverActedOn,
-}
 
 /// Classifies every owner reference of `x`, returning the problems found and the verdict.
 pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
@@ -28,13 +14,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         return (Vec::new(), GcVerdict::NoOwners);
     }
     let states: Vec<OwnerState> = refs.iter().map(|r| classify_reference(g, x, r)).collect();
-    let verdict = if states.iter().any(OwnerState::is_error) {
-        GcVerdict::NeverActedOn
-    } else if states.contains(&OwnerState::Solid) {
-        GcVerdict::Kept
-    } else {
-        GcVerdict::Collected
-    };
+    let verdict = GcVerdict::of(&states);
     let consequence = match verdict {
         GcVerdict::NeverActedOn => {
             "the garbage collector never acts on this object (no deletion, no clean-up of its other references)"
@@ -46,8 +26,11 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         GcVerdict::NoOwners => "",
     };
     let x_ref = super::describe(g, x);
+    // The garbage collector does not act on an object that is already being deleted (unless
+    // it is deleting its dependents): its references are a note, not something to repair.
+    let deleting = g.object(x).is_some_and(|o| o.is_deleting() && !o.has_finalizer("foregroundDeletion"));
     let mut out = Vec::new();
-    for (r, state) in refs.iter().zip(&states) {
+    for (i, (r, state)) in refs.iter().zip(&states).enumerate() {
         let named = format!("{} {}", r.kind, r.name);
         let absent = || Related::Absent {
             api_version: r.api_version.clone(),
@@ -55,10 +38,10 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
             namespace: g.identity(x).namespace.map(str::to_string),
             name: r.name.clone(),
         };
-        let (code, related, message) = match state {
+        let Some(code) = FindingCode::of_owner_state(state) else { continue };
+        let (related, message) = match state {
             OwnerState::Solid | OwnerState::Waiting => continue,
             OwnerState::Dangling(Dangling::UidMismatch { live }) => (
-                FindingCode::OwnerUidMismatch,
                 vec![Related::Node(*live)],
                 format!(
                     "owner reference to {named} carries uid {}, but {named} now has uid {} (recreated under the same name): the owner counts as absent; {consequence}",
@@ -67,7 +50,6 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 ),
             ),
             OwnerState::Dangling(Dangling::InvalidNamespace { actual }) => (
-                FindingCode::OwnerRefInvalidNamespace,
                 vec![Related::Node(*actual)],
                 format!(
                     "owner {named} lives in namespace {}, but a namespaced owner is looked up in the dependent's namespace ({}): the owner counts as absent; {consequence}",
@@ -76,7 +58,6 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 ),
             ),
             OwnerState::Dangling(Dangling::WrongCoordinates { actual }) => (
-                FindingCode::DanglingOwnerReference,
                 vec![Related::Node(*actual)],
                 format!(
                     "owner reference to {} {named} carries the uid of {}: the GC looks up {named}, does not find it with that uid, and counts the owner as absent; {consequence}",
@@ -85,12 +66,10 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 ),
             ),
             OwnerState::Dangling(Dangling::Absent) => (
-                FindingCode::DanglingOwnerReference,
                 vec![absent()],
                 format!("owner {} {named} (uid {}) does not exist; {consequence}", r.api_version, r.uid),
             ),
             OwnerState::Unresolvable(why) => (
-                FindingCode::UnresolvableOwnerKind,
                 vec![absent()],
                 format!(
                     "owner reference to {} {named}: {why}; the GC retries the REST mapping forever and {consequence}",
@@ -98,18 +77,30 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                 ),
             ),
             OwnerState::NamespacedOwnerOfClusterScoped => (
-                FindingCode::OwnerRefInvalidNamespace,
                 vec![g.by_uid(&r.uid).map_or_else(absent, Related::Node)],
                 format!("cluster-scoped {x_ref} names the namespaced owner {named}: invalid; {consequence}"),
             ),
         };
+        if deleting {
+            out.push(Finding {
+                code,
+                severity: Severity::Info,
+                object: x,
+                related,
+                message: format!(
+                    "{message} (it is already being deleted, so the garbage collector no longer acts on its owner references)"
+                ),
+                remedy: Vec::new(),
+            });
+            continue;
+        }
         out.push(Finding {
             code,
             severity: Severity::Warning,
             object: x,
             related,
             message,
-            remedy: remedy::fix_owner_reference(g, x, r, verdict),
+            remedy: remedy::fix_owner_reference(g, x, i, r, verdict),
         });
     }
     (out, verdict)

@@ -93,7 +93,12 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
                     true,
                     "conversion webhook of the object's CRD",
                 );
-                r.name = g.mapper.kind(group, kind).map(|t| format!("{}.{group}", t.plural));
+                // (a plural inferred from objects is a guess: it names no CRD)
+                r.name = g
+                    .mapper
+                    .kind(group, kind)
+                    .filter(|t| t.origin != crate::discovery::Origin::Inferred)
+                    .map(|t| format!("{}.{group}", t.plural));
                 out.push(r);
             }
         }

@@ -4,8 +4,8 @@ use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
-use super::owners::GcVerdict;
 use super::step::{Command, Reach, Step};
+use crate::collector::GcVerdict;
 
 /// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
 pub fn resource_of(g: &Graph, x: NodeId) -> String {
@@ -27,8 +27,17 @@ pub fn inspect(g: &Graph, x: NodeId) -> Command {
 /// A JSON patch that removes exactly one finalizer, guarded by the object's resourceVersion
 /// and the finalizer's position, so it fails rather than removes the wrong thing.
 pub fn remove_finalizer(g: &Graph, x: NodeId, finalizer: &str) -> Option<Command> {
+    remove_finalizer_at(g, x, None, finalizer)
+}
+
+/// [`remove_finalizer`], with the finalizer's position when the caller knows it (walking 40k
+/// finalizers must not search for each of them).
+pub fn remove_finalizer_at(g: &Graph, x: NodeId, at: Option<usize>, finalizer: &str) -> Option<Command> {
     let o = g.object(x)?;
-    let i = o.finalizers.iter().position(|f| f == finalizer)?;
+    let i = match at {
+        Some(i) if o.finalizers.get(i).is_some_and(|f| f == finalizer) => i,
+        _ => o.finalizers.iter().position(|f| f == finalizer)?,
+    };
     let mut ops = Vec::new();
     if let Some(rv) = &o.resource_version {
         ops.push(serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));
@@ -118,9 +127,13 @@ pub fn redelete_background(g: &Graph, x: NodeId) -> Command {
     on_object(g, x, ["delete"]).flag("--cascade", "background").flag("--wait", "false")
 }
 
-pub fn fix_owner_reference(g: &Graph, x: NodeId, r: &OwnerRef, verdict: GcVerdict) -> Vec<Step> {
+/// `i` is the reference's position among the object's owner references (found by the caller
+/// as it walks them, so 20k references cost 20k steps, not 20k²).
+pub fn fix_owner_reference(g: &Graph, x: NodeId, i: usize, r: &OwnerRef, verdict: GcVerdict) -> Vec<Step> {
     let Some(o) = g.object(x) else { return Vec::new() };
-    let Some(i) = o.owner_references.iter().position(|x| x == r) else { return Vec::new() };
+    if o.owner_references.get(i) != Some(r) {
+        return Vec::new();
+    }
     let mut ops = Vec::new();
     if let Some(rv) = &o.resource_version {
         ops.push(serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));

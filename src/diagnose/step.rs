@@ -171,7 +171,9 @@ pub fn shell_word(s: &str) -> String {
     if !s.is_empty() && s.chars().all(safe) {
         return s.to_string();
     }
-    if s.chars().any(|c| c.is_control()) {
+    // bidi controls too: a terminal would reorder the line, and text output escapes them
+    let special = |c: char| c.is_control() || crate::render::style::is_bidi(c);
+    if s.chars().any(special) {
         let mut out = String::from("$'");
         for c in s.chars() {
             match c {
@@ -180,10 +182,10 @@ pub fn shell_word(s: &str) -> String {
                 '\n' => out.push_str("\\n"),
                 '\r' => out.push_str("\\r"),
                 '\t' => out.push_str("\\t"),
-                c if c.is_control() && (c as u32) < 0x100 => {
+                c if c.is_control() && (c as u32) < 0x80 => {
                     let _ = write!(out, "\\x{:02x}", c as u32);
                 }
-                c if c.is_control() => {
+                c if special(c) => {
                     let _ = write!(out, "\\u{:04x}", c as u32);
                 }
                 c => out.push(c),
@@ -208,6 +210,7 @@ mod tests {
         assert_eq!(shell_word(""), "''");
         assert_eq!(shell_word("x\ny"), r"$'x\ny'");
         assert_eq!(shell_word("a'\u{1b}"), r"$'a\'\x1b'");
+        assert_eq!(shell_word("a\u{202e}b"), r"$'a\u202eb'");
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub enum Origin {
     Discovery,
     CustomResourceDefinition,
     Builtin,
+    /// Known only from objects of the kind present in the snapshot (`kubectl get site alpha
+    /// -o yaml` saved without its CRD): the scope and versions are inferred from them, the
+    /// plural guessed as kubectl's `UnsafeGuessKindToResource` does.
+    Inferred,
 }
 
 /// One resource type (group + kind), with every version served.
@@ -140,6 +144,7 @@ impl RestMapper {
                 origin: Origin::Builtin,
             });
         }
+        m.infer_from_objects(snapshot);
         for t in &mut m.types {
             t.versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
             t.versions.dedup();
@@ -167,6 +172,70 @@ impl RestMapper {
                 self.types.push(t);
             }
         }
+    }
+
+    /// Kinds no other source knows, taken from the objects of the snapshot: an object of a kind
+    /// was served when it was read, so its kind can be named and mapped, but its scope (from the
+    /// objects' namespaces) and its versions (their apiVersions) are inferred, and say so
+    /// ([`RestMapper::inferred`]).
+    fn infer_from_objects(&mut self, snapshot: &Snapshot) {
+        // one lookup per object, without allocating: None = known from a stronger source
+        let mut seen: rustc_hash::FxHashMap<(&str, &str), Option<usize>> = Default::default();
+        for o in &snapshot.objects {
+            let key = (o.group(), o.kind.as_str());
+            let slot = match seen.get(&key) {
+                Some(slot) => *slot,
+                None => {
+                    let slot = if self.kind(key.0, key.1).is_some() || key.1.is_empty() {
+                        None
+                    } else {
+                        let singular = key.1.to_lowercase();
+                        let plural = match singular.as_bytes().last() {
+                            Some(b's') => format!("{singular}es"),
+                            Some(b'y') => format!("{}ies", &singular[..singular.len() - 1]),
+                            _ => format!("{singular}s"),
+                        };
+                        self.add(ResourceType {
+                            group: key.0.to_string(),
+                            kind: key.1.to_string(),
+                            plural,
+                            singular,
+                            short_names: Vec::new(),
+                            namespaced: false,
+                            versions: Vec::new(),
+                            verbs: Vec::new(),
+                            origin: Origin::Inferred,
+                        });
+                        Some(self.types.len() - 1)
+                    };
+                    seen.insert(key, slot);
+                    slot
+                }
+            };
+            if let Some(i) = slot {
+                let t = &mut self.types[i];
+                t.namespaced |= o.namespace.is_some();
+                let v = version_of(&o.api_version);
+                if !v.is_empty() && !t.versions.iter().any(|x| x == v) {
+                    t.versions.push(v.to_string());
+                }
+            }
+        }
+    }
+
+    /// The kinds whose scope and versions were inferred from the objects present.
+    pub fn inferred(&self) -> impl Iterator<Item = &ResourceType> {
+        self.types.iter().filter(|t| t.origin == Origin::Inferred)
+    }
+
+    /// What an answer must say about an inferred kind (a warning, and an `incomplete` entry).
+    pub fn inferred_note(t: &ResourceType) -> String {
+        format!(
+            "{} has no discovery data or CustomResourceDefinition in the snapshot: its scope ({}) and served versions ({}) were inferred from the objects present",
+            t.qualified_plural(),
+            if t.namespaced { "namespaced" } else { "cluster-scoped" },
+            t.versions.join(", ")
+        )
     }
 
     pub fn types(&self) -> &[ResourceType] {
@@ -343,5 +412,26 @@ mod tests {
         let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
         v.sort_by_key(|x| std::cmp::Reverse(version_priority(x)));
         assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
+    }
+
+    #[test]
+    fn kinds_known_only_from_objects_are_inferred_with_their_scope_and_versions() {
+        use crate::testing::obj;
+        let s = crate::testing::snapshot(vec![
+            obj("own.labhub.io/v1", "Site", Some("labs"), "a", "1"),
+            obj("own.labhub.io/v2", "Site", None, "b", "2"),
+            obj("x.io/v1", "NetworkPolicy", None, "c", "3"),
+            obj("x.io/v1", "Class", None, "d", "4"),
+            obj("v1", "ConfigMap", Some("a"), "e", "5"),
+        ]);
+        let m = RestMapper::from_snapshot(&s);
+        let site = m.resolve("sites.own.labhub.io").unwrap();
+        assert_eq!((site.namespaced, site.origin), (true, Origin::Inferred));
+        assert_eq!(site.versions, ["v2", "v1"]);
+        assert!(!m.resolve("networkpolicies.x.io").unwrap().namespaced);
+        assert_eq!(m.resolve("classes.x.io").unwrap().kind, "Class");
+        assert_eq!(m.inferred().count(), 3, "built-in kinds are not inferred");
+        assert!(m.rest_mapping("own.labhub.io/v1", "Site").is_ok());
+        assert!(m.rest_mapping("own.labhub.io/v3", "Site").is_err());
     }
 }

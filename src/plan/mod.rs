@@ -106,7 +106,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
         };
         if !gc_alive {
             world.note(format!(
-                "the garbage collector is not running ({gc_evidence}): Background deletions leave dependents behind, Foreground and Orphan deletions hang (gc-semantics §6.18)"
+                "the garbage collector is not running ({gc_evidence}): Background deletions leave dependents behind, Foreground and Orphan deletions hang"
             ));
         }
         for i in &g.snapshot.incomplete {
@@ -133,7 +133,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
         self.world.delete(n, actor, propagation, None);
         if propagation == Some(Cascade::Orphan) && self.world.stored(n) {
             self.world.note(
-                "orphaning strips only the dependents the GC has observed; one created or not yet observed meanwhile keeps its reference and is then deleted as dangling (gc-semantics §3.7, §6.14)".into(),
+                "orphaning strips only the dependents the GC has observed; one created or not yet observed meanwhile keeps its reference and is then deleted as dangling (the garbage collector orphans from its own graph, not from a fresh list)".into(),
             );
         }
         self.world.resume(n);
@@ -329,10 +329,10 @@ fn g_of<'g>(w: &World<'g>) -> &'g Graph {
 fn stuck_text(why: &Stuck) -> String {
     match why {
         Stuck::Unresolvable { api_version, kind, why } => format!(
-            "{api_version}/{kind} has no REST mapping ({why}); the GC requeues it forever and never acts on it (gc-semantics §6.9)"
+            "{api_version}/{kind} has no REST mapping ({why}); the GC requeues it forever and never acts on it (the garbage collector's restMappingError)"
         ),
         Stuck::NamespacedOwnerOfClusterScoped { owner } => format!(
-            "it is cluster-scoped and names a namespaced owner ({} {}); the GC drops it and never collects it (gc-semantics §6.6)",
+            "it is cluster-scoped and names a namespaced owner ({} {}); the GC drops it and never collects it (the garbage collector records an OwnerRefInvalidNamespace event)",
             owner.kind, owner.name
         ),
     }

@@ -75,7 +75,7 @@ impl NamespaceController {
                     if st.others.len() > 1 {
                         let name = &w.g.identity(ns).name;
                         w.note(format!(
-                            "namespace {name}: the namespace controller and the garbage collector both delete owned objects; whichever comes first wins, the other sees NotFound (gc-semantics §4.7, §5.2)"
+                            "namespace {name}: the namespace controller and the garbage collector both delete owned objects; whichever comes first wins, the other sees NotFound"
                         ));
                     }
                     st.phase = Phase::ContentDeleted;

@@ -683,7 +683,7 @@ impl<'g> World<'g> {
                     self.unblock(n);
                     let r = ObjRef::of_node(self.g, n).display();
                     self.note(format!(
-                        "{r}: the GC's cycle check (a dependent already deleting its dependents) unblocks its owner references before deleting it in Foreground; the real check is racy and can also fire outside a cycle (gc-semantics §6.2)"
+                        "{r}: the GC's cycle check (a dependent already deleting its dependents) unblocks its owner references before deleting it in Foreground; the real check is racy and can also fire outside a cycle (the garbage collector's processDeletingDependentsItem)"
                     ));
                 }
                 let p = match propagation {

@@ -174,7 +174,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
 
 /// Writes any wire value as pretty JSON followed by a newline.
 pub fn write<T: Serialize>(value: &T, w: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value)?;
+    super::safe_json::to_writer_pretty(&mut *w, value)?;
     w.write_all(b"\n")
 }
 
@@ -199,35 +199,63 @@ struct EdgeJson {
 
 /// Contract §4.4, written with an explicit stack (not serde recursion) so that deep owner
 /// chains cannot overflow the stack: each node's fields, then its children under
-/// `dependents` (or `owners`).
+/// `dependents` (or `owners`). The root also carries `incomplete`, what could not be read
+/// (dependents there may be missing), as every other JSON answer does.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
+    if !tree.entries.is_empty() {
+        let incomplete: Vec<String> = g.snapshot.incomplete.iter().map(|i| i.to_string()).collect();
+        write_subtree(g, tree, 0, Some(&incomplete), w)?;
+    }
+    w.write_all(b"\n")
+}
+
+/// One node's fields, as `write_tree` and the YAML writer put them.
+pub(crate) fn tree_head<'a>(g: &'a Graph, e: &crate::tree::Entry) -> impl Serialize + 'a {
+    TreeNodeHead {
+        object: object_ref(g, e.node),
+        deletion_timestamp: g.object(e.node).and_then(|o| o.deletion_timestamp).map(|t| t.to_string()),
+        finalizers: g.object(e.node).map(|o| o.finalizers.as_slice()).unwrap_or(&[]),
+        edge: e.edge.map(|x| EdgeJson { controller: x.controller, block_owner_deletion: x.block_owner_deletion }),
+        problems: e.problems.iter().map(|p| p.as_str()).collect(),
+        already_shown: e.repeated,
+    }
+}
+
+/// The node at `start` and everything under it, as one JSON object; returns the index after
+/// its subtree. `incomplete` is written into this node when given (the root).
+pub(crate) fn write_subtree(
+    g: &Graph,
+    tree: &Tree,
+    start: usize,
+    incomplete: Option<&[String]>,
+    w: &mut impl Write,
+) -> io::Result<usize> {
     let key = tree.direction.as_str();
+    let base = tree.entries[start].depth;
     let mut open = 0usize;
-    for (i, e) in tree.entries.iter().enumerate() {
-        let head = TreeNodeHead {
-            object: object_ref(g, e.node),
-            deletion_timestamp: g.object(e.node).and_then(|o| o.deletion_timestamp).map(|t| t.to_string()),
-            finalizers: g.object(e.node).map(|o| o.finalizers.as_slice()).unwrap_or(&[]),
-            edge: e.edge.map(|x| EdgeJson { controller: x.controller, block_owner_deletion: x.block_owner_deletion }),
-            problems: e.problems.iter().map(|p| p.as_str()).collect(),
-            already_shown: e.repeated,
-        };
-        let mut text = serde_json::to_string(&head)?;
+    let mut i = start;
+    while let Some(e) = tree.entries.get(i).filter(|e| i == start || e.depth > base) {
+        let mut text = super::safe_json::to_string(&tree_head(g, e))?;
         text.pop(); // the closing brace: children follow
-        if i > 0 && e.depth == tree.entries[i - 1].depth + 1 {
+        if i > start && e.depth == tree.entries[i - 1].depth + 1 {
             // first child of the previous entry: its array is already open
-        } else if i > 0 {
+        } else if i > start {
             w.write_all(b",")?;
         }
         w.write_all(text.as_bytes())?;
+        if let Some(inc) = incomplete.filter(|_| i == start) {
+            w.write_all(b",\"incomplete\":")?;
+            serde_json::to_writer(&mut *w, inc)?;
+        }
         write!(w, ",\"{key}\":[")?;
         open += 1;
-        let next_depth = tree.entries.get(i + 1).map(|n| n.depth);
+        i += 1;
+        let next_depth = tree.entries.get(i).map(|n| n.depth).filter(|d| *d > base);
         // close this node and any ancestors the next entry is not under
         let close_to = match next_depth {
             Some(d) if d > e.depth => continue,
             Some(d) => d,
-            None => 0,
+            None => base,
         };
         for _ in close_to..=e.depth {
             w.write_all(b"]}")?;
@@ -235,5 +263,5 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
         }
     }
     debug_assert_eq!(open, 0);
-    w.write_all(b"\n")
+    Ok(i)
 }

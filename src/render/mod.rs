@@ -5,5 +5,10 @@ pub mod json;
 pub mod mermaid;
 pub mod picture;
 pub mod plan;
+pub mod safe_json;
 pub mod style;
 pub mod text;
+pub mod tree_yaml;
+
+#[cfg(test)]
+mod answer_tests;

@@ -134,7 +134,16 @@ pub fn to_wire(plan: &Plan, g: &Graph) -> PlanJson {
                 })
                 .collect(),
         },
-        notes: plan.notes.clone(),
+        notes: already_requested(plan, g)
+            .map(|seq| {
+                format!(
+                    "{} is already being deleted: step {seq} stands for the deletion already requested, not a new one",
+                    ObjRef::of_node(g, plan.target).display()
+                )
+            })
+            .into_iter()
+            .chain(plan.notes.iter().cloned())
+            .collect(),
     }
 }
 
@@ -145,7 +154,7 @@ pub fn to_value(plan: &Plan, g: &Graph) -> serde_json::Value {
 
 /// `plan -o json`: pretty-printed, newline-terminated.
 pub fn write_json(plan: &Plan, g: &Graph, w: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, &to_wire(plan, g)).map_err(io::Error::other)?;
+    super::safe_json::to_writer_pretty(&mut *w, &to_wire(plan, g))?;
     writeln!(w)
 }
 
@@ -222,12 +231,39 @@ fn step_detail(a: &Action) -> String {
     }
 }
 
+/// The seq of the plan's first step when it is the user's DELETE of a target that already has
+/// a deletionTimestamp: that delete was issued already, and is not a step to take.
+fn already_requested(plan: &Plan, g: &Graph) -> Option<u32> {
+    let first = plan.steps.first()?;
+    let deleting = g.object(plan.target).is_some_and(|o| o.is_deleting());
+    (deleting && first.object == plan.target && matches!(first.action, Action::Delete { .. })).then_some(first.seq)
+}
+
 /// `plan -o text`: the waves, the outcome, then what blocks and why, then the notes.
 pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io::Result<()> {
-    let p = Paint { on: color };
+    write_text_styled(plan, g, super::style::Style { color, width: None }, w)
+}
+
+/// [`write_text`] with the terminal's width: the reasons and notes wrap (the table of steps
+/// does not; a step stays one row).
+pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mut impl Write) -> io::Result<()> {
+    let p = Paint { on: st.color };
     let target = show(&ObjRef::of_node(g, plan.target));
-    writeln!(w, "{}", p.bold(&format!("Plan: delete {target} (cascade {})", plan.cascade.as_str())))?;
-    let steps: Vec<_> = plan.steps.iter().filter(|s| !matches!(s.action, Action::Blocked { .. })).collect();
+    let requested = already_requested(plan, g);
+    if requested.is_some() {
+        writeln!(
+            w,
+            "{}",
+            p.bold(&format!(
+                "Plan: {target} is already being deleted; what follows (cascade {})",
+                plan.cascade.as_str()
+            ))
+        )?;
+    } else {
+        writeln!(w, "{}", p.bold(&format!("Plan: delete {target} (cascade {})", plan.cascade.as_str())))?;
+    }
+    let steps: Vec<_> =
+        plan.steps.iter().filter(|s| !matches!(s.action, Action::Blocked { .. }) && Some(s.seq) != requested).collect();
     let actor_width = steps.iter().map(|s| s.actor.len()).max().unwrap_or(0).min(48);
     let mut wave_no = 0;
     let mut last_wave = None;
@@ -282,7 +318,11 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
             writeln!(w, "  {} {}{fins}", p.red("!"), show(&ObjRef::of_node(g, b.object)))?;
             for s in plan.steps.iter().filter(|s| s.object == b.object) {
                 if let Action::Blocked { reason, .. } = &s.action {
-                    writeln!(w, "      {}: {}", clean(&s.actor), clean(reason))?;
+                    writeln!(
+                        w,
+                        "{}",
+                        st.wrap(&format!("{}: {}", clean(&s.actor), clean(reason)), "      ", "        ")
+                    )?;
                 }
             }
         }
@@ -291,7 +331,7 @@ pub fn write_text(plan: &Plan, g: &Graph, color: bool, w: &mut impl Write) -> io
         writeln!(w)?;
         writeln!(w, "{}", p.bold("Notes"))?;
         for n in &plan.notes {
-            writeln!(w, "  - {}", clean(n))?;
+            writeln!(w, "{}", st.wrap(&clean(n), "  - ", "    "))?;
         }
     }
     Ok(())

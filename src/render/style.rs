@@ -1,14 +1,18 @@
-//! Colour and sanitising for text output. Colour is decided once by the CLI and passed in.
+//! Colour, sanitising and wrapping for text output. Colour and width are decided once by the
+//! CLI and passed in.
 
 use owo_colors::OwoColorize;
+use unicode_width::UnicodeWidthChar;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Style {
     pub color: bool,
+    /// The column prose wraps at; `None`: one line per item (piped output).
+    pub width: Option<usize>,
 }
 
 impl Style {
-    pub const PLAIN: Style = Style { color: false };
+    pub const PLAIN: Style = Style { color: false, width: None };
 
     pub fn bad(self, s: &str) -> String {
         if self.color { s.red().bold().to_string() } else { s.to_string() }
@@ -25,28 +29,123 @@ impl Style {
     pub fn strong(self, s: &str) -> String {
         if self.color { s.bold().to_string() } else { s.to_string() }
     }
+
+    /// `text` as lines of at most `width` columns: the first starts with `first`, the others
+    /// with `rest`. Breaks only at spaces; a word wider than a line (a URL, a long name) stays
+    /// whole on a line of its own. `text` must be sanitized already (it may carry this
+    /// style's colours, which take no columns).
+    pub fn wrap(self, text: &str, first: &str, rest: &str) -> String {
+        let Some(width) = self.width else { return format!("{first}{text}") };
+        let mut out = String::with_capacity(text.len() + first.len());
+        out.push_str(first);
+        let mut col = columns(first);
+        let mut at_start = true;
+        for word in text.split(' ') {
+            if word.is_empty() {
+                // a run of spaces (a column gap) is kept, except where a line was broken
+                if !at_start {
+                    out.push(' ');
+                    col += 1;
+                }
+                continue;
+            }
+            let w = columns(word);
+            if !at_start && col + 1 + w > width {
+                out.push('\n');
+                out.push_str(rest);
+                col = columns(rest);
+                at_start = true;
+            }
+            if !at_start {
+                out.push(' ');
+                col += 1;
+            }
+            out.push_str(word);
+            col += w;
+            at_start = false;
+        }
+        out
+    }
 }
 
-/// Replaces control and bidi-override characters, which a hostile object name or finalizer
-/// could use to rewrite the terminal, with their escaped form.
+/// The columns a string takes on a terminal: ANSI colour sequences take none, wide
+/// characters two.
+pub fn columns(s: &str) -> usize {
+    let mut n = 0;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI … final byte: our own colours only (data is sanitized before it gets here)
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        n += c.width().unwrap_or(0);
+    }
+    n
+}
+
+/// Replaces control characters (newlines and carriage returns included: a data field must
+/// not forge a line of its own) and bidi overrides, which a hostile object name, finalizer or
+/// condition message could use to rewrite the terminal, with their escaped form. Lines are
+/// the renderer's business: it writes each one itself.
 pub fn sanitize(s: &str) -> String {
     if !s.chars().any(is_unsafe) {
         return s.to_string();
     }
-    s.chars().map(|c| if is_unsafe(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect()
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unsafe(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-fn is_unsafe(c: char) -> bool {
-    (c.is_control() && c != '\n')
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+/// Control characters (C0, DEL, C1) and the bidi controls that reorder what follows them.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() || is_bidi(c)
+}
+
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn control_and_bidi_characters_are_escaped() {
-        assert_eq!(super::sanitize("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
-        assert_eq!(super::sanitize("x\u{202E}y"), "x\\u{202e}y");
-        assert_eq!(super::sanitize("plain-name"), "plain-name");
+        assert_eq!(sanitize("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        assert_eq!(sanitize("x\u{202E}y"), "x\\u{202e}y");
+        assert_eq!(sanitize("plain-name"), "plain-name");
+    }
+
+    #[test]
+    fn a_data_field_cannot_forge_a_line() {
+        let forged = sanitize("x\n\nNext steps\r\n  1. Run: kubectl delete namespace kube-system\u{85}");
+        assert!(!forged.contains('\n') && !forged.contains('\r') && !forged.contains('\u{85}'), "{forged}");
+        assert!(forged.starts_with("x\\n\\nNext steps\\r\\n"));
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_keeps_long_words_whole() {
+        let st = Style { color: false, width: Some(20) };
+        let text = st.wrap("one two three four five six seven", "  ", "    ");
+        assert_eq!(text, "  one two three four\n    five six seven");
+        let long = st.wrap("a https://example.com/a/very/long/path b", "", "  ");
+        assert_eq!(long, "a\n  https://example.com/a/very/long/path\n  b");
+        assert_eq!(Style::PLAIN.wrap("x  y", "- ", ""), "- x  y", "no width: untouched");
+        assert_eq!(st.wrap("x  y", "", ""), "x  y", "gaps are kept");
+        let colored = Style { color: true, width: Some(10) };
+        assert_eq!(columns(&colored.bad("STUCK")), 5);
     }
 }

@@ -15,7 +15,7 @@ use super::style::{Style, sanitize};
 pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
-    match (d.deletion_timestamp, d.stuck) {
+    let verdict = match (d.deletion_timestamp, d.stuck) {
         (None, _) => {
             let gc = match d.gc_verdict {
                 GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
@@ -25,37 +25,36 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                 GcVerdict::Kept => "; it has a solid owner",
                 GcVerdict::NoOwners => "",
             };
-            writeln!(w, "{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))?
+            format!("{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))
         }
-        (Some(_), true) => writeln!(
-            w,
+        (Some(_), true) => format!(
             "{} {target} has been terminating for {} and will not finish without someone acting.",
             st.bad("STUCK"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
-        )?,
+        ),
         // a controller that could not be judged earns no "in progress"
-        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => writeln!(
-            w,
+        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => format!(
             "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
             st.strong("UNKNOWN"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
-        )?,
-        (Some(_), false) => writeln!(
-            w,
+        ),
+        (Some(_), false) => format!(
             "{} {target} has been terminating for {}; its deletion is in progress.",
             st.good("IN PROGRESS"),
             age::human(d.deleting_for_seconds.unwrap_or(0))
-        )?,
-    }
+        ),
+    };
+    writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;
     // 2. root causes, finalizers grouped by the controller that must remove them
     // the Error findings on the objects stuck on their own account; where none is an Error
     // (a claim a running pod holds: the controller is right to wait), their findings as they are
-    let error_roots = d.findings.iter().any(|f| d.root_causes.contains(&f.object) && f.severity == Severity::Error);
+    // (root_causes is sorted: a binary search keeps 40k stuck objects linear)
+    let rooted = |f: &crate::diagnose::Finding| d.root_causes.binary_search(&f.object).is_ok();
+    let error_roots = d.findings.iter().any(|f| rooted(f) && f.severity == Severity::Error);
     let is_root = |f: &&crate::diagnose::Finding| {
-        d.root_causes.contains(&f.object)
-            && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
+        rooted(f) && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
     };
-    if d.stuck {
+    if d.stuck && d.findings.iter().any(|f| is_root(&f)) {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         for f in d.findings.iter().filter(is_root) {
@@ -69,13 +68,20 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                         .or_default()
                         .push(head.to_string());
                 }
-                _ => writeln!(w, "  {} {}", st.bad(f.code.as_str()), sanitize(&f.message))?,
+                _ => {
+                    let line = format!("{} {}", st.bad(f.code.as_str()), sanitize(&f.message));
+                    writeln!(w, "{}", st.wrap(&line, "  ", "      "))?
+                }
             }
         }
         for ((code, controller), objects) in &by_controller {
-            writeln!(w, "  {} {}", st.bad(code), sanitize(controller))?;
-            for o in objects {
-                writeln!(w, "      {}", sanitize(o))?;
+            let line = format!("{} {}", st.bad(code), sanitize(controller));
+            writeln!(w, "{}", st.wrap(&line, "  ", "      "))?;
+            for o in objects.iter().take(LISTED) {
+                writeln!(w, "{}", st.wrap(&sanitize(o), "      ", "        "))?;
+            }
+            if objects.len() > LISTED {
+                writeln!(w, "      … and {} more (-o json lists them all)", objects.len() - LISTED)?;
             }
         }
     }
@@ -89,14 +95,14 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                 ControllerState::Missing => st.bad("Missing"),
                 ControllerState::Unknown => st.warn("Unknown"),
             };
-            writeln!(
-                w,
-                "  {}  removed by {} [{state}]",
+            let line = format!(
+                "{}  removed by {} [{state}]",
                 sanitize(&f.name),
                 sanitize(f.owner.removed_by.as_deref().unwrap_or("an unidentified controller"))
-            )?;
+            );
+            writeln!(w, "{}", st.wrap(&line, "  ", "      "))?;
             for e in &f.owner.evidence {
-                writeln!(w, "      {}", st.dim(&sanitize(e)))?;
+                writeln!(w, "{}", st.wrap(&st.dim(&sanitize(e)), "      ", "        "))?;
             }
         }
     }
@@ -113,8 +119,8 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                 Severity::Warning => st.warn(f.code.as_str()),
                 Severity::Info => st.dim(f.code.as_str()),
             };
-            writeln!(w, "  {code}  {}", sanitize(&describe(g, f.object)))?;
-            writeln!(w, "      {}", sanitize(&f.message))?;
+            writeln!(w, "{}", st.wrap(&format!("{code}  {}", sanitize(&describe(g, f.object))), "  ", "      "))?;
+            writeln!(w, "{}", st.wrap(&sanitize(&f.message), "      ", "      "))?;
         }
     }
     if !content.is_empty() {
@@ -126,12 +132,12 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
         }
         for (fins, objs) in &by_finalizers {
             let label = if fins.is_empty() { "no finalizers".to_string() } else { format!("waiting on {fins}") };
-            writeln!(w, "  {} object(s), {}:", objs.len(), sanitize(&label))?;
-            for o in objs.iter().take(20) {
+            writeln!(w, "{}", st.wrap(&format!("{} object(s), {}:", objs.len(), sanitize(&label)), "  ", "    "))?;
+            for o in objs.iter().take(LISTED) {
                 writeln!(w, "    {}", sanitize(&describe(g, *o)))?;
             }
-            if objs.len() > 20 {
-                writeln!(w, "    … and {} more (-o json lists them all)", objs.len() - 20)?;
+            if objs.len() > LISTED {
+                writeln!(w, "    … and {} more (-o json lists them all)", objs.len() - LISTED)?;
             }
         }
     }
@@ -144,9 +150,10 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             } else {
                 String::new()
             };
-            writeln!(w, "  {}{more}", sanitize(&describe(g, oe.object)))?;
+            writeln!(w, "{}", st.wrap(&format!("{}{more}", sanitize(&describe(g, oe.object))), "  ", "    "))?;
             for e in &oe.warnings {
-                writeln!(w, "      {}", sanitize(&crate::diagnose::events::describe_event(e, d.now)))?;
+                let line = sanitize(&crate::diagnose::events::describe_event(e, d.now));
+                writeln!(w, "{}", st.wrap(&line, "      ", "        "))?;
             }
         }
     }
@@ -155,26 +162,38 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
         for (i, r) in remedies.iter().enumerate() {
-            let mark = if r.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
-            writeln!(w, "  {}. {}{mark}", i + 1, sanitize(&r.text))?;
-            if let Some(c) = &r.command {
+            let mark = if r.step.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
+            let count = if r.commands.len() > 1 {
+                format!(" ({} objects, one command each)", r.commands.len())
+            } else {
+                String::new()
+            };
+            let number = format!("  {}. ", i + 1);
+            let line = format!("{}{count}{mark}", sanitize(&r.step.text));
+            writeln!(w, "{}", st.wrap(&line, &number, &" ".repeat(number.len())))?;
+            // a command is never wrapped: it stays one line to paste
+            for c in &r.commands {
                 writeln!(w, "       {}", sanitize(&c.line(conn)))?;
             }
         }
         if let Some(why) = &conn.unbound
-            && remedies.iter().any(|r| r.command.is_some())
+            && remedies.iter().any(|r| !r.commands.is_empty())
         {
-            writeln!(w, "  {}", st.dim(&sanitize(&format!("(these commands name no cluster: {why})"))))?;
+            let line = st.dim(&sanitize(&format!("(these commands name no cluster: {why})")));
+            writeln!(w, "{}", st.wrap(&line, "  ", "   "))?;
         }
     }
     if !d.incomplete.is_empty() {
         writeln!(w, "\n{}", st.warn("Incomplete: the answer could not see"))?;
         for i in &d.incomplete {
-            writeln!(w, "  - {}", sanitize(i))?;
+            writeln!(w, "{}", st.wrap(&sanitize(i), "  - ", "    "))?;
         }
     }
     Ok(())
 }
+
+/// Objects listed by name in a group before "… and N more".
+const LISTED: usize = 20;
 
 /// Deeper levels are not drawn, only numbered: a 10,000-deep chain stays readable and linear.
 const MAX_DRAWN_DEPTH: usize = 32;
@@ -192,10 +211,13 @@ fn last_siblings(tree: &Tree) -> Vec<bool> {
     out
 }
 
+/// `tree`: kubectl-tree's columns (NAME drawn as a tree, READY, STATUS, AGE), then what the
+/// garbage collector cares about: the edge's flags, the deletion and its finalizers, problems.
 pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Write) -> io::Result<()> {
     let root_ns = tree.entries.first().and_then(|e| g.identity(e.node).namespace);
     let is_last = last_siblings(tree);
-    // whether the ancestor at each depth was the last of its siblings
+    // first pass: the cells (whether the ancestor at each depth was the last of its siblings)
+    let mut rows: Vec<[String; 4]> = Vec::with_capacity(tree.entries.len());
     let mut last_at_depth: Vec<bool> = Vec::new();
     for (i, e) in tree.entries.iter().enumerate() {
         last_at_depth.truncate(e.depth);
@@ -217,7 +239,40 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         {
             name = format!("{name} -n {ns}");
         }
-        let mut line = format!("{prefix}{}", st.strong(&sanitize(&name)));
+        let (ready, status, age) = match g.object(e.node) {
+            None => ("-".to_string(), "Absent".to_string(), "-".to_string()),
+            Some(o) => {
+                let ready = o.condition("Ready").map(|c| c.status.to_string()).filter(|s| !s.is_empty());
+                let status = if o.is_deleting() {
+                    "Terminating".to_string()
+                } else {
+                    match o.condition("Ready") {
+                        Some(c) if !c.is_true() && !c.reason.is_empty() => c.reason.to_string(),
+                        _ => o.str_field("/status/phase").unwrap_or("-").to_string(),
+                    }
+                };
+                let age = o.creation_timestamp.map(|c| age::human(now_s - c.as_second())).unwrap_or("-".into());
+                (ready.unwrap_or_else(|| "-".into()), status, age)
+            }
+        };
+        rows.push([format!("{prefix}{}", sanitize(&name)), sanitize(&ready), sanitize(&status), age]);
+    }
+    // column widths, capped so one long name does not push every row off the screen
+    let width = |k: usize, cap: usize| rows.iter().map(|r| super::style::columns(&r[k])).max().unwrap_or(0).min(cap);
+    let widths = [width(0, 64).max(4), width(1, 8).max(5), width(2, 24).max(6)];
+    let pad = |s: &str, n: usize| {
+        let c = super::style::columns(s);
+        if c >= n { s.to_string() } else { format!("{s}{}", " ".repeat(n - c)) }
+    };
+    writeln!(w, "{}  {}  {}  AGE", pad("NAME", widths[0]), pad("READY", widths[1]), pad("STATUS", widths[2]))?;
+    for (e, row) in tree.entries.iter().zip(&rows) {
+        let status = match row[2].as_str() {
+            "Terminating" => st.warn(&pad(&row[2], widths[2])),
+            "Absent" => st.bad(&pad(&row[2], widths[2])),
+            _ => pad(&row[2], widths[2]),
+        };
+        let mut line =
+            format!("{}  {}  {status}  {}", st.strong(&pad(&row[0], widths[0])), pad(&row[1], widths[1]), row[3]);
         if let Some(edge) = e.edge {
             let mut marks = Vec::new();
             if edge.controller {
@@ -227,17 +282,14 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
                 marks.push("blockOwnerDeletion");
             }
             if !marks.is_empty() {
-                line.push_str(&st.dim(&format!(" [{}]", marks.join(", "))));
+                line.push_str(&st.dim(&format!("  [{}]", marks.join(", "))));
             }
         }
         match g.object(e.node) {
-            None => line.push_str(&st.bad(" (absent: referenced, not found)")),
+            None => line.push_str(&st.bad("  (referenced, not found)")),
             Some(o) => {
-                if let Some(c) = o.creation_timestamp {
-                    line.push_str(&st.dim(&format!("  {}", age::human(now_s - c.as_second()))));
-                }
                 if let Some(dt) = o.deletion_timestamp {
-                    line.push_str(&format!("  {} {}", st.warn("Terminating"), age::human(now_s - dt.as_second())));
+                    line.push_str(&format!("  deleting for {}", age::human(now_s - dt.as_second())));
                     if !o.finalizers.is_empty() {
                         line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
                     }
@@ -245,13 +297,13 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             }
         }
         if e.repeated {
-            line.push_str(&st.dim(" (shown above)"));
+            line.push_str(&st.dim("  (shown above)"));
         }
         if !e.problems.is_empty() {
             let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
             line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
         }
-        writeln!(w, "{line}")?;
+        writeln!(w, "{}", line.trim_end())?;
     }
     if tree.entries.len() == 1 {
         let what = match tree.direction {
@@ -263,11 +315,29 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
     Ok(())
 }
 
+/// One numbered step of the text: the step once, and every command it carries — N identical
+/// steps on N objects (40 objects of a namespace held by one finalizer) are one heading with
+/// N commands under it.
+struct Grouped<'a> {
+    step: &'a Step,
+    commands: Vec<&'a crate::diagnose::Command>,
+}
+
 /// Every step of the answer once, ranked safest first across all findings (stable, so the
-/// order of the findings breaks ties); linear in the number of steps.
-fn next_steps(d: &Diagnosis) -> Vec<&Step> {
+/// order of the findings breaks ties), steps of equal reach and text grouped; linear in the
+/// number of steps.
+fn next_steps(d: &Diagnosis) -> Vec<Grouped<'_>> {
     let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
-    out.sort_by_key(|s| s.reach);
+    let mut steps: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
+    steps.sort_by_key(|s| s.reach);
+    let mut out: Vec<Grouped> = Vec::new();
+    let mut by_text: std::collections::HashMap<(crate::diagnose::Reach, &str), usize> = Default::default();
+    for s in steps {
+        let i = *by_text.entry((s.reach, s.text.as_str())).or_insert_with(|| {
+            out.push(Grouped { step: s, commands: Vec::new() });
+            out.len() - 1
+        });
+        out[i].commands.extend(s.command.as_ref());
+    }
     out
 }

@@ -36,6 +36,9 @@ pub struct ResourceList {
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     pub captured_at: Option<Timestamp>,
+    /// The kubeconfig context the objects were read through (live, or as a `kubectl gc
+    /// snapshot` file recorded it): the cluster printed commands are bound to.
+    pub context: Option<String>,
     pub objects: Vec<Object>,
     pub resource_lists: Vec<ResourceList>,
     /// What could not be read (a forbidden type, a failing group): answers that depend on
@@ -55,6 +58,10 @@ impl Snapshot {
                 "skipped {} object(s) without apiVersion, kind, metadata.name or metadata.uid",
                 f.skipped.objects
             ));
+        }
+        if f.contexts_differ {
+            warnings
+                .push("the snapshot files were captured from different contexts; printed commands name none".into());
         }
         if f.skipped.owner_refs > 0 {
             warnings.push(format!(
@@ -127,6 +134,7 @@ impl Snapshot {
         }
         Snapshot {
             captured_at: f.captured_at,
+            context: f.captured_context,
             objects,
             resource_lists: f.resource_lists,
             incomplete: f.incomplete,

@@ -26,6 +26,7 @@ pub struct RawDoc {
     pub resources: Option<Vec<RawApiResource>>,
     // what `kubectl gc snapshot` adds to its List
     pub captured_at: Option<Time>,
+    pub captured_context: Option<String>,
     pub incomplete: Option<Vec<String>>,
     // bodies the analysis reads, for the kinds in `keeps_body`
     pub spec: Option<Value>,
@@ -209,6 +210,10 @@ pub struct Flattened {
     pub objects: Vec<Object>,
     pub resource_lists: Vec<ResourceList>,
     pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
+    /// The context a `kubectl gc snapshot` file recorded; files that disagree record none.
+    pub captured_context: Option<String>,
+    /// Whether two files named different contexts (then no context is named at all).
+    pub contexts_differ: bool,
     pub incomplete: Vec<super::Gap>,
     pub skipped: Skipped,
     /// Where a List item parsed apart from its file failed (the streaming reader's workers
@@ -225,9 +230,24 @@ impl Flattened {
         if let Some(t) = other.captured_at {
             self.captured_at = Some(self.captured_at.map_or(t, |c| c.max(t)));
         }
+        if let Some(c) = other.captured_context {
+            self.record_context(c);
+        }
+        self.contexts_differ |= other.contexts_differ;
         self.incomplete.append(&mut other.incomplete);
         self.skipped.objects += other.skipped.objects;
         self.skipped.owner_refs += other.skipped.owner_refs;
+    }
+
+    fn record_context(&mut self, c: String) {
+        match &self.captured_context {
+            Some(have) if *have != c => {
+                self.contexts_differ = true;
+                self.captured_context = None;
+            }
+            _ if self.contexts_differ => {}
+            _ => self.captured_context = Some(c),
+        }
     }
 
     /// Adds a document: objects go to `objects`, lists are flattened (iteratively, so a
@@ -237,6 +257,9 @@ impl Flattened {
         while let Some(mut doc) = stack.pop() {
             if let Some(t) = doc.captured_at.take() {
                 self.captured_at = Some(self.captured_at.map_or(t.0, |c| c.max(t.0)));
+            }
+            if let Some(c) = doc.captured_context.take() {
+                self.record_context(c);
             }
             if let Some(inc) = doc.incomplete.take() {
                 self.incomplete.extend(inc.into_iter().map(super::Gap::recorded));
@@ -499,6 +522,7 @@ pub mod stream {
         GroupVersion,
         Resources,
         CapturedAt,
+        CapturedContext,
         Incomplete,
         Spec,
         Status,
@@ -636,6 +660,7 @@ pub mod stream {
                     Field::GroupVersion => doc.group_version = map.next_value()?,
                     Field::Resources => doc.resources = map.next_value()?,
                     Field::CapturedAt => doc.captured_at = map.next_value()?,
+                    Field::CapturedContext => doc.captured_context = map.next_value()?,
                     Field::Incomplete => doc.incomplete = map.next_value()?,
                     Field::Spec => body!("spec"),
                     Field::Status => body!("status"),

@@ -17,6 +17,9 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     if let Some(t) = snapshot.captured_at {
         head.insert("capturedAt".into(), t.to_string().into());
     }
+    if let Some(c) = &snapshot.context {
+        head.insert("capturedContext".into(), c.clone().into());
+    }
     head.insert("incomplete".into(), json!(snapshot.incomplete.iter().map(ToString::to_string).collect::<Vec<_>>()));
     let head = serde_json::to_string(&Value::Object(head))?;
     // `{…}` without its closing brace, then the items one a line

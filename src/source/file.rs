@@ -21,13 +21,24 @@ pub enum Error {
     ParseYaml { path: PathBuf, message: String },
     #[error("{path}: no *.json, *.yaml or *.yml files found")]
     Empty { path: PathBuf },
+    #[error("{path}: {message}")]
+    NotSnapshot { path: PathBuf, message: String },
 }
+
+/// The most a snapshot that is not a regular file (a pipe, `<(kubectl get …)`) may hold: it
+/// cannot be mapped, so it is read into memory, and an endless source (`/dev/zero`,
+/// `/dev/urandom`) must end in an error rather than in the OOM killer.
+const STREAM_LIMIT: u64 = 2 << 30;
 
 /// Reads every path (file or directory) into one snapshot.
 pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
     let mut flat = Flattened::default();
+    let mut walk = Walk::default();
     for path in paths {
-        let files = files_under(path)?;
+        let files = walk.files_under(path)?;
+        if files.is_empty() && walk.visited_before(path) {
+            continue; // the same directory named twice (or through a link): read once
+        }
         if files.is_empty() {
             return Err(Error::Empty { path: path.clone() });
         }
@@ -59,14 +70,20 @@ pub fn load(paths: &[PathBuf]) -> Result<Snapshot, Error> {
             }
         }
     }
-    Ok(Snapshot::from_flattened(flat))
+    let mut snapshot = Snapshot::from_flattened(flat);
+    snapshot.warnings.extend(walk.warnings);
+    Ok(snapshot)
 }
 
 /// The file's bytes, mapped rather than copied: a 1 GB snapshot then costs page cache, not a
 /// gigabyte of freshly zeroed heap. Small files are read.
 fn map(path: &Path) -> std::io::Result<Bytes> {
     let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return read_stream(file);
+    }
+    let len = meta.len();
     if len < 1 << 20 {
         let mut v = Vec::with_capacity(len as usize);
         std::io::Read::read_to_end(&mut &file, &mut v)?;
@@ -76,6 +93,38 @@ fn map(path: &Path) -> std::io::Result<Bytes> {
     // meanwhile by another process could fault (SIGBUS); snapshots are written once and read
     // later, and a file that changes under us could not be parsed consistently anyway.
     unsafe { memmap2::Mmap::map(&file) }.map(Bytes::Mapped)
+}
+
+/// A pipe or device, read to its end in chunks: a NUL byte, which neither JSON nor YAML
+/// allows, fails at once (so `/dev/zero` is refused at its first byte), and so does more than
+/// [`STREAM_LIMIT`].
+fn read_stream(file: std::fs::File) -> std::io::Result<Bytes> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut file = file.take(STREAM_LIMIT + 1);
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(at) = chunk[..n].iter().position(|&b| b == 0) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("not a snapshot: a NUL byte at offset {} (JSON and YAML are text)", out.len() + at),
+            ));
+        }
+        out.extend_from_slice(&chunk[..n]);
+        if out.len() as u64 > STREAM_LIMIT {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!("not a regular file and longer than {} GiB: give a file instead", STREAM_LIMIT >> 30),
+            ));
+        }
+    }
+    Ok(Bytes::Read(out))
 }
 
 enum Bytes {
@@ -162,12 +211,31 @@ fn parse_json(
 fn parse_yaml(path: &Path, bytes: &[u8], flat: &mut Flattened) -> Result<(), Error> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| Error::ParseYaml { path: path.to_path_buf(), message: format!("not UTF-8: {e}") })?;
-    let docs: Vec<Option<RawDoc>> = serde_saphyr::from_multiple(text).map_err(|e| Error::ParseYaml {
-        path: path.to_path_buf(),
-        message: e.to_string().lines().next().unwrap_or_default().to_string(),
-    })?;
+    let docs: Vec<Option<RawDoc>> =
+        serde_saphyr::from_multiple_with_options(text, yaml_options(text.len())).map_err(|e| Error::ParseYaml {
+            path: path.to_path_buf(),
+            message: e.to_string().lines().next().unwrap_or_default().to_string(),
+        })?;
     docs.into_iter().flatten().for_each(|d| flat.push(d));
     Ok(())
+}
+
+/// serde-saphyr's default budgets (1,024 documents, 250,000 nodes) suit configuration files,
+/// not cluster dumps: a 6,000-object List is over them. Budgets that grow with the input keep
+/// the protection that matters, against inputs that expand beyond their size: every node,
+/// event and document but an alias's replay costs at least a byte of the input, and alias
+/// replay keeps its own fixed bounds (total replayed events, anchors, aliases), so a "billion
+/// laughs" still fails.
+fn yaml_options(len: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_documents = budget.max_documents.max(len);
+    budget.max_nodes = budget.max_nodes.max(len);
+    budget.max_events = budget.max_events.max(len.saturating_mul(2));
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(len);
+    budget.max_reader_input_bytes = None; // the text is already in memory
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
 }
 
 /// serde_json appends " at line L column C"; the error already carries them as fields.
@@ -178,28 +246,94 @@ fn strip_position(msg: &str) -> String {
     }
 }
 
-/// The snapshot files under a path, sorted so that runs are reproducible.
-fn files_under(path: &Path) -> Result<Vec<PathBuf>, Error> {
-    let meta = std::fs::metadata(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
-    if !meta.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+/// Walks snapshot paths: each directory and each file once, however many links lead to it.
+#[derive(Default)]
+struct Walk {
+    /// (device, inode) of every directory and file reached so far.
+    seen: std::collections::HashSet<(u64, u64)>,
+    warnings: Vec<String>,
+    warned_loop: bool,
+}
+
+impl Walk {
+    fn visited_before(&self, path: &Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| self.seen.contains(&identity(&m)))
     }
-    let mut out = Vec::new();
-    let mut dirs = vec![path.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|source| Error::Read { path: dir.clone(), source })?;
-        for entry in entries {
-            let entry = entry.map_err(|source| Error::Read { path: dir.clone(), source })?;
-            let p = entry.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")) {
-                out.push(p);
+
+    /// The snapshot files under a path, sorted so that runs are reproducible. Links are
+    /// followed, but a directory or file already reached (a link loop, or two links to one
+    /// place) is skipped, with one warning.
+    fn files_under(&mut self, path: &Path) -> Result<Vec<PathBuf>, Error> {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
+        if !meta.is_dir() {
+            if !self.seen.insert(identity(&meta)) {
+                return Ok(Vec::new());
             }
+            return Ok(vec![path.to_path_buf()]);
+        }
+        let mut out = Vec::new();
+        let mut it = walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name().into_iter();
+        while let Some(entry) = it.next() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) if e.loop_ancestor().is_some() => {
+                    self.warn_loop(e.path().unwrap_or(path));
+                    continue;
+                }
+                Err(e) => {
+                    let at = e.path().unwrap_or(path).to_path_buf();
+                    let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("cannot walk"));
+                    return Err(Error::Read { path: at, source });
+                }
+            };
+            let p = entry.path();
+            let meta = entry.metadata().map_err(|e| Error::Read {
+                path: p.to_path_buf(),
+                source: e.into_io_error().unwrap_or_else(|| std::io::Error::other("cannot stat")),
+            })?;
+            let first = self.seen.insert(identity(&meta));
+            if meta.is_dir() {
+                if !first {
+                    self.warn_loop(p);
+                    it.skip_current_dir();
+                }
+                continue;
+            }
+            if !first || !matches!(p.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml")) {
+                continue;
+            }
+            if !meta.is_file() {
+                // a pipe or device in a directory would block or never end: only files count
+                self.warnings.push(format!("skipped {}: not a regular file", p.display()));
+                continue;
+            }
+            out.push(p.to_path_buf());
+        }
+        Ok(out)
+    }
+
+    fn warn_loop(&mut self, at: &Path) {
+        if !self.warned_loop {
+            self.warned_loop = true;
+            self.warnings.push(format!(
+                "{} leads to a directory already read (a symbolic link loop or a second link): each directory and file is read once",
+                at.display()
+            ));
         }
     }
-    out.sort();
-    Ok(out)
+}
+
+#[cfg(unix)]
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> (u64, u64) {
+    // no inode numbers: every entry counts as new (walkdir still stops at loops)
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    (u64::MAX, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -315,5 +449,84 @@ mod tests {
         .unwrap();
         assert_eq!(s.objects.len(), 1);
         assert!(s.warnings.iter().any(|w| w.contains("duplicate uid")), "{:?}", s.warnings);
+    }
+
+    const CM: &str = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"x","uid":"1"}}"#;
+
+    #[cfg(unix)]
+    #[test]
+    fn directory_link_loops_are_walked_once_with_one_warning() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::create_dir_all(a.join("b")).unwrap();
+        std::fs::write(a.join("x.json"), CM).unwrap();
+        symlink(&a, a.join("loop")).unwrap(); // one loop: back to the top
+        symlink(&a, a.join("b").join("up")).unwrap(); // a second one, deeper
+        symlink(a.join("b"), a.join("side")).unwrap(); // two links to one directory
+        symlink(a.join("x.json"), a.join("b").join("again.json")).unwrap(); // and to one file
+        let s = load(&[a.clone(), a.join("b")]).unwrap();
+        assert_eq!(s.objects.len(), 1);
+        assert!(!s.warnings.iter().any(|w| w.contains("duplicate uid")), "{:?}", s.warnings);
+        assert_eq!(s.warnings.iter().filter(|w| w.contains("already read")).count(), 1, "{:?}", s.warnings);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_device_is_refused_at_its_first_bytes() {
+        let t = std::time::Instant::now();
+        let err = load(&[PathBuf::from("/dev/zero")]).unwrap_err();
+        assert!(format!("{:#}", anyhow::Error::from(err)).contains("NUL byte at offset 0"));
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "read far beyond the first chunk");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_read_as_a_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, CM).unwrap())
+        };
+        let s = load(std::slice::from_ref(&fifo)).unwrap();
+        writer.join().unwrap();
+        assert_eq!(s.objects.len(), 1);
+    }
+
+    #[test]
+    fn a_yaml_list_of_6000_objects_loads() {
+        let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..6000 {
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c{i}\n    namespace: x\n    uid: u{i}\n    labels: {{a: b, c: d, e: f, g: h}}\n    finalizers: [x/y]\n    ownerReferences:\n    - {{apiVersion: v1, kind: ConfigMap, name: o, uid: o{i}, controller: true}}\n  data: {{k1: v, k2: v, k3: v, k4: v, k5: v, k6: v, k7: v, k8: v, k9: v, k10: v, k11: v, k12: v}}\n"
+            ));
+        }
+        let s = parse("big.yaml", &text).unwrap();
+        assert_eq!(s.objects.len(), 6000);
+        // and as 2,000 documents
+        let docs: String = (0..2000)
+            .map(|i| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}, uid: u{i}}}\n---\n"))
+            .collect();
+        assert_eq!(parse("docs.yaml", &docs).unwrap().objects.len(), 2000);
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        text.push_str("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, uid: u}\n");
+        let t = std::time::Instant::now();
+        let err = parse("bomb.yaml", &text).unwrap_err().to_string();
+        assert!(err.contains("alias") || err.contains("budget") || err.contains("replay"), "{err}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(20));
     }
 }

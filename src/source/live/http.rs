@@ -141,9 +141,10 @@ impl Reader {
         timeout: Option<Duration>,
         headers: Vec<(http::HeaderName, http::HeaderValue)>,
     ) -> Result<Reader, Error> {
-        let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
+        // what errors print and the cache directory is named after: never `user:password@`
+        let server = super::kubeconfig::without_userinfo(config.cluster_url.to_string().trim_end_matches('/'));
         let client = kube::Client::try_from(config).map_err(|e| {
-            let shown = flatten(&e);
+            let shown = super::kubeconfig::redacted(&e);
             Error::Client(Cause::new(e, shown))
         })?;
         Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, opt_out: Default::default() })
@@ -294,6 +295,10 @@ fn transport(e: kube::Error) -> Failure {
 /// The innermost cause of a transport error, which says what actually happened
 /// ("Connection refused (os error 111)"), rather than kube's and hyper's wrappers.
 fn transport_message(e: &kube::Error) -> String {
+    if matches!(e, kube::Error::Auth(_)) {
+        // an exec plugin run to refresh a token: its output is never quoted
+        return super::kubeconfig::redacted(e);
+    }
     let mut last = e.to_string();
     let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(e);
     while let Some(s) = cur {

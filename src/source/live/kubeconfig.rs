@@ -51,6 +51,9 @@ const FLAGS: &str = "kubectl-gc-flags";
 pub struct Loaded {
     pub config: kube::Config,
     pub default_namespace: String,
+    /// The kubeconfig context the connection resolved to (`None` when only flags such as
+    /// `--server` describe it): printed commands name it, so they act on this cluster.
+    pub context: Option<String>,
     /// Headers every request carries besides kube's own: `Impersonate-Extra-*` (kube reads
     /// a kubeconfig's extras but does not send them) and `Accept-Encoding: identity` for
     /// `--disable-compression`.
@@ -168,6 +171,9 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         user_name = Some(name);
     }
 
+    if let Some(name) = &user_name {
+        settle_token(&mut kc, name, o.token.is_some())?;
+    }
     let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster_name), user: user_name };
     let mut config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| match e {
         KubeconfigError::LoadContext(c) => Error::UnknownContext(c),
@@ -175,7 +181,7 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
             Error::Config(format!("context \"{context}\" names a cluster without a server"))
         }
         other => {
-            let shown = flatten(&other);
+            let shown = redacted(&other);
             Error::Client(Cause::new(other, shown))
         }
     })?;
@@ -203,7 +209,8 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if o.disable_compression {
         headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
     }
-    Ok(Loaded { config, default_namespace, headers })
+    let context = (context != FLAGS).then_some(context);
+    Ok(Loaded { config, default_namespace, context, headers })
 }
 
 /// An extra's key as client-go writes it into a header name: characters a header name cannot
@@ -294,6 +301,118 @@ pub fn bypasses_proxy(host: &str, no_proxy: Option<&str>) -> bool {
     })
 }
 
+/// The bearer token of the user the run authenticates as, made safe to send: a token file is
+/// read and trimmed as client-go's `fileTokenSource` does (`strings.TrimSpace`; empty is an
+/// error), and a token with a character an HTTP header cannot carry (a `token: |` block's
+/// newline, a control character) is one error here, not a panic in the HTTP layer. The token
+/// itself is never quoted.
+fn settle_token(kc: &mut Kubeconfig, user: &str, from_flag: bool) -> Result<(), Error> {
+    let Some(auth) = kc.auth_infos.iter_mut().find(|a| a.name == user).and_then(|a| a.auth_info.as_mut()) else {
+        return Ok(());
+    };
+    let source = if from_flag { "--token".to_string() } else { format!("the token of user \"{user}\"") };
+    if auth.username.is_some() && auth.password.is_some() {
+        return Ok(()); // basic auth comes first (kube's order, client-go's too)
+    }
+    if let Some(t) = &auth.token {
+        use secrecy::ExposeSecret;
+        return check_token(t.expose_secret(), &source);
+    }
+    if let Some(path) = auth.token_file.clone() {
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| Error::Config(format!("cannot read token file {path}: {e}")))?;
+        let token = text.trim();
+        if token.is_empty() {
+            return Err(Error::Config(format!("read empty token from file {path}")));
+        }
+        check_token(token, &format!("the token in {path}"))?;
+        auth.token = Some(token.to_string().into());
+        auth.token_file = None;
+    }
+    Ok(())
+}
+
+fn check_token(token: &str, source: &str) -> Result<(), Error> {
+    if http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+        let hint = if token.ends_with('\n') { " (it ends in a line break)" } else { "" };
+        return Err(Error::Config(format!(
+            "{source} holds a character an HTTP header cannot carry (a control character or line break){hint}"
+        )));
+    }
+    Ok(())
+}
+
+/// A configuration error, its causes on one line, with nothing of what the kubeconfig or an
+/// exec plugin holds: a YAML error says where (line and column), not the lines around it
+/// (serde-saphyr quotes them, tokens included); a failing exec plugin's output and a
+/// malformed ExecCredential are not quoted (they may hold credentials).
+pub(crate) fn redacted(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(safe) = safe_summary(err) {
+            parts.push(safe);
+            break;
+        }
+        let msg = err.to_string();
+        let next = err.source().map(|s| s.to_string());
+        // the part of this message that is not its cause's (thiserror often repeats it)
+        let own = match &next {
+            Some(n) if !n.is_empty() && msg.ends_with(n.as_str()) => {
+                msg[..msg.len() - n.len()].trim_end().trim_end_matches(':').to_string()
+            }
+            _ => msg.lines().next().unwrap_or("").to_string(),
+        };
+        if !own.is_empty() && !parts.iter().any(|p| p.contains(&own)) {
+            parts.push(own);
+        }
+        cur = err.source();
+    }
+    parts.join(": ")
+}
+
+/// What may be said of the errors that carry kubeconfig or plugin content.
+fn safe_summary(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    use kube::client::AuthError;
+    let yaml = |y: &serde_saphyr::Error| match y.location() {
+        Some(l) => format!("not valid YAML at line {} column {} (the text is not shown)", l.line(), l.column()),
+        None => "not valid YAML (the text is not shown)".to_string(),
+    };
+    if let Some(k) = e.downcast_ref::<KubeconfigError>() {
+        return match k {
+            KubeconfigError::Parse(y) => Some(format!("failed to parse kubeconfig YAML: {}", yaml(y))),
+            _ => None,
+        };
+    }
+    if let Some(kube::Error::Auth(a)) = e.downcast_ref::<kube::Error>() {
+        return safe_summary(a).map(|s| format!("auth error: {s}"));
+    }
+    if let Some(a) = e.downcast_ref::<AuthError>() {
+        return match a {
+            AuthError::AuthExecRun { out, .. } => Some(format!(
+                "the exec credential plugin failed ({}); its output is not shown, as it may hold credentials: run the plugin by hand to see why",
+                out.status
+            )),
+            AuthError::AuthExecParse(_) => Some(
+                "the exec credential plugin's output is not a valid ExecCredential (not shown: it may hold credentials)"
+                    .to_string(),
+            ),
+            _ => None,
+        };
+    }
+    e.downcast_ref::<serde_saphyr::Error>().map(yaml)
+}
+
+/// A server URL as it may be printed: without `user:password@`.
+pub fn without_userinfo(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
 /// Whether `ip` is in the block `net/bits` (of the same family).
 fn in_cidr(ip: std::net::IpAddr, net: std::net::IpAddr, bits: u32) -> bool {
     use std::net::IpAddr::{V4, V6};
@@ -311,7 +430,7 @@ fn in_cidr(ip: std::net::IpAddr, net: std::net::IpAddr, bits: u32) -> bool {
 }
 
 fn kubeconfig_error(path: &Path, e: kube::config::KubeconfigError) -> Error {
-    let shown = flatten(&e);
+    let shown = redacted(&e);
     Error::Kubeconfig { path: path.to_path_buf(), source: Cause::new(e, shown) }
 }
 
@@ -333,6 +452,14 @@ pub(crate) fn flatten(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn userinfo_is_dropped_from_printed_urls() {
+        assert_eq!(without_userinfo("https://admin:hunter2@10.0.0.1:6443/x"), "https://10.0.0.1:6443/x");
+        assert_eq!(without_userinfo("https://a@b@h"), "https://h");
+        assert_eq!(without_userinfo("https://h/p@q"), "https://h/p@q");
+        assert_eq!(without_userinfo("h:1"), "h:1");
+    }
 
     #[test]
     fn loopback_and_no_proxy_hosts_bypass_the_proxy() {

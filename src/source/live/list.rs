@@ -57,13 +57,16 @@ struct PageMeta {
     continue_: Option<String>,
 }
 
-/// Whether a type is listed in full (its body is analysed) or metadata-only.
+/// Whether a type is listed in full (its body is analysed) or metadata-only. Never the core
+/// `secrets` resource, whatever kind a (tampered) discovery mapping gives it.
 pub fn wants_body(t: &ListType) -> bool {
-    keeps_body(&t.group, &t.kind)
+    !is_secret(t) && keeps_body(&t.group, &t.kind)
 }
 
+/// The core `secrets` resource (or a subresource of it), by the path it is read from rather
+/// than by kind.
 fn is_secret(t: &ListType) -> bool {
-    t.group.is_empty() && t.plural == "secrets"
+    t.group.is_empty() && t.plural.split('/').next() == Some("secrets")
 }
 
 /// A list and whether its answer came without managedFields.

@@ -45,6 +45,8 @@ pub use kubeconfig::ConnectOptions;
 pub struct Session {
     pub reader: Reader,
     pub default_namespace: String,
+    /// The kubeconfig context in use, if one was (see `kubeconfig::Loaded::context`).
+    pub context: Option<String>,
 }
 
 /// Loads the kubeconfig and builds the client (no request is sent yet).
@@ -53,6 +55,7 @@ pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
     Ok(Session {
         reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?,
         default_namespace: loaded.default_namespace,
+        context: loaded.context,
     })
 }
 

@@ -115,6 +115,9 @@ pub enum FaultKind {
     Slow(Duration),
     /// Drop the connection mid-answer.
     Reset,
+    /// An error Status with this code and this message: a hostile or broken server's words
+    /// (terminal escapes, a forged second line) that the client must not print raw.
+    StatusMessage(u16, String),
     /// A list page with no items whose continue token is always the same: paging never ends.
     EndlessContinue,
     /// A 200 answer with this JSON body (`{}`, a Status): not a list.
@@ -541,6 +544,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
             tokio::time::sleep(d).await;
             return None;
         }
+        FaultKind::StatusMessage(code, message) => status(code, "InternalError", &message, None),
         FaultKind::EndlessContinue => json_response(
             json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": "again"}, "items": []}),
             "application/json",
