@@ -495,3 +495,18 @@ fn a_namespace_capture_reads_the_backends_of_every_webhook_it_holds() {
         "{all:?}"
     );
 }
+
+#[test]
+fn events_are_read_through_events_k8s_io_where_core_events_are_not_served() {
+    let (mut d, mut cluster) = webhook_cluster();
+    d.types.retain(|t| !(t.group.is_empty() && t.kind == "Event"));
+    d.types.push(t("events.k8s.io", "v1", "events", "Event", true));
+    for o in &mut cluster.objects {
+        if o["kind"] == "Event" {
+            o["apiVersion"] = json!("events.k8s.io/v1");
+        }
+    }
+    let r = rounds_with(&d, why_stuck_site(false), &cluster);
+    let last: Vec<String> = r.last().unwrap().iter().map(show).collect();
+    assert_eq!(last[0], "list events.events.k8s.io regarding.uid=uid-Site-alpha -n labs full", "{last:?}");
+}
