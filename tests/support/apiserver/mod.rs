@@ -2,7 +2,9 @@
 //! runtime), serving a snapshot file with the API's wire behaviour: `/version`, legacy and
 //! aggregated discovery (with the Content-Type kubectl requires), per-group resource lists,
 //! list and get on namespaced and cluster-wide paths with `limit`/`continue`, metadata-only
-//! answers when the Accept header asks for them, label and field selectors, KEP-5958's
+//! answers when the Accept header asks for them, label selectors, field selectors on the fields
+//! the API server makes selectable (`metadata.*`; Events' `involvedObject.*`/`regarding.*`,
+//! `reason`, `type`; any other field is refused with 400, as the API server refuses it), KEP-5958's
 //! `drop=metadata.managedFields` Accept parameter (honoured as a 1.37 server with the
 //! `ManagedFieldsOptOut` gate on, or not: see [`DropManagedFields`]), and injected faults per
 //! resource or group. Every request is recorded for assertions.
