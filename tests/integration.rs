@@ -9,6 +9,7 @@ mod hostile;
 mod krew;
 mod live;
 mod live_hostile;
+mod live_reads;
 mod pictures;
 mod plugin;
 mod support;

@@ -26,9 +26,21 @@ pub fn context_namespace() -> Option<String> {
 /// `kubectl gc snapshot`) from the cluster. `dependents_anywhere`: the answer follows
 /// dependents (`tree`, `plan`), and the GC links a dependent to its owner by uid from any
 /// namespace, so every namespace is listed (metadata-only), as offline sees them.
-pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<Snapshot> {
+/// `why_stuck`: the answer is why-stuck's, judged with these options: its webhooks and the
+/// Events of the objects it names are read too.
+pub fn read(
+    global: &Global,
+    target: Option<&Target>,
+    dependents_anywhere: bool,
+    why_stuck: Option<kubectl_gc::diagnose::Options>,
+) -> Result<Snapshot> {
     let opts = connect_options(&global.connection)?;
     let now = Timestamp::now();
+    // the time the answer is judged at, as `load` decides it: which objects it names may depend on it
+    let judged_at = match &global.now {
+        Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?,
+        None => now,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -92,7 +104,8 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
             let _ = write!(std::io::stderr().lock(), "\rreading {}/{} lists…", p.done, p.total);
         };
         // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
-        let wants = reads::Wants { scope, capture: target.is_none(), focus, target: target_ref };
+        let why_stuck = why_stuck.map(|options| reads::WhyStuck { now: judged_at, options });
+        let wants = reads::Wants { scope, capture: target.is_none(), focus, target: target_ref, why_stuck };
         let options =
             ReadOptions { concurrency, now, progress: tty.then_some(&progress as &(dyn Fn(Progress) + Sync)) };
         let mut snapshot = session.read(&discovery, &options, &mut reads::Plan::new(wants.clone())).await;

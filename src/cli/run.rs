@@ -21,13 +21,14 @@ pub fn run(args: Args) -> Result<Exit> {
     let global = &args.global;
     match &args.command {
         Command::WhyStuck(a) => {
-            let (g, now) = load(global, Some(&a.target), false)?;
+            let opts = diagnose::Options { stuck_after: a.stuck_after };
+            let (g, now) = load(global, Some(&a.target), false, Some(opts))?;
             let target = resolve(&g, &a.target, global)?;
             let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
             let t = std::time::Instant::now();
-            let d = diagnose::why_stuck_with(&g, &live, target, &diagnose::Options { stuck_after: a.stuck_after });
+            let d = diagnose::why_stuck_with(&g, &live, target, &opts);
             output::timing("why-stuck", t);
             // --plan: what happens once the blockers are gone, under the propagation the
             // deletion already has (kubectl's default, background, if it has none yet)
@@ -72,7 +73,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::from_stuck(d.stuck))
         }
         Command::Tree(a) => {
-            let (g, now) = load(global, Some(&a.target), true)?;
+            let (g, now) = load(global, Some(&a.target), true, None)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
@@ -91,7 +92,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Plan(a) => {
-            let (g, now) = load(global, Some(&a.target), true)?;
+            let (g, now) = load(global, Some(&a.target), true, None)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let opts = PlanOptions {
@@ -130,7 +131,8 @@ pub fn run(args: Args) -> Result<Exit> {
             {
                 bail!("{} exists: give --force to replace it, or another --file", path.display());
             }
-            let snapshot = super::live::read(global, None, false)?;
+            // the answers a capture is taken for are judged with why-stuck's default options
+            let snapshot = super::live::read(global, None, false, Some(diagnose::Options::default()))?;
             warn_about(&snapshot);
             match &a.file {
                 Some(path) => super::snapshot_file::write(path, a.force, |w| {
@@ -218,10 +220,16 @@ fn style(global: &Global) -> Style {
 
 /// Reads the objects and decides the reference time.
 /// Offline with `--snapshot`, else live: what an answer about `target` needs.
-fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<(Graph, Timestamp)> {
+/// `why_stuck`: the answer is why-stuck's, with these options (see `live::read`).
+fn load(
+    global: &Global,
+    target: Option<&Target>,
+    dependents_anywhere: bool,
+    why_stuck: Option<diagnose::Options>,
+) -> Result<(Graph, Timestamp)> {
     let t0 = std::time::Instant::now();
     let snapshot = if global.snapshot.is_empty() {
-        super::live::read(global, target, dependents_anywhere)?
+        super::live::read(global, target, dependents_anywhere, why_stuck)?
     } else {
         source::file::load(&global.snapshot).context("reading the snapshot")?
     };

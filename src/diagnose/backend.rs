@@ -200,7 +200,7 @@ pub fn namespace_terminating(g: &Graph, namespace: &str) -> bool {
 
 /// Whether the snapshot says a resource could not be read (the live source records each
 /// forbidden or failing type in `incomplete` by its resource name).
-fn unread(g: &Graph, resource: &str) -> bool {
+pub fn unread(g: &Graph, resource: &str) -> bool {
     g.snapshot
         .incomplete
         .iter()

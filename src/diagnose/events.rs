@@ -60,7 +60,7 @@ pub struct ObjectEvents {
 #[derive(Default)]
 pub struct Index {
     by_uid: HashMap<Uid, Vec<Event>>,
-    /// Whether the input holds any Event at all (an answer without events says so).
+    /// Whether the input holds any Event at all.
     any: bool,
 }
 

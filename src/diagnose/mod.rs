@@ -122,6 +122,7 @@ pub fn why_stuck_with(g: &Graph, live: &Liveness, target: NodeId, opts: &Options
     }
     let stuck_set = e.propagate_stuck();
     webhooks::warn_rejected_patches(g, &mut e.findings);
+    webhooks::note_unjudged(g, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
     }

@@ -111,8 +111,12 @@ pub fn alive_finding(
             events::describe_event(e, now),
             if warnings.len() > 1 { format!(" ({} Warning events in all)", warnings.len()) } else { String::new() }
         ),
-        None if idx.any() => format!("; {} has no Warning event in the input", describe(g, x)),
-        None => "; the input holds no Events at all (they expire an hour after their last occurrence by default, kube-apiserver --event-ttl)".into(),
+        // the same words whether other Events were read or none: a live answer reads only the
+        // Events of the objects it names, an offline input may hold every Event or none
+        None => format!(
+            "; no Warning event of {} was read (Events expire an hour after their last occurrence by default, kube-apiserver --event-ttl)",
+            describe(g, x)
+        ),
     };
     let mut steps = look_at(g, x, owner, waited);
     if waited <= opts.stuck_after {

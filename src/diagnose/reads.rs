@@ -78,7 +78,9 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
     kinds.sort();
     kinds.dedup();
     let mut crds: Vec<NodeId> = Vec::new();
-    for (group, kind) in kinds.iter().filter(|(g, _)| !g.is_empty()) {
+    // built-in groups are served by the API server itself, never through a CRD
+    let custom = |group: &str| !crate::discovery::builtin::BUILTINS.iter().any(|b| b.group == group);
+    for (group, kind) in kinds.iter().filter(|(g, _)| custom(g)) {
         match conversion::crd_of(g, group, kind) {
             Some(c) => crds.push(c),
             None => {
@@ -112,8 +114,23 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
         ));
         crds.extend(g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").iter().copied());
     }
+    out.extend(backends(g, &crds));
+    out
+}
+
+/// The Services and EndpointSlices of the backends of every webhook configuration in `g` and
+/// of every CRD's conversion webhook: what a capture holds so that any answer from it sees the
+/// backends (the configurations and CRDs are in it already).
+pub fn backends_of_all(g: &Graph) -> Vec<Read> {
+    backends(g, g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition"))
+}
+
+/// The backends of the conversion webhooks of `crds` and of every admission webhook in `g`.
+fn backends(g: &Graph, crds: &[NodeId]) -> Vec<Read> {
+    const ADM: &str = "admissionregistration.k8s.io";
+    let mut out = Vec::new();
     let mut services: Vec<(String, String)> = Vec::new();
-    for &c in &crds {
+    for &c in crds {
         if let Some(o) = g.object(c)
             && o.str_field("/spec/conversion/strategy") == Some("Webhook")
             && let Target::Service { namespace, name } =

@@ -238,24 +238,49 @@ impl Explainer<'_, '_> {
         };
         for i in interceptors(g, x, op) {
             if !i.backend.is_dead() {
-                if x == self.target && matches!(i.backend, Backend::Unknown(_)) {
-                    let note = format!(
-                        "{} intercepts {} of {} with failurePolicy Fail, and its backend cannot be judged ({}): if it does not answer, the finalizer's removal is rejected",
-                        i.describe(g),
-                        op.as_str(),
-                        describe(g, x),
-                        i.backend.describe(&i.target)
-                    );
-                    for f in &mut self.finalizers {
-                        f.owner.evidence.push(note.clone());
-                    }
-                }
+                // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
                 continue;
             }
             let finding = unavailable(g, x, &i);
             self.findings.push(finding);
             self.local_stuck.push(x);
         }
+    }
+}
+
+/// What the admission check could not judge for the target, in its finalizers' evidence (once
+/// they are all reported): a webhook intercepting the UPDATE that removes them whose backend
+/// cannot be judged, and webhook configurations that could not be read at all — then whether
+/// a webhook rejects that UPDATE is unknown, and the answer must not read as if none did.
+pub fn note_unjudged(g: &Graph, target: NodeId, finalizers: &mut [super::FinalizerReport]) {
+    let Some(o) = g.object(target) else { return };
+    if !o.is_deleting() || o.finalizers.is_empty() || o.group() == "admissionregistration.k8s.io" {
+        return;
+    }
+    let mut notes = Vec::new();
+    for i in interceptors(g, target, Operation::Update) {
+        if matches!(i.backend, Backend::Unknown(_)) {
+            notes.push(format!(
+                "{} intercepts UPDATE of {} with failurePolicy Fail, and its backend cannot be judged ({}): if it does not answer, the finalizer's removal is rejected",
+                i.describe(g),
+                describe(g, target),
+                i.backend.describe(&i.target)
+            ));
+        }
+    }
+    let unread: Vec<&str> = ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
+        .into_iter()
+        .filter(|r| backend::unread(g, r))
+        .collect();
+    if !unread.is_empty() {
+        notes.push(format!(
+            "admission webhooks: Unknown — {} could not be read, so whether a webhook rejects the UPDATE that removes the finalizer from {} is not known",
+            unread.join(" and "),
+            describe(g, target)
+        ));
+    }
+    for f in finalizers {
+        f.owner.evidence.extend(notes.iter().cloned());
     }
 }
 

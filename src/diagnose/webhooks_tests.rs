@@ -331,3 +331,36 @@ fn a_backend_in_a_terminating_namespace_is_not_offered_for_restore() {
     assert!(f.message.contains("being deleted"), "{}", f.message);
     assert!(!f.remedy.iter().any(|s| s.reach == Reach::Restore), "{:?}", f.remedy);
 }
+
+fn evidence(g: &Graph) -> Vec<String> {
+    let live = Liveness::new(g, NOW.parse().unwrap());
+    let d = why_stuck(g, &live, node(g, "Account", "acme"));
+    d.finalizers.iter().flat_map(|f| f.owner.evidence.clone()).collect()
+}
+
+#[test]
+fn an_unjudged_backend_is_named_in_the_finalizers_evidence() {
+    let mut h = hook(json!([rule(&["UPDATE"], &["accounts"], "*")]));
+    h["clientConfig"] = json!({"url": "https://hooks.example.com/validate"});
+    let e = evidence(&world(h, json!({}), json!({})));
+    assert!(
+        e.iter().any(|e| e.contains("cannot be judged") && e.contains("https://hooks.example.com/validate")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn unreadable_webhook_configurations_leave_the_admission_check_unknown() {
+    let mut s = crate::testing::snapshot(vec![crd(), ns("finance", json!({})), account(json!({}))]);
+    s.incomplete.push(
+        "validatingwebhookconfigurations.admissionregistration.k8s.io could not be listed: forbidden (403)".into(),
+    );
+    let e = evidence(&Graph::build(s));
+    assert!(
+        e.iter().any(|e| e.starts_with("admission webhooks: Unknown") && e.contains("validatingwebhookconfigurations")),
+        "{e:?}"
+    );
+    // read, and none there: nothing to say
+    let e = evidence(&graph(vec![crd(), ns("finance", json!({})), account(json!({}))]));
+    assert!(!e.iter().any(|e| e.contains("admission webhooks")), "{e:?}");
+}

@@ -40,20 +40,24 @@
 //! an existing step, and a test in `tests.rs` against its in-memory cluster; the session needs
 //! no change (see `source::live::ask`). A kind read in full must be one whose body the
 //! snapshot keeps (`snapshot::object::keeps_body`), or the body is dropped as it is parsed.
-//! For example:
-//! - Events of named objects: after the steps that found them, for each object's uid,
-//!   `Ask::list(core_events, Some(ns), why).full().selecting(format!("involvedObject.uid={uid}"))`
-//!   (`regarding.uid=…` for `events.k8s.io/v1`); Events are ignored by the GC's graph, and
-//!   `Plan::scope` skips them, so only these asks read them.
-//! - Validating/MutatingWebhookConfigurations in full: `Ask::list(t, None, why).full()` in the
-//!   scope step; Services and EndpointSlices of the webhooks' backends: a later step reading
-//!   the webhook answers and asking `by_name(services, …)` and a list of EndpointSlices
-//!   selected by `kubernetes.io/service-name` per backend.
-//! - `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
-//!   step that finds the terminating objects among the answers and asks, in their namespaces
-//!   only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
-//!   controller namespaces, the managers), as the steps above do for one namespace.
+//!
+//! Reads that depend on the answer itself ([`answer`]): for why-stuck ([`Wants::why_stuck`]),
+//! the steps after the CRDs build a graph of what was read so far (`source::live::snapshot_so_far`)
+//! and ask the analysis what it needs: `diagnose::reads::wanted` (webhook configurations, the
+//! CRD of the target's kind, then the Services and EndpointSlices of the backends they name,
+//! by `labelSelector=kubernetes.io/service-name=…`) and, last, `diagnose::events::wanted` on
+//! the answer as it will be given (same `now` and options): the Events of the objects it names,
+//! each listed by `involvedObject.uid=…` in its namespace. Events are ignored by the GC's graph,
+//! and `Plan::scope` skips them, so only these asks read them for an answer. A capture of a
+//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`)
+//! and the Events outside it that the answers about what is being deleted in it show.
+//!
+//! For example, still to come: `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
+//! step that finds the terminating objects among the answers and asks, in their namespaces
+//! only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
+//! controller namespaces, the managers), as the steps above do for one namespace.
 
+pub mod answer;
 mod by_name;
 mod crds;
 mod owners;
@@ -61,6 +65,8 @@ mod owners;
 mod tests;
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::builtin_owner;
 use crate::controllers::{ManagerKind, classify_manager as classify};
@@ -151,6 +157,20 @@ pub struct Wants {
     /// The object asked about: if it is a CRD, or has CRDs among its dependents, those are
     /// read in full.
     pub target: Option<TargetRef>,
+    /// The answer is why-stuck's about `target`: the webhooks in the way of its deletion, their
+    /// backends, and the Events of the objects the answer names are read too (`answer`). For a
+    /// capture of a namespace: how the answers it is taken for are judged (the Events outside
+    /// the namespace that they show are read too).
+    pub why_stuck: Option<WhyStuck>,
+}
+
+/// How a why-stuck answer is judged, for the reads that depend on the answer itself (which
+/// objects it names): the same as the answer's, or the Events read would not be its.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WhyStuck {
+    /// The reference time (`--now`, else the capture time).
+    pub now: Timestamp,
+    pub options: crate::diagnose::Options,
 }
 
 /// The steps of a read, in order; each sees every answer before it.
@@ -166,20 +186,49 @@ enum Step {
     Managers,
     /// The CRDs an answer reads in full.
     Crds,
+    /// Why-stuck: the webhook configurations and the CRDs whose conversion webhooks matter.
+    Webhooks,
+    /// Why-stuck: the Services and EndpointSlices of the webhooks' backends; a capture: those
+    /// of every webhook it holds.
+    Backends,
+    /// Why-stuck: the Events of the objects the answer names.
+    Events,
 }
 
-const STEPS: [Step; 5] = [Step::Scope, Step::Owners, Step::ManagedFields, Step::Managers, Step::Crds];
+const STEPS: [Step; 8] = [
+    Step::Scope,
+    Step::Owners,
+    Step::ManagedFields,
+    Step::Managers,
+    Step::Crds,
+    Step::Webhooks,
+    Step::Backends,
+    Step::Events,
+];
 
 /// The read plan of one answer (or capture); a fresh one per read.
 pub struct Plan {
     wants: Wants,
     /// How many answers there were when each step was asked (`starts[i]`: before step `i`).
     starts: Vec<usize>,
+    /// The graph of the first so many answers, for the steps that ask the analysis (built
+    /// again only when answers came since).
+    graph: Option<(usize, crate::graph::Graph)>,
 }
 
 impl Plan {
     pub fn new(wants: Wants) -> Plan {
-        Plan { wants, starts: Vec::new() }
+        Plan { wants, starts: Vec::new(), graph: None }
+    }
+
+    /// The graph of every answer so far.
+    fn graph(&mut self, d: &Discovery, answers: &[Answered]) -> &crate::graph::Graph {
+        if self.graph.as_ref().is_none_or(|(n, _)| *n != answers.len()) {
+            // the graph's shape does not depend on the time (a capture has none of its own here)
+            let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
+            self.graph = Some((answers.len(), answer::graph_so_far(d, answers, now)));
+        }
+        &self.graph.as_ref().expect("just built").1
     }
 
     fn focus(&self) -> Option<&str> {
@@ -197,14 +246,59 @@ impl Plan {
         &answers[start.min(answers.len())..end.min(answers.len())]
     }
 
-    fn step(&self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+    fn step(&mut self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
         match step {
             Step::Scope => self.scope(d),
             Step::Owners => self.owners(d, answers),
             Step::ManagedFields => managed_fields(answers),
             Step::Managers => self.managers(d, answers),
             Step::Crds => self.crds(d, answers),
+            Step::Webhooks | Step::Backends => self.webhooks(d, answers),
+            Step::Events => self.events(d, answers),
         }
+    }
+
+    /// Why-stuck: what `diagnose::reads::wanted` asks for on what was read so far (asked
+    /// twice: the backends are known once the configurations and CRDs are in). A capture of a
+    /// namespace: the backends of every webhook it holds, wherever they are (a capture of
+    /// every namespace holds them already).
+    fn webhooks(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let reads = match (self.wants.why_stuck, self.wants.target.clone()) {
+            (Some(_), Some(t)) => {
+                let g = self.graph(d, answers);
+                let Some(x) = answer::target_node(g, &t) else { return Vec::new() };
+                crate::diagnose::reads::wanted(g, x)
+            }
+            _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
+                crate::diagnose::reads::backends_of_all(self.graph(d, answers))
+            }
+            _ => return Vec::new(),
+        };
+        answer::asks_for(d, &reads, answers)
+    }
+
+    /// Why-stuck: the Events of the objects its answer names, judged as the answer will be.
+    /// A capture of a namespace (judged with `why_stuck`'s time and options): the Events, outside
+    /// it, of the objects that answers about what is being deleted in it name (its own Events
+    /// are read with it).
+    fn events(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let Some(w) = self.wants.why_stuck else { return Vec::new() };
+        let target = self.wants.target.clone();
+        let capture = match (&self.wants.scope, self.wants.capture) {
+            (Scope::Namespace(ns), true) => Some(ns.clone()),
+            _ => None,
+        };
+        let g = self.graph(d, answers);
+        let objects = match (target, capture) {
+            (Some(t), _) => answer::target_node(g, &t)
+                .map(|x| answer::answer_event_objects(g, x, w.now, &w.options))
+                .unwrap_or_default(),
+            (None, Some(ns)) => answer::capture_event_objects(g, &ns, w.now, &w.options),
+            (None, None) => Vec::new(),
+        };
+        // the last step that needs it: the read's own snapshot is assembled next
+        self.graph = None;
+        answer::event_asks(d, objects)
     }
 
     fn scope(&self, d: &Discovery) -> Vec<Ask> {

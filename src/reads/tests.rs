@@ -33,7 +33,7 @@ fn answer(wants: Wants) -> Wants {
 }
 
 fn namespace(ns: &str) -> Wants {
-    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None }
+    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None, why_stuck: None }
 }
 
 fn doc(v: Value) -> RawDoc {
@@ -87,10 +87,16 @@ impl Cluster {
                     message: String::new(),
                 }),
             },
-            Fetch::List { field_selector, only } => Ok(found
+            Fetch::List { field_selector, label_selector, only } => Ok(found
                 .into_iter()
-                .filter(|o| match field_selector {
-                    Some(s) => s.strip_prefix("metadata.name=").is_some_and(|n| o["metadata"]["name"] == n),
+                .filter(|o| match field_selector.as_deref().and_then(|s| s.split_once('=')) {
+                    Some(("metadata.name", n)) => o["metadata"]["name"] == n,
+                    Some(("involvedObject.uid", u)) => o["involvedObject"]["uid"] == u,
+                    Some(_) => false,
+                    None => true,
+                })
+                .filter(|o| match label_selector.as_deref().and_then(|s| s.split_once('=')) {
+                    Some((k, v)) => o["metadata"]["labels"][k] == v,
                     None => true,
                 })
                 .map(doc)
@@ -110,7 +116,11 @@ use crate::source::live::ask::ManagedFields as ManagedFieldsAsk;
 
 /// Every round of asks, as the session would execute them.
 fn rounds(wants: Wants, cluster: &Cluster) -> Vec<Vec<Ask>> {
-    let d = discovery();
+    rounds_with(&discovery(), wants, cluster)
+}
+
+fn rounds_with(d: &Discovery, wants: Wants, cluster: &Cluster) -> Vec<Vec<Ask>> {
+    let d = d.clone();
     let mut plan = Plan::new(wants);
     let mut answers = Vec::new();
     let mut out = Vec::new();
@@ -128,6 +138,7 @@ fn show(a: &Ask) -> String {
     let what = match &a.fetch {
         Fetch::Get(n) => format!("get {} {n}", a.kind.qualified()),
         Fetch::List { field_selector: Some(s), .. } => format!("list {} {s}", a.kind.qualified()),
+        Fetch::List { label_selector: Some(s), .. } => format!("list {} -l {s}", a.kind.qualified()),
         Fetch::List { only: Some(o), .. } => format!("list {} only {}", a.kind.qualified(), o.len()),
         Fetch::List { .. } => format!("list {}", a.kind.qualified()),
     };
@@ -169,7 +180,8 @@ fn a_namespaced_answer_reads_its_namespace_in_full_and_bodies_elsewhere_metadata
 
 #[test]
 fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
-    let wants = Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None };
+    let wants =
+        Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None, why_stuck: None };
     let r = all(&rounds(answer(wants), &empty()));
     assert!(r.contains(&"list pods".to_string()) && r.contains(&"list pods -n labs full".to_string()), "{r:?}");
     assert!(r.contains(&"list configmaps full".to_string()), "{r:?}");
@@ -177,7 +189,7 @@ fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
 
 #[test]
 fn a_capture_keeps_events_bodies_and_managed_fields() {
-    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
     let r = rounds(wants, &empty());
     let shown = all(&r);
     assert!(shown.contains(&"list events full".to_string()), "{shown:?}");
@@ -348,7 +360,7 @@ fn a_namespace_capture_reads_what_its_answers_read_elsewhere() {
     assert!(r.contains(&"list deployments.apps -n operators full".to_string()), "{r:?}");
     assert!(r.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{r:?}");
     // a capture of every namespace holds all of that already
-    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None };
+    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
     assert_eq!(rounds(everything, &operator_cluster(false)).len(), 1);
 }
 
@@ -364,4 +376,137 @@ fn the_plan_ends() {
     }
     assert!(plan.next(&d, &answers).is_empty());
     assert!(plan.next(&d, &answers).is_empty());
+}
+
+/// A Site being deleted in labs, a webhook on sites' UPDATE whose backend (hooks/hook) is not
+/// there, and Events of the Site and of another object.
+fn webhook_cluster() -> (Discovery, Cluster) {
+    let mut d = discovery();
+    d.types.extend([
+        t("", "v1", "services", "Service", true),
+        t("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true),
+        t(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            false,
+        ),
+    ]);
+    let mut crd = object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "sites.own.labhub.io", json!({}));
+    crd["spec"] = json!({"group": "own.labhub.io", "scope": "Namespaced",
+        "names": {"plural": "sites", "singular": "site", "kind": "Site"},
+        "versions": [{"name": "v1", "served": true, "storage": true}]});
+    let mut hook =
+        object("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "policy", json!({}));
+    hook["webhooks"] = json!([{"name": "sites.policy", "failurePolicy": "Fail",
+        "clientConfig": {"service": {"namespace": "hooks", "name": "hook"}},
+        "rules": [{"apiGroups": ["own.labhub.io"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["sites"]}]}]);
+    let event = |name: &str, about: &str| {
+        let mut e = object("v1", "Event", Some("labs"), name, json!({}));
+        e["involvedObject"] = json!({"uid": about});
+        e["type"] = json!("Warning");
+        e
+    };
+    let objects = vec![
+        object("v1", "Namespace", None, "labs", json!({})),
+        object("v1", "Namespace", None, "hooks", json!({})),
+        object(
+            "own.labhub.io/v1",
+            "Site",
+            Some("labs"),
+            "alpha",
+            json!({"deletionTimestamp": "2026-11-29T11:00:00Z", "finalizers": ["own.labhub.io/cleanup"]}),
+        ),
+        crd,
+        hook,
+        event("alpha.1", "uid-Site-alpha"),
+        event("other.1", "uid-ConfigMap-other"),
+    ];
+    (d, Cluster { objects, drops: false })
+}
+
+fn why_stuck_site(capture: bool) -> Wants {
+    Wants {
+        scope: Scope::Namespace("labs".into()),
+        capture,
+        focus: Some("labs".into()),
+        target: (!capture).then(|| TargetRef {
+            group: "own.labhub.io".into(),
+            kind: "Site".into(),
+            namespace: Some("labs".into()),
+            name: "alpha".into(),
+        }),
+        why_stuck: (!capture).then(|| WhyStuck {
+            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            options: crate::diagnose::Options::default(),
+        }),
+    }
+}
+
+#[test]
+fn why_stuck_reads_the_webhooks_backends_then_the_events_of_what_its_answer_names() {
+    let (d, cluster) = webhook_cluster();
+    let r = rounds_with(&d, why_stuck_site(false), &cluster);
+    let shown: Vec<Vec<String>> = r.iter().map(|round| round.iter().map(show).collect()).collect();
+    let n = shown.len();
+    // the CRD of the target's kind, by its name, in full (its conversion webhook); then the
+    // backend the webhook names; then the Events of the Site and of the configuration whose
+    // dead backend the answer names (a cluster-scoped object's Events are in default)
+    assert_eq!(shown[n - 3], ["get customresourcedefinitions.apiextensions.k8s.io sites.own.labhub.io full"]);
+    assert_eq!(
+        shown[n - 2],
+        [
+            "get services hook -n hooks full",
+            "list endpointslices.discovery.k8s.io -l kubernetes.io/service-name=hook -n hooks full"
+        ]
+    );
+    assert_eq!(
+        shown[n - 1],
+        [
+            "list events involvedObject.uid=uid-Site-alpha -n labs full",
+            "list events involvedObject.uid=uid-ValidatingWebhookConfiguration-policy -n default full",
+        ]
+    );
+    // the configurations and namespaces wanted are those the scope read already
+    let all = all(&r);
+    assert_eq!(all.iter().filter(|a| a.contains("validatingwebhookconfigurations")).count(), 1, "{all:?}");
+    assert!(!all.iter().any(|a| a == "list events" || a.starts_with("list events -n")), "{all:?}");
+}
+
+#[test]
+fn answers_without_why_stuck_read_no_webhook_backends_and_no_events() {
+    let (d, cluster) = webhook_cluster();
+    let mut wants = why_stuck_site(false);
+    wants.why_stuck = None;
+    let all = all(&rounds_with(&d, wants, &cluster));
+    assert!(!all.iter().any(|a| a.contains("events") || a.contains("hooks")), "{all:?}");
+}
+
+#[test]
+fn a_namespace_capture_reads_the_backends_of_every_webhook_it_holds() {
+    let (d, cluster) = webhook_cluster();
+    let all = all(&rounds_with(&d, why_stuck_site(true), &cluster));
+    assert!(all.contains(&"get services hook -n hooks full".to_string()), "{all:?}");
+    assert!(
+        all.contains(
+            &"list endpointslices.discovery.k8s.io -l kubernetes.io/service-name=hook -n hooks full".to_string()
+        ),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn events_are_read_through_events_k8s_io_where_core_events_are_not_served() {
+    let (mut d, mut cluster) = webhook_cluster();
+    d.types.retain(|t| !(t.group.is_empty() && t.kind == "Event"));
+    d.types.push(t("events.k8s.io", "v1", "events", "Event", true));
+    for o in &mut cluster.objects {
+        if o["kind"] == "Event" {
+            o["apiVersion"] = json!("events.k8s.io/v1");
+        }
+    }
+    let r = rounds_with(&d, why_stuck_site(false), &cluster);
+    let last: Vec<String> = r.last().unwrap().iter().map(show).collect();
+    assert_eq!(last[0], "list events.events.k8s.io regarding.uid=uid-Site-alpha -n labs full", "{last:?}");
 }

@@ -14,7 +14,7 @@ use super::object::{Body, Object, OwnerRef, Uid, group_of, keeps_body};
 use super::{ApiResource, ResourceList};
 
 /// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawDoc {
     pub api_version: Option<String>,
@@ -63,7 +63,7 @@ pub struct RawDoc {
     pub raw_body: Vec<(&'static str, Box<RawValue>)>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawMeta {
     pub name: Option<String>,
@@ -79,7 +79,7 @@ pub struct RawMeta {
     pub managed_fields: Option<RawManagedFields>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawOwnerRef {
     pub api_version: Option<String>,
@@ -92,7 +92,7 @@ pub struct RawOwnerRef {
 
 /// `metadata.managedFields`, keeping only the entries that set finalizers: most entries of
 /// most objects set none, and are skipped without copying a string.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RawManagedFields(pub Vec<super::object::FinalizerManager>);
 
 impl<'de> Deserialize<'de> for RawManagedFields {
@@ -181,7 +181,7 @@ struct Entry<'a> {
     fields_v1: Option<RawFieldsV1>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawApiResource {
     pub name: String,

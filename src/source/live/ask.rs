@@ -4,8 +4,8 @@
 //! nothing more. The session knows HTTP, paging, content negotiation and retries; it does not
 //! know why anything is read.
 //!
-//! Adding a read (Events of named objects, webhook configurations, a terminating-objects pass)
-//! is a change to a plan only: return one more [`Ask`] from `ReadPlan::next` — the type, where
+//! Adding a read (as the Events of named objects and the webhooks' backends were, or a
+//! terminating-objects pass) is a change to a plan only: return one more [`Ask`] from `ReadPlan::next` — the type, where
 //! ([`Ask::namespace`]), how ([`Fetch`]: a list, narrowed by a field selector such as
 //! `involvedObject.uid=…`, or a GET of a named object), metadata-only or in full ([`Body`]),
 //! with or without managedFields ([`ManagedFields`]), what its answer is for ([`Use`]), and why
@@ -40,9 +40,10 @@ pub struct Ask {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fetch {
     /// A (paged) list, optionally narrowed by a field selector (`metadata.name=…`,
-    /// `involvedObject.uid=…`), and optionally kept to the named objects of its answer
-    /// ((namespace, name); an object absent from the answer is not a failure).
-    List { field_selector: Option<String>, only: Option<Named> },
+    /// `involvedObject.uid=…`) and a label selector (`kubernetes.io/service-name=…`), and
+    /// optionally kept to the named objects of its answer ((namespace, name); an object absent
+    /// from the answer is not a failure).
+    List { field_selector: Option<String>, label_selector: Option<String>, only: Option<Named> },
     /// One object by name; a 404 (gone since it was listed) is not a failure.
     Get(String),
 }
@@ -82,7 +83,7 @@ impl Ask {
         Ask {
             kind: kind.clone(),
             namespace,
-            fetch: Fetch::List { field_selector: None, only: None },
+            fetch: Fetch::List { field_selector: None, label_selector: None, only: None },
             body: Body::Metadata,
             managed_fields: ManagedFields::Keep,
             use_: Use::Objects,
@@ -117,6 +118,13 @@ impl Ask {
         self
     }
 
+    pub fn labelled(mut self, label_selector: String) -> Ask {
+        if let Fetch::List { label_selector: s, .. } = &mut self.fetch {
+            *s = Some(label_selector);
+        }
+        self
+    }
+
     pub fn only(mut self, objects: Named) -> Ask {
         if let Fetch::List { only, .. } = &mut self.fetch {
             *only = Some(objects);
@@ -135,12 +143,13 @@ impl Ask {
         self.kind == *kind
             && self.body == body
             && self.use_ == Use::Objects
-            && matches!(self.fetch, Fetch::List { field_selector: None, only: None })
+            && matches!(self.fetch, Fetch::List { field_selector: None, label_selector: None, only: None })
             && (self.namespace.is_none() || self.namespace.as_deref() == namespace)
     }
 }
 
 /// An ask and its answer.
+#[derive(Clone)]
 pub struct Answered {
     pub ask: Ask,
     pub result: Result<Vec<RawDoc>, Failure>,

@@ -78,8 +78,16 @@ pub struct Listed {
     pub managed_fields_dropped: bool,
 }
 
-/// Every object of a type, in one namespace or across all, optionally narrowed by a field
-/// selector (`metadata.name=…`). `full` lists the kinds whose body is analysed in full (with
+/// A list's narrowing: a field selector (`metadata.name=…`, `involvedObject.uid=…`) and a
+/// label selector (`kubernetes.io/service-name=…`), each passed to the server as written.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Selectors<'a> {
+    pub field: Option<&'a str>,
+    pub label: Option<&'a str>,
+}
+
+/// Every object of a type, in one namespace or across all, optionally narrowed by
+/// [`Selectors`]. `full` lists the kinds whose body is analysed in full (with
 /// managedFields); otherwise the list is metadata-only, asked without managedFields first
 /// when `drop` is set.
 pub async fn list(
@@ -88,18 +96,18 @@ pub async fn list(
     namespace: Option<&str>,
     full: bool,
     drop: bool,
-    field_selector: Option<&str>,
+    selectors: Selectors<'_>,
 ) -> Result<Listed, Failure> {
     let kept = |docs| Listed { docs, managed_fields_dropped: false };
     if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
+        return paged(r, t, namespace, JSON, selectors).await.map(|(docs, _)| kept(docs));
     }
     // once the server has shown it does not honour the opt-out, protobuf is asked for first
     let drop = drop && r.opt_out() != OptOut::Ignored;
     let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
-    let (docs, protobuf) = match paged(r, t, namespace, accept, field_selector).await {
+    let (docs, protobuf) = match paged(r, t, namespace, accept, selectors).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
-            return paged(r, t, namespace, JSON, field_selector).await.map(|(docs, _)| kept(docs));
+            return paged(r, t, namespace, JSON, selectors).await.map(|(docs, _)| kept(docs));
         }
         other => other?,
     };
@@ -125,7 +133,7 @@ async fn paged(
     t: &ListType,
     namespace: Option<&str>,
     accept: &str,
-    field_selector: Option<&str>,
+    selectors: Selectors<'_>,
 ) -> Result<(Vec<RawDoc>, bool), Failure> {
     let base = t.path(namespace);
     let mut protobuf = false;
@@ -138,8 +146,11 @@ async fn paged(
         loop {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("limit", &PAGE.to_string());
-            if let Some(f) = field_selector {
+            if let Some(f) = selectors.field {
                 q.append_pair("fieldSelector", f);
+            }
+            if let Some(l) = selectors.label {
+                q.append_pair("labelSelector", l);
             }
             if let Some(tok) = &token {
                 q.append_pair("continue", tok);

@@ -164,7 +164,7 @@ impl Session {
                 };
                 (res.map(|d| vec![d]), false)
             }
-            ask::Fetch::List { field_selector, only } => {
+            ask::Fetch::List { field_selector, label_selector, only } => {
                 let drop = ask.managed_fields == ask::ManagedFields::Drop;
                 match list::list(
                     &self.reader,
@@ -172,7 +172,7 @@ impl Session {
                     ask.namespace.as_deref(),
                     full,
                     drop,
-                    field_selector.as_deref(),
+                    list::Selectors { field: field_selector.as_deref(), label: label_selector.as_deref() },
                 )
                 .await
                 {
@@ -193,6 +193,13 @@ impl Session {
         };
         Answered { ask, result, managed_fields_dropped }
     }
+}
+
+/// The snapshot the answers so far make, as [`Session::read`] would return it were the read to
+/// end here: for a plan whose next asks depend on an analysis of what was read (a copy; the
+/// answers stay the plan's).
+pub fn snapshot_so_far(d: &Discovery, answers: &[Answered], now: Timestamp) -> Snapshot {
+    assemble(d, answers.to_vec(), now)
 }
 
 /// The snapshot of a read's answers: the objects of answers for objects, those read in full

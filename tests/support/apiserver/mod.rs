@@ -2,7 +2,9 @@
 //! runtime), serving a snapshot file with the API's wire behaviour: `/version`, legacy and
 //! aggregated discovery (with the Content-Type kubectl requires), per-group resource lists,
 //! list and get on namespaced and cluster-wide paths with `limit`/`continue`, metadata-only
-//! answers when the Accept header asks for them, label and field selectors, KEP-5958's
+//! answers when the Accept header asks for them, label selectors, field selectors on the fields
+//! the API server makes selectable (`metadata.*`; Events' `involvedObject.*`/`regarding.*`,
+//! `reason`, `type`; any other field is refused with 400, as the API server refuses it), KEP-5958's
 //! `drop=metadata.managedFields` Accept parameter (honoured as a 1.37 server with the
 //! `ManagedFieldsOptOut` gate on, or not: see [`DropManagedFields`]), and injected faults per
 //! resource or group. Every request is recorded for assertions.
@@ -607,12 +609,18 @@ fn list(
         return status(405, "MethodNotAllowed", "watch is not served by this test server", None);
     }
     let labels = param("labelSelector").unwrap_or("");
-    let fields = param("fieldSelector").unwrap_or("");
+    let fields = match field_terms(param("fieldSelector").unwrap_or("")) {
+        Ok(terms) => match terms.iter().find(|(f, _, _)| !selectable(res, f)) {
+            Some((f, _, _)) => return status(400, "BadRequest", &format!("field label not supported: {f}"), None),
+            None => terms,
+        },
+        Err(term) => return status(400, "BadRequest", &format!("invalid selector: '{term}'"), None),
+    };
     let all: Vec<&Value> = s
         .store
         .objects_of(res, namespace)
         .into_iter()
-        .filter(|o| label_match(labels, &o["metadata"]["labels"]) && field_match(fields, o))
+        .filter(|o| label_match(labels, &o["metadata"]["labels"]) && field_match(&fields, o))
         .collect();
     let start: usize = match param("continue") {
         Some(c) => match c.strip_prefix("offset-").and_then(|n| n.parse().ok()) {
@@ -705,23 +713,60 @@ fn label_match(selector: &str, labels: &Value) -> bool {
     })
 }
 
-/// `metadata.name` and `metadata.namespace`, with `=`, `==` and `!=`.
-fn field_match(selector: &str, o: &Value) -> bool {
-    selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
-        let (k, v, eq) = match term.split_once("!=") {
-            Some((k, v)) => (k, v, false),
+/// The terms of a field selector: (field, value, equal), or the first term that is not one.
+fn field_terms(selector: &str) -> Result<Vec<(&str, &str, bool)>, &str> {
+    selector
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|term| match term.split_once("!=") {
+            Some((k, v)) => Ok((k.trim(), v.trim(), false)),
             None => match term.split_once("==").or_else(|| term.split_once('=')) {
-                Some((k, v)) => (k, v, true),
-                None => return false,
+                Some((k, v)) => Ok((k.trim(), v.trim(), true)),
+                None => Err(term),
             },
-        };
-        let actual = match k.trim() {
-            "metadata.name" => o["metadata"]["name"].as_str(),
-            "metadata.namespace" => o["metadata"]["namespace"].as_str(),
-            _ => return false,
-        };
-        (actual == Some(v.trim())) == eq
-    })
+        })
+        .collect()
+}
+
+/// The fields a list may be selected by, as the API server registers them: `metadata.name`
+/// and `metadata.namespace` for every resource; for core/v1 Events also `involvedObject.*`,
+/// `reason`, `type`, `source`, `reportingComponent`; for events.k8s.io/v1 Events the same under
+/// its own names (`regarding.*`, `reason`, `type`, `reportingController`). Any other field is
+/// refused (400), as the API server refuses it.
+fn selectable(res: &Res, field: &str) -> bool {
+    const ABOUT: &[&str] = &["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"];
+    let about = |prefix: &str| field.strip_prefix(prefix).is_some_and(|f| ABOUT.contains(&f));
+    match (res.group.as_str(), res.kind.as_str()) {
+        _ if field == "metadata.name" || field == "metadata.namespace" => true,
+        ("", "Event") => {
+            about("involvedObject.") || ["reason", "type", "source", "reportingComponent"].contains(&field)
+        }
+        ("events.k8s.io", "Event") => about("regarding.") || ["reason", "type", "reportingController"].contains(&field),
+        _ => false,
+    }
+}
+
+/// A field's value in a stored object. Events are stored once for both APIs (as core/v1 or as
+/// events.k8s.io/v1), so `involvedObject.*` and `regarding.*` read either form.
+fn field_value<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
+    let about = |f: &str| o["involvedObject"][f].as_str().or_else(|| o["regarding"][f].as_str());
+    if let Some(f) = field.strip_prefix("involvedObject.").or_else(|| field.strip_prefix("regarding.")) {
+        return about(f);
+    }
+    match field {
+        "metadata.name" => o["metadata"]["name"].as_str(),
+        "metadata.namespace" => o["metadata"]["namespace"].as_str(),
+        "source" => o["source"]["component"].as_str(),
+        "reportingController" | "reportingComponent" => {
+            o["reportingComponent"].as_str().or_else(|| o["reportingController"].as_str())
+        }
+        f => o[f].as_str(),
+    }
+}
+
+fn field_match(terms: &[(&str, &str, bool)], o: &Value) -> bool {
+    terms.iter().all(|(k, v, eq)| (field_value(o, k) == Some(*v)) == *eq)
 }
 
 fn group_suffix(r: &Res) -> String {
