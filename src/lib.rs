@@ -13,6 +13,7 @@ pub mod discovery;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod graph;
+pub mod names;
 pub mod plan;
 pub mod reads;
 pub mod render;

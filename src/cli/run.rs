@@ -1,5 +1,7 @@
 //! One function per subcommand: load → build → answer → render.
 
+use kubectl_gc::names::{FOREGROUND_DELETION, ORPHAN};
+
 use std::io::Write;
 
 use anyhow::{Context, Result, bail};
@@ -35,8 +37,8 @@ pub fn run(args: Args) -> Result<Exit> {
             let then = a.plan.then(|| {
                 let o = g.object(target);
                 let cascade = match o {
-                    Some(o) if o.has_finalizer("orphan") => Cascade::Orphan,
-                    Some(o) if o.has_finalizer("foregroundDeletion") => Cascade::Foreground,
+                    Some(o) if o.has_finalizer(ORPHAN) => Cascade::Orphan,
+                    Some(o) if o.has_finalizer(FOREGROUND_DELETION) => Cascade::Foreground,
                     _ => Cascade::Background,
                 };
                 let opts = PlanOptions { cascade, assume_finalizers: Some(AssumeFinalizers::Removed), now };

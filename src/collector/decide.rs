@@ -5,6 +5,8 @@
 //! The functions read the cluster through [`GcView`], so the planner's simulated world and
 //! any other state can be judged with the same code.
 
+use crate::names::{FOREGROUND_DELETION, ORPHAN};
+
 use crate::collector::references::{LiveOwner, OwnerState, classify};
 use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId};
@@ -172,9 +174,9 @@ pub fn attempt_to_delete_item(v: &impl GcView, n: NodeId) -> Decision {
         };
     }
     // F3
-    let propagation = if item.finalizers.iter().any(|f| f == "orphan") {
+    let propagation = if item.finalizers.iter().any(|f| f == ORPHAN) {
         Propagation::Orphan
-    } else if item.finalizers.iter().any(|f| f == "foregroundDeletion") {
+    } else if item.finalizers.iter().any(|f| f == FOREGROUND_DELETION) {
         Propagation::Foreground
     } else {
         Propagation::Background

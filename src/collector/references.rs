@@ -1,6 +1,8 @@
 //! Classification of one owner reference: mirrors `isDangling` and `classifyReferences`
 //! (garbagecollector.go), gc-semantics §3.3.
 
+use crate::names::FOREGROUND_DELETION;
+
 use crate::discovery::{RestMapper, Unresolvable};
 use crate::graph::{Graph, NodeId, Presence};
 use crate::snapshot::{OwnerRef, Uid};
@@ -89,7 +91,7 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
         }
         Some(LiveOwner {
             uid: &o.uid,
-            deleting_with_foreground: o.is_deleting() && o.has_finalizer("foregroundDeletion"),
+            deleting_with_foreground: o.is_deleting() && o.has_finalizer(FOREGROUND_DELETION),
         })
     });
     match result {

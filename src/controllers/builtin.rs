@@ -4,6 +4,8 @@
 //! visible) — except cloud-controller-manager, which many clusters do not run at all: Unknown.
 //! CSI sidecars are judged per driver (`csi`).
 
+use crate::names::{CRD_CLEANUP, FOREGROUND_DELETION, JOB_TRACKING, ORPHAN, PV_PROTECTION, PVC_PROTECTION};
+
 use std::collections::HashMap;
 
 use k8s_openapi::jiff::Timestamp;
@@ -47,17 +49,15 @@ pub struct BuiltinOwner {
 pub fn builtin_owner(finalizer: &str) -> Option<BuiltinOwner> {
     use Component::*;
     let (removed_by, component) = match finalizer {
-        "orphan" | "foregroundDeletion" => ("kube-controller-manager (garbage collector)", KubeControllerManager),
+        ORPHAN | FOREGROUND_DELETION => ("kube-controller-manager (garbage collector)", KubeControllerManager),
         "kubernetes" => ("kube-controller-manager (namespace controller)", KubeControllerManager),
-        "customresourcecleanup.apiextensions.k8s.io" => ("kube-apiserver (CRD finalizer controller)", KubeApiserver),
-        "kubernetes.io/pvc-protection" => {
-            ("kube-controller-manager (pvc-protection controller)", KubeControllerManager)
-        }
-        "kubernetes.io/pv-protection" => ("kube-controller-manager (pv-protection controller)", KubeControllerManager),
+        CRD_CLEANUP => ("kube-apiserver (CRD finalizer controller)", KubeApiserver),
+        PVC_PROTECTION => ("kube-controller-manager (pvc-protection controller)", KubeControllerManager),
+        PV_PROTECTION => ("kube-controller-manager (pv-protection controller)", KubeControllerManager),
         "kubernetes.io/pv-controller" => {
             ("kube-controller-manager (persistent volume controller)", KubeControllerManager)
         }
-        "batch.kubernetes.io/job-tracking" => ("kube-controller-manager (job controller)", KubeControllerManager),
+        JOB_TRACKING => ("kube-controller-manager (job controller)", KubeControllerManager),
         "resource.kubernetes.io/delete-protection" => {
             ("kube-controller-manager (resourceclaim controller)", KubeControllerManager)
         }

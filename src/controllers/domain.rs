@@ -1,6 +1,8 @@
 //! A finalizer's domain (`own.labhub.io/cleanup` → `own.labhub.io`) and the CustomResourceDefinitions
 //! whose API group it names: the first link from a finalizer to the controller that removes it.
 
+use crate::names::CRD;
+
 use crate::graph::{Graph, NodeId};
 
 /// The domain part of a finalizer: the prefix before `/`, or the whole name when it has no `/`
@@ -49,7 +51,7 @@ pub struct Crds {
 impl Crds {
     pub fn new(g: &Graph) -> Crds {
         let mut crds: Vec<Crd> = g
-            .of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+            .of_kind(CRD.0, CRD.1)
             .iter()
             .filter_map(|&id| Some((id, g.object(id)?)))
             .filter_map(|(id, o)| {

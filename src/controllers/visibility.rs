@@ -1,6 +1,8 @@
 //! What the snapshot lets us see: a verdict of Missing needs Pods, workloads, RBAC and Leases
 //! to have been readable; where they were not, the verdict is Unknown and says what was missing.
 
+use crate::names::CRD;
+
 use crate::graph::Graph;
 
 /// A kind of evidence the attribution reads.
@@ -32,7 +34,7 @@ impl Source {
             ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => Source::Workloads,
             ("rbac.authorization.k8s.io", _) => Source::Rbac,
             ("coordination.k8s.io", "Lease") => Source::Leases,
-            ("apiextensions.k8s.io", "CustomResourceDefinition") => Source::Crds,
+            CRD => Source::Crds,
             _ => return None,
         })
     }

@@ -26,6 +26,8 @@
 //! namespace controller also resyncs every namespace every five minutes
 //! (`--namespace-sync-period`), so it gets two of those.
 
+use crate::names::{CRD_CLEANUP, JOB_TRACKING, PV_PROTECTION, PVC_PROTECTION};
+
 use k8s_openapi::jiff::Timestamp;
 
 use crate::graph::{Graph, NodeId};
@@ -47,13 +49,7 @@ pub fn grace(finalizer: &str) -> i64 {
 
 /// The built-in finalizers this module judges.
 pub fn judged(finalizer: &str) -> bool {
-    matches!(
-        finalizer,
-        "kubernetes.io/pvc-protection"
-            | "kubernetes.io/pv-protection"
-            | "batch.kubernetes.io/job-tracking"
-            | "customresourcecleanup.apiextensions.k8s.io"
-    )
+    matches!(finalizer, PVC_PROTECTION | PV_PROTECTION | JOB_TRACKING | CRD_CLEANUP)
 }
 
 /// What the input says about a built-in finalizer's condition.
@@ -75,10 +71,10 @@ pub enum Judgement {
 pub fn judge(g: &Graph, x: NodeId, finalizer: &str) -> Option<Judgement> {
     let o = g.object(x)?;
     Some(match finalizer {
-        "kubernetes.io/pvc-protection" => claim(g, o),
-        "kubernetes.io/pv-protection" => volume(g, o),
-        "batch.kubernetes.io/job-tracking" => job_pod(g, x, o),
-        "customresourcecleanup.apiextensions.k8s.io" => crd(g, o),
+        PVC_PROTECTION => claim(g, o),
+        PV_PROTECTION => volume(g, o),
+        JOB_TRACKING => job_pod(g, x, o),
+        CRD_CLEANUP => crd(g, o),
         _ => return None,
     })
 }

@@ -9,6 +9,8 @@
 //! and cannot count or delete them, and the garbage collector's monitor for the resource
 //! cannot sync.
 
+use crate::names::CRD;
+
 use serde_json::{Value, json};
 
 use super::backend::{self, Backend, Target};
@@ -31,7 +33,7 @@ pub struct DeadConverter {
 
 /// The CRD that defines `group`/`kind`, if it was read.
 pub fn crd_of(g: &Graph, group: &str, kind: &str) -> Option<NodeId> {
-    g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").iter().copied().find(|&c| {
+    g.of_kind(CRD.0, CRD.1).iter().copied().find(|&c| {
         g.object(c)
             .is_some_and(|o| o.str_field("/spec/group") == Some(group) && o.str_field("/spec/names/kind") == Some(kind))
     })

@@ -6,6 +6,8 @@
 //! the owner waits forever. A blocking dependent with no deletionTimestamp long after the
 //! owner's foreground deletion began is that miss.
 
+use crate::names::FOREGROUND_DELETION;
+
 use k8s_openapi::jiff::Timestamp;
 
 use crate::graph::{Graph, NodeId};
@@ -41,7 +43,7 @@ pub fn waiting_undeleted(g: &Graph, x: NodeId) -> Vec<NodeId> {
 /// said in the same finding.
 pub fn missed_deletes(g: &Graph, x: NodeId, now: Timestamp, down: Option<&str>) -> Option<Finding> {
     let o = g.object(x)?;
-    if !o.has_finalizer("foregroundDeletion") {
+    if !o.has_finalizer(FOREGROUND_DELETION) {
         return None;
     }
     let began = o.deletion_timestamp?;

@@ -11,6 +11,8 @@
 //! # Guarantees
 //! Pure: the same graph, liveness and `now` give the same diagnosis. No recursion.
 
+use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
+
 pub mod backend;
 pub mod builtin_conditions;
 pub mod conversion;
@@ -242,16 +244,16 @@ impl Explainer<'_, '_> {
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
             self.controller_not_alive(x, at, f, &owner, &who);
-            if f == "foregroundDeletion" {
+            if f == FOREGROUND_DELETION {
                 // a garbage collector that is down does not hide what it would wait for
                 let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
                 self.report_blocking(x, blocking);
             }
-            if matches!(f, "foregroundDeletion" | "orphan") {
+            if matches!(f, FOREGROUND_DELETION | ORPHAN) {
                 // the GC's missed steps are reported whether or not it is judged alive
                 let down = owner.evidence.last().map(String::as_str).unwrap_or("no evidence");
                 let age = self.deleting_for(x);
-                if f == "orphan" || g.blocking_dependents(x).next().is_none() {
+                if f == ORPHAN || g.blocking_dependents(x).next().is_none() {
                     self.gc_finalizer_idle(x, f, age, Some(down));
                 } else if let Some(found) = gc_steps::missed_deletes(g, x, self.now, Some(down)) {
                     self.findings.push(found);
@@ -261,7 +263,7 @@ impl Explainer<'_, '_> {
         }
         let age = self.deleting_for(x);
         match f {
-            "foregroundDeletion" => {
+            FOREGROUND_DELETION => {
                 let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
                 if blocking.is_empty() {
                     self.gc_finalizer_idle(x, f, age, None);
@@ -271,7 +273,7 @@ impl Explainer<'_, '_> {
                 }
                 self.report_blocking(x, blocking);
             }
-            "orphan" => self.gc_finalizer_idle(x, f, age, None),
+            ORPHAN => self.gc_finalizer_idle(x, f, age, None),
             f if builtin_conditions::judged(f) => {
                 if let Some(j) = builtin_conditions::judge(g, x, f) {
                     self.builtin_condition(x, f, &who, j);
@@ -432,11 +434,8 @@ impl Explainer<'_, '_> {
             }
             return;
         }
-        let what = if f == "orphan" {
-            "its dependents were orphaned or never existed"
-        } else {
-            "no blocking dependent remains"
-        };
+        let what =
+            if f == ORPHAN { "its dependents were orphaned or never existed" } else { "no blocking dependent remains" };
         let steps = vec![
             Step::advice(
                 Reach::Inspect,
@@ -449,7 +448,7 @@ impl Explainer<'_, '_> {
             ),
         ];
         // "nothing left to wait for" rests on seeing every dependent
-        if f == "foregroundDeletion"
+        if f == FOREGROUND_DELETION
             && let Some(why) = gc_steps::blind_to_dependents(g, x)
         {
             self.incomplete.push(format!(
@@ -512,7 +511,7 @@ impl Explainer<'_, '_> {
         }
         // Discovery: the namespace controller keeps `kubernetes` while any group fails.
         let failing: Vec<NodeId> = g
-            .of_kind("apiregistration.k8s.io", "APIService")
+            .of_kind(API_SERVICE.0, API_SERVICE.1)
             .iter()
             .copied()
             .filter(|&id| g.object(id).and_then(|o| o.condition("Available")).is_some_and(|c| !c.is_true()))

@@ -22,6 +22,8 @@
 //! deleted is gone before the objects it finalizes; and nothing can be created in a terminating
 //! namespace, so it cannot be reinstalled or scaled up there.
 
+use crate::names::{API_SERVICE, CRD};
+
 use super::backend;
 use super::conversion;
 use super::step::{Reach, Step};
@@ -123,7 +125,7 @@ impl Explainer<'_, '_> {
         let g = self.g;
         let ns = g.object(x).expect("explained objects are observed").name.clone();
         let (mut causes, mut related, mut remedies) = (Vec::new(), Vec::new(), Vec::new());
-        for &crd in g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition") {
+        for &crd in g.of_kind(CRD.0, CRD.1) {
             let Some(o) = g.object(crd) else { continue };
             if o.str_field("/spec/scope") == Some("Cluster") {
                 continue;
@@ -163,7 +165,7 @@ impl Explainer<'_, '_> {
                 }
             }
         }
-        for &a in g.of_kind("apiregistration.k8s.io", "APIService") {
+        for &a in g.of_kind(API_SERVICE.0, API_SERVICE.1) {
             let Some(o) = g.object(a) else { continue };
             if let Some(c) = o.condition("Available").filter(|c| !c.is_true()) {
                 causes.push(format!("APIService {} is unavailable ({}: \"{}\")", o.name, c.reason, c.message));

@@ -1,6 +1,8 @@
 //! Owner-reference problems on one object, and what the GC will therefore do with it
 //! (gc-semantics §3.2 D–F, §6).
 
+use crate::names::FOREGROUND_DELETION;
+
 use crate::collector::{Dangling, GcVerdict, OwnerState, classify_reference};
 use crate::graph::{Graph, NodeId};
 
@@ -28,7 +30,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
     let x_ref = super::describe(g, x);
     // The garbage collector does not act on an object that is already being deleted (unless
     // it is deleting its dependents): its references are a note, not something to repair.
-    let deleting = g.object(x).is_some_and(|o| o.is_deleting() && !o.has_finalizer("foregroundDeletion"));
+    let deleting = g.object(x).is_some_and(|o| o.is_deleting() && !o.has_finalizer(FOREGROUND_DELETION));
     let mut out = Vec::new();
     for (i, (r, state)) in refs.iter().zip(&states).enumerate() {
         let named = format!("{} {}", r.kind, r.name);

@@ -20,6 +20,8 @@
 //! Under partial RBAC a read that fails goes to `incomplete` with its resource name; the checks
 //! then say the backend "cannot be judged" instead of calling it missing.
 
+use crate::names::CRD;
+
 use serde_json::Value;
 
 use super::backend::{self, Target};
@@ -112,7 +114,7 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
             true,
             "conversion webhooks of the namespace's content",
         ));
-        crds.extend(g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition").iter().copied());
+        crds.extend(g.of_kind(CRD.0, CRD.1).iter().copied());
     }
     out.extend(backends(g, &crds));
     out
@@ -122,7 +124,7 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
 /// of every CRD's conversion webhook: what a capture holds so that any answer from it sees the
 /// backends (the configurations and CRDs are in it already).
 pub fn backends_of_all(g: &Graph) -> Vec<Read> {
-    backends(g, g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition"))
+    backends(g, g.of_kind(CRD.0, CRD.1))
 }
 
 /// The backends of the conversion webhooks of `crds` and of every admission webhook in `g`.

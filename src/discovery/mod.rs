@@ -4,6 +4,8 @@
 //! its CustomResourceDefinitions, the built-in types. A group/kind known by none of them, or
 //! an apiVersion none of them serves, is *unresolvable*, as the GC's REST mapping fails.
 
+use crate::names::CRD;
+
 pub mod builtin;
 
 use std::collections::HashMap;
@@ -117,11 +119,7 @@ impl RestMapper {
                 });
             }
         }
-        for crd in snapshot
-            .objects
-            .iter()
-            .filter(|o| o.kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io")
-        {
+        for crd in snapshot.objects.iter().filter(|o| (o.group(), o.kind.as_str()) == CRD) {
             if let Some(t) = crd_type(crd) {
                 m.add(t);
             }

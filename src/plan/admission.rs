@@ -28,6 +28,8 @@
 //! admission (`apiextensions-apiserver` `finalizer/crd_finalizer.go`); the namespace
 //! controller's `/finalize` is a subresource webhooks on `namespaces` do not match.
 
+use crate::names::CRD;
+
 use super::world::{GC, World};
 use crate::diagnose::backend::{self, Backend, Target};
 use crate::diagnose::conversion;
@@ -61,7 +63,7 @@ pub fn applies(g: &Graph) -> bool {
     ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
         .iter()
         .any(|k| !g.of_kind("admissionregistration.k8s.io", k).is_empty())
-        || g.of_kind("apiextensions.k8s.io", "CustomResourceDefinition")
+        || g.of_kind(CRD.0, CRD.1)
             .iter()
             .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
 }

@@ -3,6 +3,8 @@
 //! tracking, CRD cleanup, operators), each acting only when its controller is alive and its
 //! condition holds.
 
+use crate::names::{CRD, PV_PROTECTION, PVC_PROTECTION};
+
 use std::collections::HashMap;
 
 use super::AssumeFinalizers;
@@ -126,7 +128,7 @@ impl Controllers {
             None => {}
         }
         match f {
-            "kubernetes.io/pvc-protection" => {
+            PVC_PROTECTION => {
                 let users = self.claim_users_of(w, n);
                 if users.is_empty() {
                     Verdict::Remove { actor }
@@ -135,7 +137,7 @@ impl Controllers {
                     Verdict::Wait { actor, reason: format!("{f}: the claim is still used by {}", names.join(", ")) }
                 }
             }
-            "kubernetes.io/pv-protection" => match bound_claim(w, n) {
+            PV_PROTECTION => match bound_claim(w, n) {
                 None => Verdict::Remove { actor },
                 Some(c) => Verdict::Wait {
                     actor,
@@ -230,7 +232,7 @@ impl Controllers {
 }
 
 pub fn is_crd(w: &World, n: NodeId) -> bool {
-    w.kind_of(n) == ("apiextensions.k8s.io", "CustomResourceDefinition")
+    w.kind_of(n) == CRD
 }
 
 /// The instances of a CRD in the snapshot.

@@ -5,6 +5,8 @@
 //! at once to the graph builder's rules (§4: ownerRef diffs, `processTransitions`, informer
 //! delete), which fill the GC queues. `apply` performs a [`Decision`] of the GC worker.
 
+use crate::names::CRD;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::jiff::Timestamp;
@@ -19,10 +21,9 @@ use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId, Presence};
 use crate::snapshot::{Object, OwnerRef};
 
-pub const ORPHAN: &str = "orphan";
-pub const FOREGROUND: &str = "foregroundDeletion";
-pub const NS_FINALIZER: &str = "kubernetes";
-pub const CRD_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+pub use crate::names::{
+    CRD_CLEANUP as CRD_FINALIZER, FOREGROUND_DELETION as FOREGROUND, NAMESPACE_FINALIZER as NS_FINALIZER, ORPHAN,
+};
 
 pub const APISERVER: &str = "kube-apiserver";
 pub const GC: &str = "garbage-collector";
@@ -422,8 +423,7 @@ impl<'g> World<'g> {
         self.deleting.remove(&n);
         self.removed.push(n);
         let (group, kind) = self.kind_of(n);
-        if group == "apiextensions.k8s.io"
-            && kind == "CustomResourceDefinition"
+        if (group, kind) == CRD
             && let Some(o) = self.observed(n)
             && let (Some(g), Some(k)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind"))
         {
@@ -474,7 +474,7 @@ impl<'g> World<'g> {
                 return; // a no-op while the namespace controller has not finalized it
             }
         }
-        if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" && old_deletion.is_none() {
+        if (group, kind) == CRD && old_deletion.is_none() {
             let s = self.st(n);
             s.deletion = Some(now);
             s.grace = Some(0);

@@ -113,7 +113,7 @@ pub const MANAGED_FIELDS_READS: Limits = Limits { gets: 16, namespaces: 8 };
 /// CRDs wanted in full: a GET each up to 32; more, one full list (kept to those wanted).
 pub const CRD_READS: Limits = Limits { gets: 32, namespaces: 0 };
 
-const CRD: (&str, &str) = ("apiextensions.k8s.io", "CustomResourceDefinition");
+use crate::names::CRD;
 
 fn is(t: &ListType, (group, kind): (&str, &str)) -> bool {
     t.group == group && t.kind == kind

@@ -1,6 +1,8 @@
 //! One Kubernetes object as the analysis sees it: its metadata in full, and its spec and
 //! status only for the kinds whose spec or status some answer reads (`keeps_body`).
 
+use crate::names::{API_SERVICE, CRD};
+
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
@@ -270,8 +272,8 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("", "ServiceAccount")
             | ("events.k8s.io", "Event")
             | ("coordination.k8s.io", "Lease")
-            | ("apiextensions.k8s.io", "CustomResourceDefinition")
-            | ("apiregistration.k8s.io", "APIService")
+            | CRD
+            | API_SERVICE
             | ("apps", "Deployment")
             | ("apps", "StatefulSet")
             | ("apps", "DaemonSet")

@@ -14,6 +14,8 @@
 //! makes it stale, which catches a CRD created between that discovery and that read; a
 //! served version added to an existing CRD in those few seconds is caught only by the TTL.
 
+use crate::names::{API_SERVICE, CRD};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -142,7 +144,7 @@ pub fn crds_of(s: &Snapshot) -> Option<BTreeMap<String, String>> {
     Some(
         s.objects
             .iter()
-            .filter(|o| o.group() == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition")
+            .filter(|o| (o.group(), o.kind.as_str()) == CRD)
             .map(|o| (o.name.clone(), o.resource_version.clone().unwrap_or_default()))
             .collect(),
     )
@@ -169,7 +171,7 @@ pub fn is_stale_for(d: &Discovery, s: &Snapshot) -> bool {
     };
     s.objects.iter().any(|o| match (o.group(), o.kind.as_str()) {
         // only the CRDs read in full (metadata-only ones have no conditions: never Established here)
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+        CRD => {
             let group = o.str_field("/spec/group").unwrap_or("");
             let kind = o.str_field("/spec/names/kind").unwrap_or("");
             let established = o.condition("Established").is_some_and(|c| c.is_true());
@@ -181,7 +183,7 @@ pub fn is_stale_for(d: &Discovery, s: &Snapshot) -> bool {
                             .is_some_and(|n| !serves_kind(&format!("{group}/{n}"), kind))
                 })
         }
-        ("apiregistration.k8s.io", "APIService") => {
+        API_SERVICE => {
             let (g, v) = (o.str_field("/spec/group").unwrap_or(""), o.str_field("/spec/version").unwrap_or(""));
             !g.is_empty() && !v.is_empty() && !serves(&format!("{g}/{v}"))
         }
