@@ -58,7 +58,7 @@ pub struct LiveOwner<'a> {
     /// The owner's uid now: compared with the reference's.
     pub uid: &'a Uid,
     /// The owner is being deleted with `foregroundDeletion`: the reference is *waiting*
-    /// (gc-semantics §3.2).
+    /// (gc-semantics §3.3).
     pub deleting_with_foreground: bool,
 }
 

@@ -135,7 +135,7 @@ impl<'g> Liveness<'g> {
         }
     }
 
-    /// The analysis's "now" (the snapshot's capture time, or the clock for a live read).
+    /// The analysis's "now": `--now`, else the snapshot's capture time, else the clock.
     pub fn now(&self) -> Timestamp {
         self.now
     }

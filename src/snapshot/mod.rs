@@ -46,8 +46,8 @@ pub struct ResourceList {
 /// were captured, and what could not be read.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    /// When the objects were read: "now" for every age and duration in the answers (a file read
-    /// tomorrow answers as of its capture).
+    /// When the objects were read: the answers' "now" unless `--now` is given, so a file read
+    /// tomorrow answers as of its capture (the clock when unrecorded).
     pub captured_at: Option<Timestamp>,
     /// The kubeconfig context the objects were read through (live, or as a `kubectl gc
     /// snapshot` file recorded it): the cluster printed commands are bound to.

@@ -36,7 +36,8 @@ pub struct OwnerRef {
     pub api_version: String,
     /// The owner's `kind`.
     pub kind: String,
-    /// The owner's name, in the dependent's namespace (owners are never cross-namespace).
+    /// The owner's name. A reference has no namespace: a namespaced owner is looked up in the
+    /// dependent's namespace.
     pub name: String,
     /// The owner's uid: an existing object under the same name but another uid is not the owner
     /// (the GC treats it as absent).

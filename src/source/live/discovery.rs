@@ -23,7 +23,7 @@ const JSON: &str = "application/json";
 pub struct ListType {
     /// The API group; "" for the core group.
     pub group: String,
-    /// The version it is read in (the group's preferred one).
+    /// The version it is read in: the first discovery offers, the group's preferred one first.
     pub version: String,
     /// The resource name in URLs.
     pub plural: String,
@@ -64,9 +64,10 @@ impl ListType {
 pub struct Discovery {
     /// The `APIResourceList`s the snapshot records.
     pub lists: Vec<ResourceList>,
-    /// The listable types, at their preferred version.
+    /// The types to list (those with the `list` verb), each once, at the version read in.
     pub types: Vec<ListType>,
-    /// Group versions that could not be discovered (an answer that depends on them is Unknown).
+    /// What could not be discovered (a failing group version, …): answers that depend on it
+    /// are Unknown.
     pub incomplete: Vec<crate::snapshot::Gap>,
     /// True when the server answered aggregated discovery (one request, not one per group).
     pub aggregated: bool,

@@ -47,7 +47,7 @@ pub enum OptOut {
 pub struct Answer {
     /// The answer's `Content-Type` (JSON, protobuf, or JSON's aggregated-discovery variant).
     pub content_type: String,
-    /// The body, whole and decompressed.
+    /// The body, read whole (at most [`Reader::max_body`] bytes).
     pub body: Bytes,
 }
 

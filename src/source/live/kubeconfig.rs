@@ -77,7 +77,7 @@ pub struct Loaded {
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
-/// Resolves the flags and kubeconfig files as kubectl does; reads files, opens no connection.
+/// Resolves the flags and kubeconfig files as kubectl does, into the client's configuration.
 pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if !o.as_groups.is_empty() && o.as_user.is_none() {
         return Err(Error::Config("--as-group requires --as".into()));
