@@ -2,7 +2,7 @@
 //! significant figures: "70s", "3m10s", "4h", "2d1h", "2y70d").
 
 /// Formats a number of whole seconds exactly as kubectl's AGE column does. Ages a little in
-/// the future (clock skew of one second) read "0s"; further in the future, "<invalid>".
+/// the future (clock skew of one second) read "0s"; further in the future, `<invalid>`.
 pub fn human(seconds: i64) -> String {
     if seconds < -1 {
         return "<invalid>".to_string();

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! kubectl-gc: rebuilds the Kubernetes garbage collector's owner/dependent graph from a live
 //! cluster or a snapshot, and answers why an object will not go away (`why_stuck`), what
 //! hangs off it (`tree`), and what the garbage collector will do if it is deleted (`plan`).

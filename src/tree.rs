@@ -13,8 +13,11 @@ use crate::diagnose::FindingCode;
 use crate::graph::{Graph, NodeId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which way the tree grows from its root.
 pub enum Direction {
+    /// Down: the objects that name the root as an owner, and theirs.
     Dependents,
+    /// Up: the root's owners, and theirs.
     Owners,
 }
 
@@ -31,26 +34,38 @@ impl Direction {
 /// The owner reference between a node and its parent in the tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {
+    /// The reference's `controller: true`.
     pub controller: bool,
+    /// The reference's `blockOwnerDeletion: true`: a foreground-deleting owner waits for it.
     pub block_owner_deletion: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// One line of the tree, in pre-order.
 pub struct Entry {
+    /// Distance from the root (0 for the root).
     pub depth: usize,
+    /// The object (or virtual owner) on this line.
     pub node: NodeId,
+    /// The reference that led here from the parent; `None` for the root.
     pub edge: Option<Edge>,
+    /// Finding codes of the node on its own (see [`problems`]).
     pub problems: Vec<FindingCode>,
     /// Already shown above: listed, not expanded again.
     pub repeated: bool,
 }
 
 #[derive(Clone, Debug)]
+/// A `tree` answer: the flat pre-order list from the root.
 pub struct Tree {
+    /// Which way it was grown.
     pub direction: Direction,
+    /// The lines, root first, each child right after its parent.
     pub entries: Vec<Entry>,
 }
 
+/// The tree from `root`, iterative and depth-first; a node reached again is listed with
+/// `repeated` and not expanded, so cycles terminate.
 pub fn build(g: &Graph, live: &Liveness, root: NodeId, direction: Direction) -> Tree {
     let cycles: HashSet<NodeId> = crate::graph::owner_cycles(g).into_iter().flatten().collect();
     let mut entries = Vec::new();

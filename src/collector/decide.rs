@@ -15,21 +15,28 @@ use crate::snapshot::{OwnerRef, Uid};
 /// The propagation policy of a DELETE the GC sends (always explicit, §3.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Propagation {
+    /// Dependents lose their owner reference and stay.
     Orphan,
+    /// The object goes now; the GC deletes its dependents afterwards.
     Background,
+    /// The object waits (`foregroundDeletion`) until its blocking dependents are gone.
     Foreground,
 }
 
 /// What a GET of an item by uid returns.
 #[derive(Clone, Copy, Debug)]
 pub struct LiveItem<'a> {
+    /// The item's namespace; `None` when cluster-scoped.
     pub namespace: Option<&'a str>,
+    /// Its owner references as the server holds them now.
     pub owners: &'a [OwnerRef],
+    /// Its finalizers now (`foregroundDeletion`/`orphan` decide the propagation).
     pub finalizers: &'a [String],
 }
 
 /// The state the GC reads: the API server (GETs) and its own graph (flags, dependents).
 pub trait GcView {
+    /// The graph the view's node ids refer to.
     fn graph(&self) -> &Graph;
     /// The REST mapping of an apiVersion/kind now; `Ok(namespaced)`. A type whose CRD has
     /// gone no longer maps.
@@ -40,6 +47,7 @@ pub trait GcView {
     fn get(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<LiveOwner<'_>>;
     /// Whether the node is still in the GC graph.
     fn in_graph(&self, n: NodeId) -> bool;
+    /// Whether the node stands for an owner that was referenced but never observed.
     fn is_virtual(&self, n: NodeId) -> bool;
     /// Graph flag `beingDeleted`.
     fn being_deleted(&self, n: NodeId) -> bool;
@@ -59,9 +67,19 @@ pub trait GcView {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stuck {
     /// The item's own kind, or an owner's, has no REST mapping: requeued forever (§6.9).
-    Unresolvable { api_version: String, kind: String, why: Unresolvable },
+    Unresolvable {
+        /// The apiVersion that does not map.
+        api_version: String,
+        /// The kind that does not map.
+        kind: String,
+        /// Why it does not.
+        why: Unresolvable,
+    },
     /// A cluster-scoped item names a namespaced owner type: dropped, never retried (§6.6).
-    NamespacedOwnerOfClusterScoped { owner: OwnerRef },
+    NamespacedOwnerOfClusterScoped {
+        /// The offending owner reference.
+        owner: OwnerRef,
+    },
 }
 
 /// What `attemptToDeleteItem` decides for one item.
@@ -76,15 +94,28 @@ pub enum Decision {
     /// The GC can do nothing with the item.
     Stuck(Stuck),
     /// §3.2 F1: a solid owner remains; strip the dangling and waiting references.
-    RemoveOwnerReferences { uids: Vec<Uid> },
+    RemoveOwnerReferences {
+        /// The owner uids whose references are removed.
+        uids: Vec<Uid>,
+    },
     /// §3.2 F2/F3: delete the item, after unblocking its references if a dependent is
     /// already deleting its dependents (the cycle case).
-    Delete { propagation: Propagation, unblock: bool },
+    Delete {
+        /// The policy of the DELETE.
+        propagation: Propagation,
+        /// Set `blockOwnerDeletion: false` on the item's references first.
+        unblock: bool,
+    },
     /// §3.6: a foreground owner with no blocking dependent left loses `foregroundDeletion`.
     RemoveForegroundFinalizer,
     /// §3.6: a foreground owner waits; the listed blocking dependents that are not themselves
     /// deleting dependents are enqueued.
-    AwaitBlockingDependents { enqueue: Vec<NodeId>, blocking: Vec<NodeId> },
+    AwaitBlockingDependents {
+        /// The blocking dependents put back on the attemptToDelete queue.
+        enqueue: Vec<NodeId>,
+        /// Every blocking dependent the owner waits for.
+        blocking: Vec<NodeId>,
+    },
 }
 
 /// `attemptToDeleteItem` for node `n`.
@@ -198,6 +229,7 @@ pub fn process_deleting_dependents_item(v: &impl GcView, n: NodeId) -> Decision 
 /// then remove its `orphan` finalizer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OrphanDecision {
+    /// The graph dependents whose reference to the owner is removed.
     pub dependents: Vec<NodeId>,
 }
 

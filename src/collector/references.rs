@@ -37,18 +37,30 @@ pub enum Dangling {
     /// Nothing has this name, and the uid is nowhere.
     Absent,
     /// An object of this kind and name exists under another uid: the owner was recreated.
-    UidMismatch { live: NodeId },
+    UidMismatch {
+        /// The object that now has the name.
+        live: NodeId,
+    },
     /// The uid belongs to a namespaced object in another namespace than the dependent's: the
     /// GC looks in the dependent's namespace only.
-    InvalidNamespace { actual: NodeId },
+    InvalidNamespace {
+        /// The object that has the uid.
+        actual: NodeId,
+    },
     /// The uid belongs to an object of another kind or name than the reference says.
-    WrongCoordinates { actual: NodeId },
+    WrongCoordinates {
+        /// The object that has the uid.
+        actual: NodeId,
+    },
 }
 
 /// What a GET of the owner returns in the state being classified.
 #[derive(Clone, Copy, Debug)]
 pub struct LiveOwner<'a> {
+    /// The owner's uid now: compared with the reference's.
     pub uid: &'a Uid,
+    /// The owner is being deleted with `foregroundDeletion`: the reference is *waiting*
+    /// (gc-semantics §3.3).
     pub deleting_with_foreground: bool,
 }
 

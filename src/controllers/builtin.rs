@@ -19,10 +19,16 @@ use crate::graph::{Graph, NodeId};
 /// The control-plane component that runs a built-in finalizer's controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Component {
+    /// The garbage collector and most built-in controllers (`kubernetes.io/pvc-protection`, …).
     KubeControllerManager,
+    /// The API server's own controllers (`customresourcecleanup.apiextensions.k8s.io`).
     KubeApiserver,
+    /// The cloud provider's controllers (the service controller's load-balancer cleanup).
     CloudControllerManager,
+    /// A CSI driver's sidecars (external-provisioner, -attacher, -snapshotter), running with
+    /// the driver rather than in the control plane.
     CsiSidecar,
+    /// kube-scheduler, a control-plane component whose static pods are looked for like the others.
     KubeScheduler,
 }
 
@@ -40,8 +46,12 @@ impl Component {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Who removes a well-known finalizer.
 pub struct BuiltinOwner {
+    /// The component (and its controller) in words, e.g. `kube-controller-manager (garbage
+    /// collector)`.
     pub removed_by: &'static str,
+    /// Where it runs, to judge it alive.
     pub component: Component,
 }
 

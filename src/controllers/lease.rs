@@ -62,7 +62,7 @@ pub fn lease_status(lease: &Object, now: Timestamp) -> LeaseState {
     }
 }
 
-/// [`lease_status`] as a state and its evidence.
+/// `lease_status` as a state and its evidence.
 pub fn lease_state(lease: &Object, now: Timestamp) -> (ControllerState, Vec<String>) {
     let s = lease_status(lease, now);
     (s.state, vec![s.evidence])

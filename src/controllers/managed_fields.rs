@@ -15,6 +15,7 @@ pub enum ManagerKind {
     Controller,
 }
 
+/// What kind of client a field manager is, by its name (case-insensitive).
 pub fn classify(manager: &str) -> ManagerKind {
     let m = manager.to_ascii_lowercase();
     if m.starts_with("kubectl") || m == "helm" || m.starts_with("k9s") || m == "before-first-apply" {

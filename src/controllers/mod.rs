@@ -70,6 +70,7 @@ pub enum ControllerState {
 }
 
 impl ControllerState {
+    /// The contract's name: `Alive`, `Down`, `Missing` or `Unknown`.
     pub fn as_str(self) -> &'static str {
         match self {
             ControllerState::Alive => "Alive",
@@ -86,6 +87,7 @@ pub struct FinalizerOwner {
     /// The component or workload that removes it (`kube-controller-manager (garbage
     /// collector)`, `Deployment site-system/site-operator`), if known.
     pub removed_by: Option<String>,
+    /// Whether that controller runs.
     pub controller: ControllerState,
     /// What was found, in the order it was looked for: attribution first, then liveness.
     pub evidence: Vec<String>,
@@ -133,6 +135,7 @@ impl<'g> Liveness<'g> {
         }
     }
 
+    /// The analysis's "now": `--now`, else the snapshot's capture time, else the clock.
     pub fn now(&self) -> Timestamp {
         self.now
     }

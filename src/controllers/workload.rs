@@ -21,12 +21,16 @@ pub type SaKey = (String, String);
 /// The workload that runs a controller, as `removed_by` names it: `Deployment site-system/site-operator`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Controller {
+    /// `Deployment`, `StatefulSet`, `DaemonSet`, `Pod`, …
     pub kind: String,
+    /// Its namespace.
     pub namespace: Option<String>,
+    /// Its name.
     pub name: String,
 }
 
 impl Controller {
+    /// The workload that is `o`.
     pub fn of(o: &Object) -> Controller {
         Controller { kind: o.kind.clone(), namespace: o.namespace.clone(), name: o.name.clone() }
     }

@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Whether the backend of a webhook (admission or conversion) or of an APIService can serve.
 //!
 //! The API server calls a webhook at `clientConfig.service` (a Service, reached through its

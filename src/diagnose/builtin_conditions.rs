@@ -57,14 +57,38 @@ pub fn judged(finalizer: &str) -> bool {
 pub enum Judgement {
     /// It holds: the controller has nothing left to wait for. `since`: when it came to hold,
     /// where the input records it.
-    Holds { what: String, since: Option<Timestamp> },
+    Holds {
+        /// What holds, in words (`no pod uses the claim`).
+        what: String,
+        /// When it came to hold, where the input records it.
+        since: Option<Timestamp>,
+    },
     /// It does not hold yet: the controller waits for `on`. `stuck`: nothing in flight will
     /// change that without someone acting. `remedy`: what would.
-    Waits { on: Vec<NodeId>, what: String, stuck: bool, remedy: Vec<Step> },
+    Waits {
+        /// The objects it waits for (the pods that still use the claim, …).
+        on: Vec<NodeId>,
+        /// What it waits for, in words.
+        what: String,
+        /// Nothing in flight will change it without someone acting.
+        stuck: bool,
+        /// What would change it.
+        remedy: Vec<Step>,
+    },
     /// The input cannot tell: the absence it would rest on was not read.
-    Blind { what: String, why: String, check: Step },
+    Blind {
+        /// What would have to be known, in words.
+        what: String,
+        /// Why it is not (the read that was missing).
+        why: String,
+        /// The command that would settle it.
+        check: Step,
+    },
     /// Its controller will never remove it here (job-tracking on a pod no Job controls).
-    Never { what: String },
+    Never {
+        /// Why, in words.
+        what: String,
+    },
 }
 
 /// Judges one built-in finalizer on one object; `None` for finalizers not modelled here.

@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Events as evidence (issue 11): the recent Warning events of the object asked about and of
 //! the objects its answer names (blockers, claim users, what a controller waits for). Core
 //! `v1` Events are matched by `involvedObject.uid`, `events.k8s.io/v1` Events by

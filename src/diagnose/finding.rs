@@ -8,21 +8,38 @@ use super::step::Step;
 /// What a finding says. Serialized by name; new codes may be added, none renamed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FindingCode {
+    /// The object has no `deletionTimestamp`: nothing is stuck, nothing to explain.
     NotBeingDeleted,
+    /// A finalizer remains and its controller is alive; `related` names what it still waits for.
     FinalizerPending,
+    /// The controller for a finalizer exists but is not running.
     FinalizerControllerDown,
+    /// No controller that could remove the finalizer was found (permission alone proves nothing).
     FinalizerControllerMissing,
     /// Not in the contract's first table: the controller of a finalizer could not be judged
     /// (RBAC hid it, or nothing identifies it), so the verdict does not claim it is stuck.
     FinalizerControllerUnknown,
+    /// Foreground deletion waits for this dependent (`blockOwnerDeletion: true`).
     BlockingDependent,
+    /// An owner reference names an existing object whose uid differs (owner recreated): the GC
+    /// treats the owner as absent.
     OwnerUidMismatch,
+    /// An owner reference points to no object.
     DanglingOwnerReference,
+    /// A namespaced owner referenced from another namespace or from a cluster-scoped object (the
+    /// GC's `OwnerRefInvalidNamespace` event).
     OwnerRefInvalidNamespace,
+    /// An owner's apiVersion/kind is not served: the GC never acts on this object.
     UnresolvableOwnerKind,
+    /// A terminating namespace still holds this object.
     NamespaceContentRemaining,
+    /// An API group cannot be discovered (e.g. an unavailable APIService), so the namespace
+    /// cannot finish.
     NamespaceDiscoveryFailure,
+    /// A GC finalizer (`foregroundDeletion`, `orphan`) has nothing left to wait for yet remains,
+    /// or the GC's next step is long overdue.
     GarbageCollectorStalled,
+    /// Owner references form a cycle.
     OwnerReferenceCycle,
     /// Not in the contract's first table: a pod in graceful termination on a node that is
     /// NotReady or gone; the kubelet will never confirm it, so it stays Terminating.
@@ -33,8 +50,13 @@ pub enum FindingCode {
     /// A finalizer's controller is alive, but the finalizer stayed longer than `--stuck-after`
     /// (`diagnose::progress`).
     FinalizerNotProgressing,
+    /// A `failurePolicy: Fail` webhook that intercepts the finalizer's removal or the delete has
+    /// no serving backend; `related` names the webhook configuration.
     AdmissionWebhookUnavailable,
+    /// The object's CRD converts through a webhook with no serving backend; `related` names the
+    /// CRD.
     ConversionWebhookUnavailable,
+    /// The namespace controller reports it could not delete content (its condition, quoted).
     NamespaceContentDeletionFailure,
 }
 
@@ -57,6 +79,7 @@ impl FindingCode {
 }
 
 impl FindingCode {
+    /// The stable wire name (contract §4.3), the same as the variant's.
     pub fn as_str(self) -> &'static str {
         match self {
             FindingCode::NotBeingDeleted => "NotBeingDeleted",
@@ -84,13 +107,18 @@ impl FindingCode {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// How much a finding weighs in the answer; serialized by name.
 pub enum Severity {
+    /// Holds the deletion: someone has to act.
     Error,
+    /// May hold it, or could not be judged either way.
     Warning,
+    /// Context: worth knowing, not a cause.
     Info,
 }
 
 impl Severity {
+    /// The wire name: `Error`, `Warning` or `Info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "Error",
@@ -103,10 +131,15 @@ impl Severity {
 /// Something `why-stuck` or `tree` found on an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// What the finding says (its stable code).
     pub code: FindingCode,
+    /// How much it weighs.
     pub severity: Severity,
+    /// The object it is about.
     pub object: NodeId,
+    /// Other objects it names (the blocking dependent, the webhook configuration, the CRD…).
     pub related: Vec<Related>,
+    /// One sentence for a person; Kubernetes' own messages appear quoted inside it.
     pub message: String,
     /// Ranked next steps, safest first: printed commands, never executed.
     pub remedy: Vec<Step>,
@@ -116,6 +149,18 @@ pub struct Finding {
 /// reference's coordinates in the dependent's namespace, without a uid).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Related {
+    /// An object of the snapshot.
     Node(NodeId),
-    Absent { api_version: String, kind: String, namespace: Option<String>, name: String },
+    /// An owner that exists nowhere, by the reference's coordinates.
+    Absent {
+        /// The reference's `apiVersion`.
+        api_version: String,
+        /// The reference's `kind`.
+        kind: String,
+        /// The dependent's namespace (an owner reference has none of its own); `None` when the
+        /// dependent is cluster-scoped.
+        namespace: Option<String>,
+        /// The reference's `name`.
+        name: String,
+    },
 }

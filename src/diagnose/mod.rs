@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! `why-stuck`: why an object will not go away, down to the root cause, and what to do.
 //!
 //! # Expected flow

@@ -36,11 +36,14 @@ impl Reach {
 pub struct Step {
     /// What to do and why, as prose without the command.
     pub text: String,
+    /// The command to run, if the step is one; printed, never executed.
     pub command: Option<Command>,
+    /// How far it reaches: steps are ranked by it, safest first.
     pub reach: Reach,
 }
 
 impl Step {
+    /// A step with an optional command.
     pub fn new(reach: Reach, text: impl Into<String>, command: Option<Command>) -> Step {
         Step { text: text.into(), command, reach }
     }
@@ -48,6 +51,7 @@ impl Step {
     pub fn advice(reach: Reach, text: impl Into<String>) -> Step {
         Step::new(reach, text, None)
     }
+    /// A step that runs `command`.
     pub fn run(reach: Reach, text: impl Into<String>, command: Command) -> Step {
         Step::new(reach, text, Some(command))
     }
@@ -72,6 +76,7 @@ impl Command {
     pub fn kubectl<const N: usize>(verb: [&str; N]) -> Command {
         Command { verb: verb.iter().map(|s| s.to_string()).collect(), positionals: Vec::new(), flags: Vec::new() }
     }
+    /// A positional argument (`deployment/x`); quoted when printed, as it may come from the cluster.
     pub fn arg(mut self, a: impl Into<String>) -> Command {
         self.positionals.push(a.into());
         self
@@ -154,10 +159,12 @@ impl Connection {
         self.flags.push((name.to_string(), Some(value.into())));
         self
     }
+    /// Adds a flag without a value (`--insecure-skip-tls-verify`).
     pub fn with_switch(mut self, name: &str) -> Connection {
         self.flags.push((name.to_string(), None));
         self
     }
+    /// True when some flag names the cluster, so a printed command acts on the one read.
     pub fn is_bound(&self) -> bool {
         !self.flags.is_empty()
     }

@@ -7,10 +7,15 @@ use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope, Resource, Resour
 
 /// One built-in resource, as k8s-openapi describes it.
 pub struct Builtin {
+    /// The API group; "" for the core group.
     pub group: &'static str,
+    /// The stable version the table lists.
     pub version: &'static str,
+    /// The kind.
     pub kind: &'static str,
+    /// The resource name in URLs.
     pub plural: &'static str,
+    /// True when objects live in a namespace.
     pub namespaced: bool,
 }
 

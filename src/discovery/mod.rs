@@ -16,8 +16,11 @@ use crate::snapshot::object::{group_of, version_of};
 /// Where a resource's mapping came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Origin {
+    /// From the server's or the snapshot's discovery documents (`APIResourceList`): authoritative.
     Discovery,
+    /// From a CustomResourceDefinition in the snapshot (its `spec.names`, scope and served versions).
     CustomResourceDefinition,
+    /// From the plugin's table of built-in Kubernetes types (`discovery::builtin`).
     Builtin,
     /// Known only from objects of the kind present in the snapshot (`kubectl get site alpha
     /// -o yaml` saved without its CRD): the scope and versions are inferred from them, the
@@ -28,19 +31,29 @@ pub enum Origin {
 /// One resource type (group + kind), with every version served.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceType {
+    /// The API group; "" for the core group.
     pub group: String,
+    /// The kind, e.g. `ReplicaSet`.
     pub kind: String,
+    /// The resource name in URLs, e.g. `replicasets`.
     pub plural: String,
+    /// The singular name kubectl accepts, e.g. `replicaset`.
     pub singular: String,
+    /// Short names kubectl accepts, e.g. `rs`.
     pub short_names: Vec<String>,
+    /// True when objects live in a namespace; decides the URL and whether an owner reference
+    /// across namespaces is valid.
     pub namespaced: bool,
     /// Served versions, preferred first.
     pub versions: Vec<String>,
+    /// The verbs the server allows on the resource (`list`, `delete`, …); empty when unknown.
     pub verbs: Vec<String>,
+    /// Where this mapping came from.
     pub origin: Origin,
 }
 
 impl ResourceType {
+    /// The apiVersion of the preferred served version (`v1` when none is known).
     pub fn preferred_api_version(&self) -> String {
         api_version(&self.group, self.versions.first().map(String::as_str).unwrap_or("v1"))
     }
@@ -50,11 +63,13 @@ impl ResourceType {
         if self.group.is_empty() { self.plural.clone() } else { format!("{}.{}", self.plural, self.group) }
     }
 
+    /// True when `version` is among the served versions.
     pub fn serves(&self, version: &str) -> bool {
         self.versions.iter().any(|v| v == version)
     }
 }
 
+/// `group/version`, or just `version` for the core group.
 pub fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() { version.to_string() } else { format!("{group}/{version}") }
 }
@@ -62,8 +77,14 @@ pub fn api_version(group: &str, version: &str) -> String {
 /// Why an apiVersion/kind does not map (the GC's restMappingError).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unresolvable {
+    /// No source knows this group and kind.
     UnknownKind,
-    VersionNotServed { served: Vec<String> },
+    /// The group and kind are known, but not at this version.
+    VersionNotServed {
+        /// The versions that are served, preferred first.
+        served: Vec<String>,
+    },
+    /// The apiVersion does not parse as `[group/]version`.
     MalformedApiVersion,
 }
 
@@ -83,9 +104,16 @@ impl std::fmt::Display for Unresolvable {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ResolveError {
     #[error("the server doesn't have a resource type \"{0}\"")]
+    /// The argument names no resource type (kubectl's wording).
     Unknown(String),
     #[error("resource type \"{arg}\" is ambiguous: it matches {}", .candidates.join(", "))]
-    Ambiguous { arg: String, candidates: Vec<String> },
+    /// The argument matches more than one resource type (e.g. a short name two CRDs share).
+    Ambiguous {
+        /// The argument as typed.
+        arg: String,
+        /// Each match, as a qualified plural (`sites.a.example`).
+        candidates: Vec<String>,
+    },
 }
 
 /// kind ↔ resource ↔ scope for every type the snapshot or the built-in table knows.
@@ -96,6 +124,8 @@ pub struct RestMapper {
 }
 
 impl RestMapper {
+    /// The mapper for a snapshot: its discovery data, then its CRDs, then the built-in table, then
+    /// kinds inferred from its objects.
     pub fn from_snapshot(snapshot: &Snapshot) -> RestMapper {
         let mut m = RestMapper::default();
         for list in &snapshot.resource_lists {
@@ -236,6 +266,7 @@ impl RestMapper {
         )
     }
 
+    /// Every known type, in the mapper's order.
     pub fn types(&self) -> &[ResourceType] {
         &self.types
     }

@@ -19,6 +19,7 @@ pub use cycles::{owner_cycle_through, owner_cycles};
 pub struct NodeId(pub u32);
 
 impl NodeId {
+    /// The position in [`Graph::nodes`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -27,16 +28,21 @@ impl NodeId {
 /// The GC's `objectReference`: owner-reference coordinates plus a namespace.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Identity {
+    /// The `apiVersion` as written on the object or in the owner reference.
     pub api_version: String,
+    /// The kind.
     pub kind: String,
     /// `None` for cluster-scoped objects. A virtual node carries its first dependent's
     /// namespace, as the GC's does, until (if ever) the owner is observed.
     pub namespace: Option<String>,
+    /// The name.
     pub name: String,
+    /// The uid: the node's key, as in the GC's `uidToNode`.
     pub uid: Uid,
 }
 
 impl Identity {
+    /// The API group of `api_version` ("" for the core group).
     pub fn group(&self) -> &str {
         crate::snapshot::object::group_of(&self.api_version)
     }
@@ -56,14 +62,20 @@ impl Identity {
 /// node), from the referencing owner reference when virtual.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IdentityRef<'a> {
+    /// See [`Identity::api_version`].
     pub api_version: &'a str,
+    /// See [`Identity::kind`].
     pub kind: &'a str,
+    /// See [`Identity::namespace`].
     pub namespace: Option<&'a str>,
+    /// See [`Identity::name`].
     pub name: &'a str,
+    /// See [`Identity::uid`].
     pub uid: &'a Uid,
 }
 
 impl<'a> IdentityRef<'a> {
+    /// The API group of `api_version` ("" for the core group).
     pub fn group(&self) -> &'a str {
         crate::snapshot::object::group_of(self.api_version)
     }
@@ -79,7 +91,10 @@ pub enum Presence {
 }
 
 #[derive(Clone, Debug)]
+/// One node of the graph (the GC's `node`); its identity is [`Graph::identity`] and its owners
+/// are its object's owner references.
 pub struct Node {
+    /// Observed in the snapshot or only referenced.
     pub presence: Presence,
     /// Dependents whose owner references carry this node's uid, sorted, each once.
     pub dependents: Vec<NodeId>,
@@ -130,8 +145,11 @@ fn hash_of(parts: &[&str]) -> u64 {
 
 /// The owner/dependent graph over a snapshot.
 pub struct Graph {
+    /// The objects the graph was built from; nodes point into `snapshot.objects`.
     pub snapshot: Snapshot,
+    /// Kind ↔ resource ↔ scope for the snapshot's types, as the GC's REST mapper.
     pub mapper: RestMapper,
+    /// All nodes, indexed by [`NodeId`]: observed first, then virtual.
     pub nodes: Vec<Node>,
     /// The identity of each virtual node (observed nodes take theirs from their object).
     virtual_identities: FxHashMap<u32, Identity>,
@@ -235,6 +253,7 @@ impl Graph {
         }
     }
 
+    /// The node behind an id.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id.index()]
     }
@@ -247,6 +266,7 @@ impl Graph {
         }
     }
 
+    /// The node with this uid, observed or virtual (the GC's `uidToNode`).
     pub fn by_uid(&self, uid: &Uid) -> Option<NodeId> {
         self.uid_to_node.find(hash_of(&[uid.as_str()]), |id| self.identity(id).uid == uid)
     }

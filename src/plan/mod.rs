@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The planner: a deterministic dry run of `kubectl delete --cascade=… <target>` — the API
 //! server's DELETE (gc-semantics §2), the garbage collector (§3, §4), the namespace
 //! controller (§5.2) and the other finalizer controllers (§8), run to a fixpoint (§9).

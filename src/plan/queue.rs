@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The GC's work queues (`attemptToDelete`, `attemptToOrphan`): FIFO and de-duplicated, as
 //! a client-go workqueue is. Each entry carries the wave in which it became ready.
 

@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! What a plan says: the steps in one order the real system could take them, and the
 //! outcome (contract §4.2). Plain values; `render::plan` turns them into text or JSON.
 

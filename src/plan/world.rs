@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The simulated cluster: API-server storage and the GC graph over the objects the plan
 //! reaches, copied lazily from the snapshot graph (never the whole snapshot).
 //!

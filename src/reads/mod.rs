@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! What an answer reads from a live cluster: the read policy, as a [`Plan`] that the live
 //! source ([`crate::source::live::Session::read`]) executes round by round. It sits beside the
 //! analyses whose needs it encodes (which finalizers need their managers, where controllers

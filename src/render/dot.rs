@@ -23,10 +23,12 @@ const ABSENT_FILL: &str = "#f3f4f6";
 const ABSENT_INK: &str = "#6b7280";
 const BLOCKING_INK: &str = "#1d4ed8";
 
+/// A tree as a Graphviz `digraph`.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
     write_picture(&picture::build(g, tree), w)
 }
 
+/// A picture as a Graphviz `digraph`.
 pub fn write_picture(p: &Picture, w: &mut impl Write) -> io::Result<()> {
     let walk = p.direction.as_str();
     let root = p.root().map(|n| n.title.as_str()).unwrap_or("");

@@ -14,15 +14,21 @@ use crate::tree::Tree;
 #[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectRef {
+    /// `apiVersion` as written on the object (or in the owner reference for an absent owner).
     pub api_version: String,
+    /// `kind`, e.g. `ReplicaSet`.
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The namespace; `None` for cluster-scoped objects.
     pub namespace: Option<String>,
+    /// `metadata.name`.
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `metadata.uid`; `None` when the object does not exist (a dangling owner reference).
     pub uid: Option<String>,
 }
 
+/// The contract's reference to node `n` of the graph (a virtual owner has no uid).
 pub fn object_ref(g: &Graph, n: NodeId) -> ObjectRef {
     crate::plan::ObjRef::of_node(g, n).into()
 }
@@ -39,6 +45,7 @@ impl From<crate::plan::ObjRef> for ObjectRef {
     }
 }
 
+/// The contract's reference to a finding's related object, present in the graph or not.
 pub fn related_ref(g: &Graph, r: &Related) -> ObjectRef {
     match r {
         Related::Node(n) => object_ref(g, *n),
@@ -54,13 +61,23 @@ pub fn related_ref(g: &Graph, r: &Related) -> ObjectRef {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+/// Contract §4.3: the whole answer of `why-stuck -o json` for one object.
 pub struct WhyStuckJson {
+    /// The object asked about.
     pub object: ObjectRef,
+    /// `metadata.deletionTimestamp` (RFC 3339); `None` when it is not being deleted.
     pub deletion_timestamp: Option<String>,
+    /// Seconds since the deletion was requested (for a pod in its grace period, the
+    /// `deletionTimestamp` minus `deletionGracePeriodSeconds`); `None` when not being deleted.
     pub deleting_for_seconds: Option<i64>,
+    /// The verdict: true when the object, or something it waits on, will not finish without
+    /// someone acting; false when the deletion is merely in progress (contract §4.3).
     pub stuck: bool,
+    /// One entry per finalizer still on the object, in its order.
     pub finalizers: Vec<FinalizerJson>,
+    /// What holds the object, ranked; each carries its remedy.
     pub findings: Vec<FindingJson>,
+    /// What could not be read, in words; non-empty means the answer may be missing something.
     pub incomplete: Vec<String>,
     /// The most recent Warning events of the object and of the objects the answer names
     /// (README: "Events as evidence"); empty when none was found.
@@ -72,21 +89,33 @@ pub struct WhyStuckJson {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+/// Contract §4.3: one finalizer still on the object and who is expected to remove it.
 pub struct FinalizerJson {
+    /// The finalizer as written in `metadata.finalizers`.
     pub name: String,
+    /// The component or workload expected to remove it; `None` when nobody is known.
     pub removed_by: Option<String>,
+    /// That controller's state: `Alive`, `Down`, `Missing` or `Unknown`.
     pub controller: &'static str,
+    /// What the state was judged from (pods, managed fields, leases), in words.
     pub evidence: Vec<String>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+/// Contract §4.3: one finding in the wire shape.
 pub struct FindingJson {
+    /// The stable finding code (contract §4.3 table).
     pub code: &'static str,
+    /// `Error`, `Warning` or `Info`.
     pub severity: &'static str,
+    /// The object the finding is about.
     pub object: ObjectRef,
+    /// Other objects it names (the blocking dependent, the webhook configuration, the CRD…).
     pub related: Vec<ObjectRef>,
+    /// One sentence for a person; Kubernetes' own messages appear quoted inside it.
     pub message: String,
+    /// What to do about it, safest step first.
     pub remedy: Vec<StepJson>,
 }
 
@@ -94,16 +123,25 @@ pub struct FindingJson {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventJson {
+    /// The object the event is about (`involvedObject`/`regarding`).
     pub object: ObjectRef,
     #[serde(rename = "type")]
+    /// The event's `type`; always `Warning` today.
     pub type_: String,
+    /// The event's `reason`, e.g. `FailedDelete`.
     pub reason: String,
+    /// How many times it was seen (`count`, `series.count`, else 1).
     pub count: i64,
+    /// When it was last seen (RFC 3339); `None` when the event carries no time.
     pub last_seen: Option<String>,
+    /// The event's message, quoted as written.
     pub message: String,
+    /// The component that reported it (`reportingController`/`reportingComponent`, else
+    /// `source.component`).
     pub reporting_controller: Option<String>,
 }
 
+/// The diagnosis's Warning events, flattened in the order the diagnosis ranked them.
 pub fn events_json(g: &Graph, d: &Diagnosis) -> Vec<EventJson> {
     d.events
         .iter()
@@ -125,11 +163,17 @@ pub fn events_json(g: &Graph, d: &Diagnosis) -> Vec<EventJson> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepJson {
+    /// What to do, for a person.
     pub text: String,
+    /// The command, shell-quoted and bound to the cluster the answer was read from; `None`
+    /// when the step is not a command.
     pub command: Option<String>,
+    /// True for steps that disrupt workloads or destroy data (`Reach::Disrupt` or
+    /// `Reach::Destructive`).
     pub destructive: bool,
 }
 
+/// One remedy step in the wire shape; `conn` supplies the cluster-binding flags.
 pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
     StepJson {
         text: s.text.clone(),
@@ -138,6 +182,7 @@ pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
     }
 }
 
+/// One finding in the wire shape.
 pub fn finding_json(g: &Graph, f: &Finding, conn: &Connection) -> FindingJson {
     FindingJson {
         code: f.code.as_str(),
@@ -149,6 +194,7 @@ pub fn finding_json(g: &Graph, f: &Finding, conn: &Connection) -> FindingJson {
     }
 }
 
+/// The whole `why-stuck -o json` answer for one diagnosis.
 pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
     WhyStuckJson {
         object: object_ref(g, d.object),

@@ -13,10 +13,12 @@ use crate::tree::Tree;
 
 use super::picture::{self, Node, Picture};
 
+/// A tree as a Mermaid `flowchart`.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
     write_picture(&picture::build(g, tree), w)
 }
 
+/// A picture as a Mermaid `flowchart`.
 pub fn write_picture(p: &Picture, w: &mut impl Write) -> io::Result<()> {
     let walk = p.direction.as_str();
     let root = p.root().map(|n| n.title.as_str()).unwrap_or("");

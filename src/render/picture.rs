@@ -15,6 +15,7 @@ use super::style::sanitize;
 /// One object of the picture.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
+    /// The graph node it draws; also its identity in the picture.
     pub id: NodeId,
     /// `Kind/name`, sanitized (control and bidi characters escaped), not yet quoted.
     pub title: String,
@@ -22,6 +23,7 @@ pub struct Node {
     pub namespace: Option<String>,
     /// Further label lines: deletion state, finalizers, problem codes; sanitized.
     pub details: Vec<String>,
+    /// The object the tree was asked about.
     pub root: bool,
     /// Referenced by a dependent, never observed (a virtual node of the GC's graph).
     pub absent: bool,
@@ -34,8 +36,11 @@ pub struct Node {
 /// One owner reference: `owner` → `dependent`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edge {
+    /// The owner, where the arrow starts.
     pub owner: NodeId,
+    /// The dependent holding the reference.
     pub dependent: NodeId,
+    /// The reference's `controller: true`.
     pub controller: bool,
     /// `blockOwnerDeletion: true`: a foreground deletion of the owner waits for the dependent.
     pub blocking: bool,
@@ -56,9 +61,13 @@ impl Edge {
 }
 
 #[derive(Clone, Debug)]
+/// A tree as a graph to draw: nodes once each, edges once each.
 pub struct Picture {
+    /// Which way the tree was grown (arrows still point owner → dependent).
     pub direction: Direction,
+    /// Objects in order of first appearance in the tree.
     pub nodes: Vec<Node>,
+    /// References between them, in order of first appearance.
     pub edges: Vec<Edge>,
 }
 
@@ -69,11 +78,13 @@ impl Picture {
         self.nodes.iter().filter_map(|n| n.namespace.as_deref()).filter(|ns| seen.insert(*ns)).collect()
     }
 
+    /// The node of the object the tree was asked about.
     pub fn root(&self) -> Option<&Node> {
         self.nodes.iter().find(|n| n.root)
     }
 }
 
+/// The picture of a tree: each entry's object once, each entry's edge once.
 pub fn build(g: &Graph, tree: &Tree) -> Picture {
     let mut nodes: Vec<Node> = Vec::new();
     let mut seen = HashSet::new();

@@ -19,10 +19,17 @@ use crate::plan::{Action, ObjRef, Plan};
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanJson {
+    /// The object the plan deletes.
     pub target: ObjectRef,
+    /// The propagation asked for: `Background`, `Foreground` or `Orphan`.
     pub cascade: &'static str,
+    /// One order in which the real system could do it; an object's `Remove` comes after every
+    /// step it depends on.
     pub steps: Vec<StepJson>,
+    /// Where everything ends up.
     pub result: ResultJson,
+    /// What the planner could not know (unresolvable kinds, racy spots of the real GC,
+    /// incomplete input).
     pub notes: Vec<String>,
 }
 
@@ -30,42 +37,65 @@ pub struct PlanJson {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct StepJson {
+    /// 1-based position in the order.
     pub seq: u32,
+    /// Who acts: `kube-apiserver`, `garbage-collector`, `namespace-controller`, or the
+    /// controller expected to remove a finalizer.
     pub actor: String,
+    /// `Delete`, `MarkDeleting`, `Remove`, `RemoveOwnerReferences`, `UnblockOwnerReferences`,
+    /// `RemoveFinalizer` or `Blocked`.
     pub action: &'static str,
+    /// The object acted on.
     pub object: ObjectRef,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `MarkDeleting`: the finalizers the object carries once its deletionTimestamp is set.
     pub finalizers: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `Delete`: the propagation policy of the DELETE.
     pub propagation: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `RemoveOwnerReferences`/`UnblockOwnerReferences`: the owners whose references change.
     pub owners: Option<Vec<ObjectRef>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `RemoveFinalizer`/`Blocked`: the finalizer concerned.
     pub finalizer: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why, in words: for `Blocked`, why nothing will remove the finalizer; for a finalizer
+    /// removal, what it waited for or that its controller is assumed to act.
     pub reason: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
+/// Contract §4.2 `result`: where the plan leaves the objects it touches.
 pub struct ResultJson {
+    /// Objects gone at the end.
     pub removed: Vec<ObjectRef>,
+    /// Objects that remain and lost owner references.
     pub owner_refs_removed: Vec<OwnerRefsRemovedJson>,
+    /// Objects left with a deletionTimestamp and finalizers nothing will remove.
     pub blocked: Vec<BlockedJson>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
+/// An object that remains and the owners it no longer references.
 pub struct OwnerRefsRemovedJson {
+    /// The object that remains.
     pub object: ObjectRef,
+    /// The owners whose references were removed from it.
     pub owners: Vec<ObjectRef>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
+/// An object the plan leaves terminating for good.
 pub struct BlockedJson {
+    /// The object.
     pub object: ObjectRef,
+    /// The finalizers that stay on it.
     pub finalizers: Vec<String>,
+    /// Why nothing removes them (the controller down or missing, in words).
     pub reason: String,
 }
 

@@ -5,27 +5,35 @@ use owo_colors::OwoColorize;
 use unicode_width::UnicodeWidthChar;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How text output looks: colour on or off, and where prose wraps.
 pub struct Style {
+    /// Whether to emit ANSI colour, as the CLI decided from `--color`, the terminal and `NO_COLOR`.
     pub color: bool,
     /// The column prose wraps at; `None`: one line per item (piped output).
     pub width: Option<usize>,
 }
 
 impl Style {
+    /// No colour, no wrapping: what tests and pipes get.
     pub const PLAIN: Style = Style { color: false, width: None };
 
+    /// Red and bold: what holds the deletion.
     pub fn bad(self, s: &str) -> String {
         if self.color { s.red().bold().to_string() } else { s.to_string() }
     }
+    /// Yellow: what may.
     pub fn warn(self, s: &str) -> String {
         if self.color { s.yellow().to_string() } else { s.to_string() }
     }
+    /// Green: what is fine.
     pub fn good(self, s: &str) -> String {
         if self.color { s.green().to_string() } else { s.to_string() }
     }
+    /// Dimmed: context.
     pub fn dim(self, s: &str) -> String {
         if self.color { s.dimmed().to_string() } else { s.to_string() }
     }
+    /// Bold: names and headings.
     pub fn strong(self, s: &str) -> String {
         if self.color { s.bold().to_string() } else { s.to_string() }
     }
@@ -114,6 +122,8 @@ pub fn is_unsafe(c: char) -> bool {
     c.is_control() || is_bidi(c)
 }
 
+/// The Unicode bidirectional controls (embeddings, overrides, isolates, marks), which can
+/// make a name display as something else ("Trojan Source").
 pub fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }

@@ -12,6 +12,7 @@ use crate::tree::{Direction, Tree};
 
 use super::style::{Style, sanitize};
 
+/// `why-stuck` for people: verdict and root cause first, then the evidence, then next steps.
 pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict

@@ -14,6 +14,7 @@ use super::json::{tree_head, write_subtree};
 /// Levels written in block style; deeper subtrees are one flow-style line each.
 pub const BLOCK_DEPTH: usize = 32;
 
+/// `tree -o yaml`: the JSON tree's shape, block style for the first [`BLOCK_DEPTH`] levels.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
     let key = tree.direction.as_str();
     let mut i = 0;

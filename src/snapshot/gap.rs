@@ -8,6 +8,7 @@ use std::fmt;
 /// One thing that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gap {
+    /// What could not be read.
     pub what: Missing,
     /// Why, in a short phrase (`forbidden (403)`, `no answer within 5s`); empty for
     /// [`Missing::Recorded`].
@@ -18,18 +19,39 @@ pub struct Gap {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Missing {
     /// The types an API group version serves.
-    Discovery { group_version: String },
+    Discovery {
+        /// `group/version`, or `v1` for the core group.
+        group_version: String,
+    },
     /// A resource's list (`pods`, `deployments.apps`), in one namespace or everywhere.
-    List { resource: String, namespace: Option<String> },
+    List {
+        /// The resource as kubectl names it (`deployments.apps`).
+        resource: String,
+        /// The namespace listed; `None` for all namespaces or a cluster-scoped type.
+        namespace: Option<String>,
+    },
     /// Objects of a resource in full (one named, or the list they were read from).
-    Bodies { resource: String, name: Option<String> },
+    Bodies {
+        /// The resource as kubectl names it.
+        resource: String,
+        /// The object, when one was read by name; `None` for the whole list.
+        name: Option<String>,
+    },
     /// The managedFields of objects of a resource, read again after a list left them out.
-    ManagedFields { resource: String, namespace: Option<String>, name: Option<String> },
+    ManagedFields {
+        /// The resource as kubectl names it.
+        resource: String,
+        /// The namespace read in; `None` for all namespaces or a cluster-scoped type.
+        namespace: Option<String>,
+        /// The object, when one was read by name; `None` for the whole list.
+        name: Option<String>,
+    },
     /// A line of a snapshot file's `incomplete` list, as written.
     Recorded(String),
 }
 
 impl Gap {
+    /// A gap of `what`, for the reason `why`.
     pub fn new(what: Missing, why: impl Into<String>) -> Gap {
         Gap { what, why: why.into() }
     }

@@ -13,21 +13,32 @@ use k8s_openapi::jiff::Timestamp;
 /// One resource of an `APIResourceList` (discovery data, as `kubectl gc snapshot` records it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiResource {
+    /// The resource name in URLs (`replicasets`), or `resource/subresource` (`pods/status`).
     pub plural: String,
+    /// The singular name, when the server gives one.
     pub singular: Option<String>,
+    /// True when objects live in a namespace.
     pub namespaced: bool,
+    /// The group when it differs from the list's (e.g. a subresource of another group).
     pub group: Option<String>,
+    /// The version when it differs from the list's.
     pub version: Option<String>,
+    /// The kind of objects it serves.
     pub kind: String,
+    /// The verbs allowed (`list`, `delete`, …).
     pub verbs: Vec<String>,
+    /// Short names kubectl accepts (`rs`).
     pub short_names: Vec<String>,
+    /// Categories (`all`).
     pub categories: Vec<String>,
 }
 
 /// An `APIResourceList`: the resources served in one group/version.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResourceList {
+    /// `group/version`, or `v1` for the core group.
     pub group_version: String,
+    /// The resources served there.
     pub resources: Vec<ApiResource>,
 }
 
@@ -35,11 +46,15 @@ pub struct ResourceList {
 /// were captured, and what could not be read.
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
+    /// When the objects were read: the answers' "now" unless `--now` is given, so a file read
+    /// tomorrow answers as of its capture (the clock when unrecorded).
     pub captured_at: Option<Timestamp>,
     /// The kubeconfig context the objects were read through (live, or as a `kubectl gc
     /// snapshot` file recorded it): the cluster printed commands are bound to.
     pub context: Option<String>,
+    /// The objects, in the order read (the graph sorts its own nodes).
     pub objects: Vec<Object>,
+    /// The discovery data read with the objects; empty for a file without any.
     pub resource_lists: Vec<ResourceList>,
     /// What could not be read (a forbidden type, a failing group): answers that depend on
     /// it are Unknown, never guessed.

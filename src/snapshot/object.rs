@@ -25,6 +25,7 @@ impl fmt::Display for Uid {
 }
 
 impl Uid {
+    /// The uid as text, e.g. for an owner reference's `uid` or a `--uid` precondition.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -33,11 +34,19 @@ impl Uid {
 /// `metadata.ownerReferences[i]`: the four coordinates and the two flags.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OwnerRef {
+    /// The owner's `apiVersion`; with `kind` it says where the GC looks the owner up.
     pub api_version: String,
+    /// The owner's `kind`.
     pub kind: String,
+    /// The owner's name. A reference has no namespace: a namespaced owner is looked up in the
+    /// dependent's namespace.
     pub name: String,
+    /// The owner's uid: an existing object under the same name but another uid is not the owner
+    /// (the GC treats it as absent).
     pub uid: Uid,
+    /// `controller`: at most one reference per object is the managing controller's.
     pub controller: Option<bool>,
+    /// `blockOwnerDeletion`: see [`OwnerRef::blocks`].
     pub block_owner_deletion: Option<bool>,
 }
 
@@ -47,6 +56,7 @@ impl OwnerRef {
         self.block_owner_deletion == Some(true)
     }
 
+    /// `controller: true`: this owner is the object's managing controller.
     pub fn is_controller(&self) -> bool {
         self.controller == Some(true)
     }
@@ -61,28 +71,46 @@ impl OwnerRef {
 /// server-side apply records a manager for each entry).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalizerManager {
+    /// The field manager's name (`managedFields[i].manager`), e.g. a controller's binary name.
     pub manager: String,
+    /// `Apply` or `Update`.
     pub operation: String,
+    /// When that manager last wrote these fields, if recorded.
     pub time: Option<Timestamp>,
+    /// The finalizers this entry owns (`f:metadata.f:finalizers.v:"…"`).
     pub finalizers: Vec<String>,
 }
 
 /// A snapshot object. `namespace` is `None` for cluster-scoped objects.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
+    /// `apiVersion`, e.g. `apps/v1`.
     pub api_version: String,
+    /// `kind`, e.g. `Deployment`.
     pub kind: String,
+    /// `metadata.namespace`; `None` for cluster-scoped objects.
     pub namespace: Option<String>,
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.uid`: the identity owner references point at.
     pub uid: Uid,
+    /// `metadata.resourceVersion`, kept so a printed patch can be made conditional on it.
     pub resource_version: Option<String>,
+    /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Timestamp>,
+    /// `metadata.deletionTimestamp`: set when deletion was requested; the object stays until its
+    /// finalizers are gone.
     pub deletion_timestamp: Option<Timestamp>,
+    /// `metadata.deletionGracePeriodSeconds`: a pod's grace period, so the deletion was
+    /// requested this long before `deletion_timestamp`.
     pub deletion_grace_period_seconds: Option<i64>,
+    /// `metadata.finalizers`, in order.
     pub finalizers: Vec<String>,
+    /// `metadata.ownerReferences`, in order.
     pub owner_references: Vec<OwnerRef>,
     /// Labels, sorted by key; kept only for the kinds in [`keeps_body`].
     pub labels: Vec<(String, String)>,
+    /// Who set which finalizers (from `managedFields`), the evidence for who removes them.
     pub finalizer_managers: Vec<FinalizerManager>,
     /// Top-level fields other than apiVersion, kind and metadata (spec, status, rules, …),
     /// kept only where `keeps_body` says the analysis reads them. Secrets never keep theirs.
@@ -117,6 +145,7 @@ impl Body {
         Body { text: text.into_boxed_str(), parsed: OnceLock::new() }
     }
 
+    /// A body from already-parsed top-level fields (YAML or a live read).
     pub fn from_map(map: Map<String, Value>) -> Body {
         let parsed = OnceLock::new();
         if !map.is_empty() {
@@ -125,6 +154,7 @@ impl Body {
         Body { text: Box::default(), parsed }
     }
 
+    /// The body's top-level fields, parsed on first use and kept; empty when there is none.
     pub fn map(&self) -> &Map<String, Value> {
         static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
         if self.text.is_empty() {
@@ -134,6 +164,7 @@ impl Body {
         self.parsed.get_or_init(|| Box::new(serde_json::from_str(&self.text).unwrap_or_default()))
     }
 
+    /// True when no body was kept (most kinds keep none).
     pub fn is_empty(&self) -> bool {
         self.text.is_empty() && self.parsed.get().is_none_or(|m| m.is_empty())
     }
@@ -147,6 +178,7 @@ impl Body {
         T::deserialize(&Value::Object(self.map().clone())).unwrap_or_default()
     }
 
+    /// One top-level field (`spec`, `status`, …) of the body.
     pub fn get(&self, key: &str) -> Option<&Value> {
         if self.is_empty() {
             return None;
@@ -168,26 +200,32 @@ impl fmt::Debug for Body {
 }
 
 impl Object {
+    /// The API group of `apiVersion` ("" for the core group).
     pub fn group(&self) -> &str {
         group_of(&self.api_version)
     }
 
+    /// The version of `apiVersion`, e.g. `v1`.
     pub fn version(&self) -> &str {
         version_of(&self.api_version)
     }
 
+    /// True when `metadata.deletionTimestamp` is set.
     pub fn is_deleting(&self) -> bool {
         self.deletion_timestamp.is_some()
     }
 
+    /// The value of label `key`, if the object kept its labels.
     pub fn label(&self, key: &str) -> Option<&str> {
         self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
+    /// True when `name` is in `metadata.finalizers`.
     pub fn has_finalizer(&self, name: &str) -> bool {
         self.finalizers.iter().any(|f| f == name)
     }
 
+    /// The namespace, or "" for a cluster-scoped object (how the API paths and the GC spell it).
     pub fn namespace_str(&self) -> &str {
         self.namespace.as_deref().unwrap_or("")
     }
@@ -206,6 +244,7 @@ impl Object {
         }
     }
 
+    /// A string field of the kept body by JSON pointer; `None` when absent or not a string.
     pub fn str_field(&self, pointer: &str) -> Option<&str> {
         self.field(pointer).and_then(|v| v.as_str())
     }
@@ -228,13 +267,18 @@ impl Object {
 /// One status condition, borrowed from the object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Condition<'a> {
+    /// `True`, `False` or `Unknown`, as written.
     pub status: &'a str,
+    /// The machine-readable reason, the thing to match on.
     pub reason: &'a str,
+    /// The human message: quote it, never match on it (its wording changes between releases).
     pub message: &'a str,
+    /// `lastTransitionTime`, when present and parseable.
     pub last_transition_time: Option<Timestamp>,
 }
 
 impl Condition<'_> {
+    /// `status: "True"`.
     pub fn is_true(&self) -> bool {
         self.status == "True"
     }

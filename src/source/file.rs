@@ -10,19 +10,48 @@ use crate::snapshot::raw::{Flattened, RawDoc};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot read {path}")]
+    /// A file or directory could not be read.
     Read {
+        /// What was being read.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
     #[error("{path}:{line}:{column}: {message}")]
-    Parse { path: PathBuf, line: usize, column: usize, message: String },
+    /// A JSON file is not valid JSON.
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
     #[error("{path}: {message}")]
-    ParseYaml { path: PathBuf, message: String },
+    /// A YAML file is not valid YAML.
+    ParseYaml {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (it carries the position).
+        message: String,
+    },
     #[error("{path}: no *.json, *.yaml or *.yml files found")]
-    Empty { path: PathBuf },
+    /// A directory holds no snapshot file.
+    Empty {
+        /// The directory.
+        path: PathBuf,
+    },
     #[error("{path}: {message}")]
-    NotSnapshot { path: PathBuf, message: String },
+    /// The file parses but is not Kubernetes objects (no `kind`, no `metadata`, …).
+    NotSnapshot {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
 }
 
 /// The most a snapshot that is not a regular file (a pipe, `<(kubectl get …)`) may hold: it

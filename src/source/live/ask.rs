@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The seam between what an answer needs and how it is read: a [`ReadPlan`] (the analysis's
 //! policy, in `crate::reads`) returns [`Ask`]s from what has been read so far, and
 //! [`super::Session::read`] only executes them, round after round, until the plan asks for

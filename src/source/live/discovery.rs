@@ -21,14 +21,20 @@ const JSON: &str = "application/json";
 /// One listable resource type at the version it is read in.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ListType {
+    /// The API group; "" for the core group.
     pub group: String,
+    /// The version it is read in: the first discovery offers, the group's preferred one first.
     pub version: String,
+    /// The resource name in URLs.
     pub plural: String,
+    /// The kind of its objects.
     pub kind: String,
+    /// True when objects live in a namespace (the path may then name one).
     pub namespaced: bool,
 }
 
 impl ListType {
+    /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
         crate::discovery::api_version(&self.group, &self.version)
     }
@@ -56,9 +62,14 @@ impl ListType {
 /// not be discovered.
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {
+    /// The `APIResourceList`s the snapshot records.
     pub lists: Vec<ResourceList>,
+    /// The types to list (those with the `list` verb), each once, at the version read in.
     pub types: Vec<ListType>,
+    /// What could not be discovered (a failing group version, …): answers that depend on it
+    /// are Unknown.
     pub incomplete: Vec<crate::snapshot::Gap>,
+    /// True when the server answered aggregated discovery (one request, not one per group).
     pub aggregated: bool,
     /// Read from the discovery cache rather than from the server.
     pub from_cache: bool,

@@ -8,16 +8,25 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("no kubeconfig found ({looked}): set KUBECONFIG, pass --kubeconfig, or give --server")]
-    NoKubeconfig { looked: String },
+    /// No kubeconfig file exists where kubectl would look.
+    NoKubeconfig {
+        /// The places looked at, in words.
+        looked: String,
+    },
     #[error("cannot read kubeconfig {}", path.display())]
+    /// A kubeconfig exists but cannot be read or parsed.
     Kubeconfig {
+        /// The file that failed.
         path: PathBuf,
+        /// What went wrong reading or parsing it.
         #[source]
         source: Cause,
     },
     #[error("context \"{0}\" does not exist in the kubeconfig")]
+    /// `--context` (or `current-context`) names a context the kubeconfig lacks.
     UnknownContext(String),
     #[error("the kubeconfig has no current context: pass --context, or --server")]
+    /// The kubeconfig sets no `current-context` and none was given.
     NoContext,
     /// Settings this plugin refuses (`--as-group` without `--as`, a context without a server).
     #[error("invalid connection settings: {0}")]
@@ -26,19 +35,44 @@ pub enum Error {
     #[error("invalid connection settings")]
     Client(#[source] Cause),
     #[error("cannot reach the API server at {server}")]
+    /// No connection to the server (refused, DNS, TLS, proxy): nothing could be read.
     Unreachable {
+        /// The server URL.
         server: String,
+        /// The transport failure.
         #[source]
         source: Cause,
     },
     #[error("the API server at {server} did not answer {path} within {}", humantime(*.timeout))]
-    Timeout { server: String, path: String, timeout: Duration },
-    #[error("the API server at {server} refused {path}: {message}")]
-    Api { server: String, path: String, code: u16, message: String },
-    #[error("the API server at {server} sent an unreadable answer to {path}")]
-    Decode {
+    /// A request got no complete answer in time (after its retries).
+    Timeout {
+        /// The server URL.
         server: String,
+        /// The request path.
         path: String,
+        /// The per-request timeout that expired.
+        timeout: Duration,
+    },
+    #[error("the API server at {server} refused {path}: {message}")]
+    /// The server answered with an error status for a read the answer cannot do without.
+    Api {
+        /// The server URL.
+        server: String,
+        /// The request path.
+        path: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The `Status` message from the server, quoted.
+        message: String,
+    },
+    #[error("the API server at {server} sent an unreadable answer to {path}")]
+    /// The server answered 2xx, but the body could not be decoded.
+    Decode {
+        /// The server URL.
+        server: String,
+        /// The request path.
+        path: String,
+        /// The decoder's error.
         #[source]
         source: Cause,
     },

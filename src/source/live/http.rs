@@ -35,14 +35,19 @@ pub struct Reader {
 /// Whether the server honours `drop=metadata.managedFields`, as far as its answers showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OptOut {
+    /// No answer has shown it yet.
     Unknown = 0,
+    /// An answer came without managedFields when asked to drop them.
     Honoured = 1,
+    /// An answer came with managedFields despite the opt-out: the reader stops asking.
     Ignored = 2,
 }
 
 /// A successful answer.
 pub struct Answer {
+    /// The answer's `Content-Type` (JSON, protobuf, or JSON's aggregated-discovery variant).
     pub content_type: String,
+    /// The body, read whole (at most [`Reader::max_body`] bytes).
     pub body: Bytes,
 }
 
@@ -50,12 +55,24 @@ pub struct Answer {
 #[derive(Debug, Clone)]
 pub enum Failure {
     /// The server answered with an error status.
-    Status { code: u16, reason: String, message: String },
+    Status {
+        /// The HTTP status code.
+        code: u16,
+        /// The `Status` object's `reason` (`Forbidden`, `NotFound`, …), the thing to match on.
+        reason: String,
+        /// The `Status` object's message, to quote.
+        message: String,
+    },
     /// No answer within `--request-timeout`.
     Timeout(Duration),
     /// The connection failed (refused, reset, TLS); `retriable` when it broke in a way a new
     /// attempt may not (reset, closed early), as told by the error's kind, not its wording.
-    Transport { cause: Cause, retriable: bool },
+    Transport {
+        /// The underlying error.
+        cause: Cause,
+        /// Whether a new attempt may succeed.
+        retriable: bool,
+    },
     /// A 200 answer that could not be decoded.
     Decode(String),
     /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
@@ -77,6 +94,7 @@ pub enum Paging {
 }
 
 impl Failure {
+    /// The HTTP status code, for [`Failure::Status`].
     pub fn code(&self) -> Option<u16> {
         match self {
             Failure::Status { code, .. } => Some(*code),
@@ -172,6 +190,7 @@ impl Reader {
         self
     }
 
+    /// The server URL, as the errors name it.
     pub fn server(&self) -> &str {
         &self.server
     }

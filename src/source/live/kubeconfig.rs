@@ -18,28 +18,43 @@ use super::error::{Cause, Error};
 /// How to reach the cluster: kubectl's flags plus the environment the CLI read for us.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectOptions {
+    /// `--kubeconfig`: one file, used alone (as kubectl, it replaces `KUBECONFIG`).
     pub kubeconfig: Option<PathBuf>,
     /// The value of `KUBECONFIG` (several paths, merged; missing files skipped as kubectl does).
     pub kubeconfig_env: Option<OsString>,
     /// `$HOME`, for `~/.kube/config`.
     pub home: Option<PathBuf>,
+    /// `--context`: the kubeconfig context to use instead of `current-context`.
     pub context: Option<String>,
+    /// `--cluster`: overrides the context's cluster.
     pub cluster: Option<String>,
+    /// `--user`: overrides the context's user (`AuthInfo`).
     pub user: Option<String>,
+    /// `-s/--server`: the API server URL; works without any kubeconfig.
     pub server: Option<String>,
+    /// `--token`: a bearer token, replacing the user's credentials.
     pub token: Option<String>,
+    /// `--as`: the user to impersonate (`Impersonate-User`).
     pub as_user: Option<String>,
+    /// `--as-group`, repeatable (`Impersonate-Group`); requires `--as`.
     pub as_groups: Vec<String>,
+    /// `--as-uid` (`Impersonate-Uid`).
     pub as_uid: Option<String>,
     /// `--as-user-extra KEY=VALUE`, in order (a key may repeat).
     pub as_user_extra: Vec<(String, String)>,
+    /// `--client-certificate`: a PEM file for TLS client authentication.
     pub client_certificate: Option<PathBuf>,
+    /// `--client-key`: the PEM key of `--client-certificate`.
     pub client_key: Option<PathBuf>,
+    /// `--disable-compression`: ask for uncompressed answers (`Accept-Encoding: identity`).
     pub disable_compression: bool,
     /// Per request; `None` = no limit (kubectl's "0").
     pub request_timeout: Option<Duration>,
+    /// `--insecure-skip-tls-verify`: do not check the server's certificate.
     pub insecure_skip_tls_verify: bool,
+    /// `--certificate-authority`: a PEM file of CAs to trust for the server.
     pub certificate_authority: Option<PathBuf>,
+    /// `--tls-server-name`: the name to check the server's certificate against (SNI).
     pub tls_server_name: Option<String>,
     /// The value of `NO_PROXY`/`no_proxy`.
     pub no_proxy: Option<String>,
@@ -49,7 +64,9 @@ const FLAGS: &str = "kubectl-gc-flags";
 
 /// The loaded configuration and the context's namespace.
 pub struct Loaded {
+    /// The client configuration, with kube's retries off and the flags applied.
     pub config: kube::Config,
+    /// The context's namespace, else `default`: what `-n` defaults to, as in kubectl.
     pub default_namespace: String,
     /// The kubeconfig context the connection resolved to (`None` when only flags such as
     /// `--server` describe it): printed commands name it, so they act on this cluster.
@@ -60,6 +77,7 @@ pub struct Loaded {
     pub headers: Vec<(http::HeaderName, http::HeaderValue)>,
 }
 
+/// Resolves the flags and kubeconfig files as kubectl does, into the client's configuration.
 pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if !o.as_groups.is_empty() && o.as_user.is_none() {
         return Err(Error::Config("--as-group requires --as".into()));

@@ -1,3 +1,4 @@
+#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Listing one type: metadata-only (`PartialObjectMetadataList`, in protobuf where the server
 //! offers it, else JSON: see [`super::protobuf`]) unless the analysis reads the kind's spec or
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a

@@ -30,7 +30,9 @@ pub fn is_protobuf(content_type: &str) -> bool {
 
 /// One page: its items and its continue token.
 pub struct Page {
+    /// The items, each as a document the snapshot parser reads.
     pub items: Vec<RawDoc>,
+    /// `metadata.continue`: the token for the next page; `None` on the last.
     pub continue_: Option<String>,
 }
 
