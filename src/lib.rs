@@ -15,6 +15,7 @@ pub mod plan;
 pub mod render;
 pub mod snapshot;
 pub mod source;
+pub mod sweep;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod tree;

@@ -26,6 +26,17 @@ pub fn context_namespace() -> Option<String> {
 /// dependents (`tree`, `plan`), and the GC links a dependent to its owner by uid from any
 /// namespace, so every namespace is listed (metadata-only), as offline sees them.
 pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<Snapshot> {
+    read_with(global, target, dependents_anywhere, target.is_none())
+}
+
+/// [`read`], choosing whether bodies are read in every namespace (a capture, and for now
+/// `why-stuck --all -A`: see `cli::sweep`) or only where an answer reads them.
+pub fn read_with(
+    global: &Global,
+    target: Option<&Target>,
+    dependents_anywhere: bool,
+    bodies_everywhere: bool,
+) -> Result<Snapshot> {
     let opts = connect_options(&global.connection)?;
     let now = Timestamp::now();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -87,8 +98,6 @@ pub fn read(global: &Global, target: Option<&Target>, dependents_anywhere: bool)
         let progress = |p: Progress| {
             let _ = write!(std::io::stderr().lock(), "\rreading {}/{} lists…", p.done, p.total);
         };
-        // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
-        let bodies_everywhere = target.is_none();
         let options = ReadOptions {
             scope,
             bodies_everywhere,

@@ -6,3 +6,4 @@ pub mod exit;
 pub mod live;
 pub mod output;
 pub mod run;
+pub mod sweep;

@@ -20,9 +20,11 @@ use super::output;
 pub fn run(args: Args) -> Result<Exit> {
     let global = &args.global;
     match &args.command {
+        Command::WhyStuck(a) if a.all => super::sweep::run(global, a),
         Command::WhyStuck(a) => {
-            let (g, now) = load(global, Some(&a.target), false)?;
-            let target = resolve(&g, &a.target, global)?;
+            let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
+            let (g, now) = load(global, Some(&t), false)?;
+            let target = resolve(&g, &t, global)?;
             let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
@@ -162,13 +164,13 @@ pub fn run(args: Args) -> Result<Exit> {
 
 /// The process is about to exit: handing millions of small allocations back one by one would
 /// only delay it (a tenth of a second on 100k objects), so the graph is left to the OS.
-fn exit_without_freeing(g: Graph) {
+pub(super) fn exit_without_freeing(g: Graph) {
     std::mem::forget(g);
 }
 
 /// The cluster every printed command is bound to: the connection flags this invocation used
 /// (never a token), so a command pasted later cannot act on whatever context is current then.
-fn connection(global: &Global) -> Connection {
+pub(super) fn connection(global: &Global) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
         return Connection::unbound("they were derived from a snapshot file; add --context before running them");
@@ -204,16 +206,21 @@ fn connection(global: &Global) -> Connection {
     conn
 }
 
-fn style(global: &Global) -> Style {
+pub(super) fn style(global: &Global) -> Style {
     Style { color: output::use_color(global.color) }
 }
 
 /// Reads the objects and decides the reference time.
 /// Offline with `--snapshot`, else live: what an answer about `target` needs.
 fn load(global: &Global, target: Option<&Target>, dependents_anywhere: bool) -> Result<(Graph, Timestamp)> {
+    load_from(global, || super::live::read(global, target, dependents_anywhere))
+}
+
+/// [`load`], with the live read given.
+pub(super) fn load_from(global: &Global, live: impl FnOnce() -> Result<Snapshot>) -> Result<(Graph, Timestamp)> {
     let t0 = std::time::Instant::now();
     let snapshot = if global.snapshot.is_empty() {
-        super::live::read(global, target, dependents_anywhere)?
+        live()?
     } else {
         source::file::load(&global.snapshot).context("reading the snapshot")?
     };

@@ -6,4 +6,5 @@ pub mod mermaid;
 pub mod picture;
 pub mod plan;
 pub mod style;
+pub mod sweep;
 pub mod text;
