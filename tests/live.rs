@@ -16,6 +16,7 @@ fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for args in checks(fixture) {
         match args[0].as_str() {
+            "why-stuck" if args.iter().any(|a| a == "--all") => out.push(args),
             "why-stuck" => {
                 let mut tree = args.clone();
                 tree[0] = "tree".into();
