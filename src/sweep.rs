@@ -395,3 +395,6 @@ pub fn severity(v: Verdict) -> Severity {
         Verdict::InProgress => Severity::Info,
     }
 }
+
+#[cfg(test)]
+mod tests;
