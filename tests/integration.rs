@@ -9,4 +9,5 @@ mod live;
 mod pictures;
 mod plugin;
 mod support;
+mod sweep;
 mod util;

@@ -143,7 +143,9 @@ pub struct WhyStuckArgs {
     #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
     pub all: bool,
     /// With --all: leave out the objects whose deletion is merely in progress
-    #[arg(long, requires = "all")]
+    // (not `requires = "all"`: a flag's default satisfies it; without an object, TYPE is
+    // required unless --all is given)
+    #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
     pub stuck_only: bool,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
@@ -352,6 +354,7 @@ mod tests {
             vec!["why-stuck", "--all", "site/alpha"],
             vec!["why-stuck", "--all", "--plan"],
             vec!["why-stuck", "--stuck-only", "site/alpha"],
+            vec!["why-stuck", "--stuck-only"],
             vec!["why-stuck"],
         ] {
             let argv = ["kubectl-gc"].into_iter().chain(bad.iter().copied());
