@@ -78,12 +78,16 @@ pub enum Culprit {
     Objects(Vec<NodeId>),
     /// A finding that names nothing else: its own object.
     Object(NodeId),
+    /// No finding at all: nothing holds the object (no finalizer left; a pod in its grace
+    /// period on a ready node), the API server or the kubelet finishes it.
+    Nothing,
 }
 
 /// The root cause of a group.
 #[derive(Clone, Debug)]
 pub struct Cause {
-    pub code: FindingCode,
+    /// `None` when the answers have no finding ([`Culprit::Nothing`]).
+    pub code: Option<FindingCode>,
     pub culprit: Culprit,
     /// What the cause names, for the contract's `cause.related`.
     pub related: Vec<Related>,
@@ -154,7 +158,7 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
 
 /// Groups answers by cause (see the module docs).
 pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
-    let mut index: HashMap<(Verdict, FindingCode, Culprit), usize> = HashMap::new();
+    let mut index: HashMap<(Verdict, Option<FindingCode>, Culprit), usize> = HashMap::new();
     let mut groups: Vec<(Group, Vec<Option<&Finding>>)> = Vec::new();
     let mut left_out = 0;
     for (i, d) in answers.iter().enumerate() {
@@ -221,7 +225,7 @@ pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bo
 /// One answer's cause, with the finding it comes from (none only for an answer without
 /// findings).
 struct ObjectCause<'d> {
-    code: FindingCode,
+    code: Option<FindingCode>,
     culprit: Culprit,
     related: Vec<Related>,
     finding: Option<&'d Finding>,
@@ -250,7 +254,7 @@ fn cause_of<'d>(g: &Graph, live: &Liveness, d: &'d Diagnosis) -> (Verdict, Objec
             .map(|(_, f)| f)
     };
     let f = if d.stuck { candidates(true).or_else(|| candidates(false)) } else { candidates(false) };
-    let f = f.or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted)).or(d.findings.first());
+    let f = f.or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted));
     let verdict = if d.stuck {
         Verdict::Stuck
     } else if f.is_some_and(|f| f.code == FindingCode::FinalizerControllerUnknown) {
@@ -260,17 +264,12 @@ fn cause_of<'d>(g: &Graph, live: &Liveness, d: &'d Diagnosis) -> (Verdict, Objec
     };
     let cause = match f {
         Some(f) => ObjectCause {
-            code: f.code,
+            code: Some(f.code),
             culprit: culprit(g, live, f),
             related: related_of(g, live, f),
             finding: Some(f),
         },
-        None => ObjectCause {
-            code: FindingCode::NotBeingDeleted,
-            culprit: Culprit::Object(d.object),
-            related: Vec::new(),
-            finding: None,
-        },
+        None => ObjectCause { code: None, culprit: Culprit::Nothing, related: Vec::new(), finding: None },
     };
     (verdict, cause)
 }
@@ -351,7 +350,10 @@ fn related_of(g: &Graph, live: &Liveness, f: &Finding) -> Vec<Related> {
 /// The group's message: its oldest object's, and how many more share it.
 fn group_message(g: &Graph, grp: &Group, first: Option<&Finding>) -> String {
     let Some(first) = first else {
-        return format!("{} has no finding", diagnose::describe(g, grp.objects[0]));
+        return format!(
+            "nothing holds {} object(s) (no finalizer left): the API server removes them, a pod once its kubelet confirms its termination",
+            grp.objects.len()
+        );
     };
     let mut m = first.message.clone();
     if first.object != grp.objects[0] {

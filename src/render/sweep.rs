@@ -40,7 +40,8 @@ pub struct GroupJson {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CauseJson {
-    pub code: &'static str,
+    /// null when nothing holds the objects (no finding).
+    pub code: Option<&'static str>,
     pub message: String,
     pub related: Vec<ObjectRef>,
 }
@@ -52,7 +53,7 @@ pub fn to_json(g: &Graph, s: &Sweep, conn: &Connection) -> SweepJson {
             .iter()
             .map(|grp| GroupJson {
                 cause: CauseJson {
-                    code: grp.cause.code.as_str(),
+                    code: grp.cause.code.map(|c| c.as_str()),
                     message: grp.cause.message.clone(),
                     related: grp.cause.related.iter().map(|r| related_ref(g, r)).collect(),
                 },
@@ -80,7 +81,12 @@ pub fn culprit_label(g: &Graph, grp: &Group) -> String {
             names.join(", ")
         }
         Culprit::Object(n) => describe(g, *n),
+        Culprit::Nothing => "nothing holds them".to_string(),
     }
+}
+
+fn code(grp: &Group) -> &'static str {
+    grp.cause.code.map_or("Terminating", |c| c.as_str())
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
@@ -113,7 +119,7 @@ pub fn summary_table(g: &Graph, s: &Sweep) -> Table {
     ]);
     for grp in &s.groups {
         t.add_row([
-            sanitize(&format!("{} ({})", grp.cause.code.as_str(), culprit_label(g, grp))),
+            sanitize(&format!("{} ({})", code(grp), culprit_label(g, grp))),
             verdict_word(grp.verdict).to_string(),
             grp.objects.len().to_string(),
             sanitize(&namespaces(g, grp)),
@@ -175,9 +181,9 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
             heading = Some(section);
         }
         let code = match grp.verdict {
-            Verdict::Stuck => st.bad(grp.cause.code.as_str()),
-            Verdict::Unknown => st.warn(grp.cause.code.as_str()),
-            Verdict::InProgress => st.dim(grp.cause.code.as_str()),
+            Verdict::Stuck => st.bad(code(grp)),
+            Verdict::Unknown => st.warn(code(grp)),
+            Verdict::InProgress => st.dim(code(grp)),
         };
         writeln!(
             w,

@@ -38,7 +38,11 @@ fn groups(g: &Graph, s: &Sweep) -> Vec<(Verdict, &'static str, Vec<String>)> {
     s.groups
         .iter()
         .map(|grp| {
-            (grp.verdict, grp.cause.code.as_str(), grp.objects.iter().map(|&o| diagnose::describe(g, o)).collect())
+            (
+                grp.verdict,
+                grp.cause.code.map_or("", |c| c.as_str()),
+                grp.objects.iter().map(|&o| diagnose::describe(g, o)).collect(),
+            )
         })
         .collect()
 }
@@ -82,7 +86,7 @@ fn different_controllers_are_different_groups() {
     let g = graph(items);
     let s = run(&g, Scope::Cluster, false);
     let missing: Vec<_> =
-        s.groups.iter().filter(|grp| grp.cause.code == FindingCode::FinalizerControllerMissing).collect();
+        s.groups.iter().filter(|grp| grp.cause.code == Some(FindingCode::FinalizerControllerMissing)).collect();
     assert_eq!(missing.len(), 2, "{:#?}", groups(&g, &s));
     // the newer operator's single object is the oldest deletion: its group comes first
     assert_eq!(missing[0].objects.len(), 1);
@@ -121,7 +125,7 @@ fn in_progress_objects_are_apart_and_not_stuck() {
     assert_eq!(diagnose::describe(&g, last.objects[0]), "ConfigMap team-a/feature-flags");
     assert!(!s.answers[last.answers[0]].stuck);
     // the claim held by a running pod is stuck, though its controller is alive
-    let pvc = s.groups.iter().find(|grp| grp.cause.code == FindingCode::FinalizerPending).unwrap();
+    let pvc = s.groups.iter().find(|grp| grp.cause.code == Some(FindingCode::FinalizerPending)).unwrap();
     assert_eq!(pvc.verdict, Verdict::Stuck);
 
     // without the stuck objects, nothing is stuck
@@ -183,4 +187,25 @@ fn answers_are_exactly_those_of_why_stuck() {
         let one = diagnose::why_stuck(&g, &live, d.object);
         assert_eq!((one.stuck, &one.findings), (d.stuck, &d.findings));
     }
+}
+
+#[test]
+fn objects_nothing_holds_share_one_group_without_a_code() {
+    let mut items = items();
+    for i in 0..3 {
+        items.push(
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("p{i}"), "namespace": "team-b",
+            "uid": format!("pod-{i}"), "deletionTimestamp": "2026-11-29T11:59:50Z", "deletionGracePeriodSeconds": 30},
+            "spec": {"nodeName": "worker-1"}}),
+        );
+    }
+    let g = graph(items);
+    let s = run(&g, Scope::Namespace("team-b".into()), false);
+    let got = groups(&g, &s);
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert_eq!(
+        got[1],
+        (Verdict::InProgress, "", vec!["Pod team-b/p0".into(), "Pod team-b/p1".into(), "Pod team-b/p2".into()])
+    );
+    assert_eq!(s.groups[1].cause.culprit, Culprit::Nothing);
 }
