@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 
 use crate::controllers::{ControllerState, Liveness};
-use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Severity, Step};
+use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step};
 use crate::graph::{Graph, NodeId};
 
 /// Which objects are swept.
@@ -151,8 +151,9 @@ pub fn terminating(g: &Graph, scope: &Scope) -> Vec<NodeId> {
 }
 
 pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
+    let shared = diagnose::Shared::default();
     let answers: Vec<Diagnosis> =
-        terminating(g, &opts.scope).into_iter().map(|x| diagnose::why_stuck(g, live, x)).collect();
+        terminating(g, &opts.scope).into_iter().map(|x| diagnose::why_stuck_sharing(g, live, &shared, x)).collect();
     group(g, live, answers, opts.stuck_only)
 }
 
@@ -246,7 +247,8 @@ fn cause_of<'d>(g: &Graph, live: &Liveness, d: &'d Diagnosis) -> (Verdict, Objec
         d.findings
             .iter()
             .enumerate()
-            .filter(move |(_, f)| !root_only || d.root_causes.contains(&f.object))
+            // (root_causes is sorted)
+            .filter(move |(_, f)| !root_only || d.root_causes.binary_search(&f.object).is_ok())
             .filter(|(_, f)| !is_context(f.code))
             // most severe first; a blocking dependent's own problem before the wait on it;
             // then nearest first (findings come breadth first from the object)
@@ -387,15 +389,6 @@ fn merge_steps(findings: &[Option<&Finding>]) -> Vec<GroupStep> {
     }
     out.sort_by_key(|s| s.step.reach);
     out
-}
-
-/// Whether a group's severity deserves a warning colour: anything not merely in progress.
-pub fn severity(v: Verdict) -> Severity {
-    match v {
-        Verdict::Stuck => Severity::Error,
-        Verdict::Unknown => Severity::Warning,
-        Verdict::InProgress => Severity::Info,
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 pub mod finding;
 mod owners;
 pub mod remedy;
+pub mod shared;
 pub mod step;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -25,6 +26,7 @@ use crate::graph::{Graph, NodeId};
 
 pub use finding::{Finding, FindingCode, Related, Severity};
 pub use owners::{GcVerdict, owner_findings};
+pub use shared::Shared;
 pub use step::{Command, Connection, Reach, Step};
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
@@ -63,10 +65,17 @@ pub fn describe(g: &Graph, x: NodeId) -> String {
 }
 
 pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
+    why_stuck_sharing(g, live, &Shared::default(), target)
+}
+
+/// [`why_stuck`], sharing per-namespace work with the other answers given the same `shared`
+/// (`why-stuck --all`); the answer is the same.
+pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: NodeId) -> Diagnosis {
     let now = live.now();
     let mut e = Explainer {
         g,
         live,
+        shared,
         now,
         target,
         findings: Vec::new(),
@@ -117,6 +126,7 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
 struct Explainer<'a, 'g> {
     g: &'a Graph,
     live: &'a Liveness<'g>,
+    shared: &'a Shared,
     now: Timestamp,
     target: NodeId,
     findings: Vec<Finding>,
@@ -363,12 +373,7 @@ impl Explainer<'_, '_> {
     fn explain_pvc_protection(&mut self, x: NodeId, owner: &FinalizerOwner) {
         let g = self.g;
         let Some(pvc) = g.object(x) else { return };
-        let users: Vec<NodeId> = g
-            .in_namespace(pvc.namespace.as_deref())
-            .filter(|(_, p)| p.kind == "Pod" && p.group().is_empty())
-            .filter(|(_, p)| pod_uses_claim(p, &pvc.name))
-            .map(|(id, _)| id)
-            .collect();
+        let users: Vec<NodeId> = self.shared.claim_users(g, pvc.namespace.as_deref(), &pvc.name);
         self.pending(
             x,
             owner,
@@ -547,10 +552,4 @@ impl Explainer<'_, '_> {
         }
         stuck
     }
-}
-
-fn pod_uses_claim(pod: &crate::snapshot::Object, claim: &str) -> bool {
-    pod.field("/spec/volumes").and_then(|v| v.as_array()).is_some_and(|vols| {
-        vols.iter().any(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(|c| c.as_str()) == Some(claim))
-    })
 }
