@@ -23,7 +23,7 @@
 //! code added later (a webhook, a stalled controller) falls in the right place without an edit
 //! here; an unknown code's culprit is the objects its finding relates, else its object.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::controllers::{ControllerState, Liveness};
 use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step};
@@ -161,6 +161,9 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
 pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
     let mut index: HashMap<(Verdict, Option<FindingCode>, Culprit), usize> = HashMap::new();
     let mut groups: Vec<(Group, Vec<Option<&Finding>>)> = Vec::new();
+    // what each group's cause.related already holds (a group of thousands of claims names as
+    // many pods: no quadratic search)
+    let mut related_seen: Vec<HashSet<RelatedKey>> = Vec::new();
     let mut left_out = 0;
     for (i, d) in answers.iter().enumerate() {
         let (verdict, cause) = cause_of(g, live, d);
@@ -185,12 +188,13 @@ pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bo
                 answers: Vec::new(),
             };
             groups.push((grp, Vec::new()));
+            related_seen.push(cause.related.iter().map(RelatedKey::of).collect());
             groups.len() - 1
         });
         let grp = &mut groups[at].0;
         grp.answers.push(i);
         for r in cause.related {
-            if !grp.cause.related.contains(&r) {
+            if related_seen[at].insert(RelatedKey::of(&r)) {
                 grp.cause.related.push(r);
             }
         }
@@ -221,6 +225,24 @@ pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bo
         }
     }
     Sweep { groups: out, answers: ordered, left_out, incomplete: g.snapshot.incomplete.clone() }
+}
+
+/// A [`Related`] as a set key.
+#[derive(PartialEq, Eq, Hash)]
+enum RelatedKey {
+    Node(NodeId),
+    Absent(String),
+}
+
+impl RelatedKey {
+    fn of(r: &Related) -> RelatedKey {
+        match r {
+            Related::Node(n) => RelatedKey::Node(*n),
+            Related::Absent { api_version, kind, namespace, name } => {
+                RelatedKey::Absent(format!("{api_version}\0{kind}\0{}\0{name}", namespace.as_deref().unwrap_or("")))
+            }
+        }
+    }
 }
 
 /// One answer's cause, with the finding it comes from (none only for an answer without
@@ -372,16 +394,20 @@ fn group_message(g: &Graph, grp: &Group, first: Option<&Finding>) -> String {
 fn merge_steps(findings: &[Option<&Finding>]) -> Vec<GroupStep> {
     let mut at: HashMap<(diagnose::Reach, &str), usize> = HashMap::new();
     let mut out: Vec<GroupStep> = Vec::new();
+    let mut seen: HashSet<(usize, &Command)> = HashSet::new();
     for s in findings.iter().flatten().flat_map(|f| &f.remedy) {
         match at.get(&(s.reach, s.text.as_str())) {
             Some(&k) => {
                 if let Some(c) = &s.command
-                    && !out[k].commands.contains(c)
+                    && seen.insert((k, c))
                 {
                     out[k].commands.push(c.clone());
                 }
             }
             None => {
+                if let Some(c) = &s.command {
+                    seen.insert((out.len(), c));
+                }
                 at.insert((s.reach, s.text.as_str()), out.len());
                 out.push(GroupStep { step: s.clone(), commands: s.command.iter().cloned().collect() });
             }

@@ -36,6 +36,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     let s = sweep::sweep(&g, &live, &Options { scope, stuck_only: a.stuck_only });
     output::timing("why-stuck --all", t);
     let conn = connection(global);
+    let t = std::time::Instant::now();
     let mut out = output::stdout();
     match a.output {
         Format::Text => render::sweep::write_text(&g, &s, &conn, style(global), &mut out)?,
@@ -43,6 +44,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
         Format::Yaml => output::yaml(&render::sweep::to_json(&g, &s, &conn), &mut out)?,
     }
     out.flush()?;
+    output::timing("render", t);
     let stuck = s.stuck();
     drop(s);
     drop(live);
