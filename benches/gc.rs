@@ -293,7 +293,7 @@ fn hermetic(cmd: &mut std::process::Command, home: &Path, kubeconfig: &Path) {
 /// Live, against the repository's test API server serving a synthetic cluster over HTTP on
 /// 127.0.0.1: kubectl-gc's listing against kubectl listing every listable type by hand.
 fn live(dir: &Path, bin: &Path, n: usize) {
-    let opts = synth::Options { objects: n, full: true, ..Default::default() };
+    let opts = synth::Options { objects: n, full: true, terminating_percent: 1.0, ..Default::default() };
     let file = dir.join(format!("synth-full-{n}.json"));
     let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
         .expect("generate");
@@ -330,6 +330,13 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     hermetic(&mut gc_old, &tmp, &kubeconfig);
     let ours_old = measure(&server, &mut gc_old);
     server.set_drop_managed_fields(apiserver::DropManagedFields::Honour);
+
+    // why-stuck --all -A: every terminating object (for now the whole-cluster read of
+    // `kubectl gc snapshot -A`), cold discovery cache, against tree -A's requests
+    let mut all = std::process::Command::new(bin);
+    all.args(["why-stuck", "--all", "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache-all"));
+    hermetic(&mut all, &tmp, &kubeconfig);
+    let sweep = measure(&server, &mut all);
 
     // kubectl, the way people do it by hand: discover every listable type, then get them all
     let mut types = std::process::Command::new("kubectl");
@@ -388,6 +395,15 @@ fn live(dir: &Path, bin: &Path, n: usize) {
         "  ratio without the opt-out: {:.1}× faster, {:.1}× fewer bytes",
         theirs.wall.as_secs_f64() / ours_old.wall.as_secs_f64(),
         theirs.bytes as f64 / ours_old.bytes.max(1) as f64
+    );
+
+    println!(
+        "  kubectl-gc why-stuck --all -A          {}  {:>5} requests ({} discovery)  {:>7.1} MB  ({} requests than tree -A, target ≤)",
+        secs(sweep.wall),
+        sweep.requests,
+        sweep.discovery_requests,
+        sweep.bytes as f64 / 1e6,
+        if sweep.requests <= ours.requests { "no more" } else { "MORE" }
     );
 
     // why-stuck on a namespaced object: what the cheap path transfers

@@ -150,10 +150,27 @@ pub fn terminating(g: &Graph, scope: &Scope) -> Vec<NodeId> {
     }
 }
 
+/// Objects per worker below which answering in parallel is not worth a thread.
+const PER_WORKER: usize = 512;
+
 pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     let shared = diagnose::Shared::default();
-    let answers: Vec<Diagnosis> =
-        terminating(g, &opts.scope).into_iter().map(|x| diagnose::why_stuck_sharing(g, live, &shared, x)).collect();
+    let ids = terminating(g, &opts.scope);
+    let answer = |part: &[NodeId]| -> Vec<Diagnosis> {
+        part.iter().map(|&x| diagnose::why_stuck_sharing(g, live, &shared, x)).collect()
+    };
+    // the answers are independent (the liveness memo and the shared indexes are behind
+    // locks): contiguous parts on every core, put back in order
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len() / PER_WORKER).max(1);
+    let answers: Vec<Diagnosis> = if workers == 1 {
+        answer(&ids)
+    } else {
+        let part = ids.len().div_ceil(workers);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ids.chunks(part).map(|c| s.spawn(move || answer(c))).collect();
+            handles.into_iter().flat_map(|h| h.join().expect("an answer panicked")).collect()
+        })
+    };
     group(g, live, answers, opts.stuck_only)
 }
 
