@@ -38,8 +38,10 @@ pub enum Scope {
     Namespace(String),
 }
 
+/// What `why-stuck --all` sweeps, and what it leaves out.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Which objects.
     pub scope: Scope,
     /// Leave out the objects whose deletion is merely in progress (`--stuck-only`).
     pub stuck_only: bool,
@@ -57,6 +59,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The name in JSON (`Stuck`, `Unknown`, `InProgress`).
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Stuck => "Stuck",
@@ -86,11 +89,13 @@ pub enum Culprit {
 /// The root cause of a group.
 #[derive(Clone, Debug)]
 pub struct Cause {
-    /// `None` when the answers have no finding ([`Culprit::Nothing`]).
+    /// The finding code of the cause; `None` when the answers have no finding ([`Culprit::Nothing`]).
     pub code: Option<FindingCode>,
+    /// What has to act.
     pub culprit: Culprit,
     /// What the cause names, for the contract's `cause.related`.
     pub related: Vec<Related>,
+    /// The oldest object's cause, and how many more share it.
     pub message: String,
 }
 
@@ -98,18 +103,24 @@ pub struct Cause {
 /// command (a finalizer patch per object under one heading).
 #[derive(Clone, Debug)]
 pub struct GroupStep {
+    /// The first of the merged steps.
     pub step: Step,
     /// Every command of the merged steps, in first-seen order (`step.command` is the first).
     pub commands: Vec<Command>,
 }
 
+/// The objects of one root cause.
 #[derive(Clone, Debug)]
 pub struct Group {
+    /// Whether they are stuck, unknown or in progress.
     pub verdict: Verdict,
+    /// What holds them.
     pub cause: Cause,
     /// Oldest deletion first.
     pub objects: Vec<NodeId>,
+    /// How long the oldest has been deleting.
     pub oldest_deleting_for_seconds: i64,
+    /// The group's next steps, once for all its objects, safest first.
     pub remedy: Vec<GroupStep>,
     /// Indexes into [`Sweep::answers`], in the order of `objects`.
     pub answers: Vec<usize>,
@@ -118,11 +129,13 @@ pub struct Group {
 /// The answer of `why-stuck --all`.
 #[derive(Clone, Debug)]
 pub struct Sweep {
+    /// Stuck first, then unknown, then in progress; oldest first within each.
     pub groups: Vec<Group>,
     /// One per object, in group order.
     pub answers: Vec<Diagnosis>,
     /// How many objects were answered but left out (`--stuck-only`).
     pub left_out: usize,
+    /// What could not be read.
     pub incomplete: Vec<String>,
 }
 
@@ -153,6 +166,8 @@ pub fn terminating(g: &Graph, scope: &Scope) -> Vec<NodeId> {
 /// Objects per worker below which answering in parallel is not worth a thread.
 const PER_WORKER: usize = 512;
 
+/// Answers every terminating object in scope with [`diagnose::why_stuck`] and groups the
+/// answers by root cause.
 pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     let shared = diagnose::Shared::default();
     let ids = terminating(g, &opts.scope);

@@ -23,29 +23,41 @@ const OBJECTS_SHOWN: usize = 20;
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SweepJson {
+    /// One per root cause.
     pub groups: Vec<GroupJson>,
+    /// One `why-stuck` answer per object, in group order.
     pub answers: Vec<WhyStuckJson>,
+    /// What could not be read.
     pub incomplete: Vec<String>,
 }
 
+/// One group: its cause and its objects, oldest first.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupJson {
+    /// What holds the objects.
     pub cause: CauseJson,
+    /// `Stuck`, `Unknown` or `InProgress`.
     pub verdict: &'static str,
+    /// The objects, oldest deletion first.
     pub objects: Vec<ObjectRef>,
+    /// How long the oldest has been deleting.
     pub oldest_deleting_for_seconds: i64,
 }
 
+/// A group's root cause.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CauseJson {
     /// null when nothing holds the objects (no finding).
     pub code: Option<&'static str>,
+    /// The oldest object's cause, and how many more share it.
     pub message: String,
+    /// What the cause names (the controller's workload, a webhook configuration, …).
     pub related: Vec<ObjectRef>,
 }
 
+/// The wire value of a sweep.
 pub fn to_json(g: &Graph, s: &Sweep, conn: &Connection) -> SweepJson {
     SweepJson {
         groups: s
@@ -129,6 +141,8 @@ pub fn summary_table(g: &Graph, s: &Sweep) -> Table {
     t
 }
 
+/// Text for people: the verdict, the summary table, then each group's cause, next steps and
+/// objects.
 pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let count = |v: Verdict| s.groups.iter().filter(|grp| grp.verdict == v).map(|grp| grp.objects.len()).sum::<usize>();
     let (stuck, unknown, moving) = (count(Verdict::Stuck), count(Verdict::Unknown), count(Verdict::InProgress));
