@@ -1,10 +1,11 @@
 //! The benchmark: `cargo bench --bench gc -- [--sizes 10k,100k,1M] [--skip-live]`.
 //!
 //! Offline, per size, on a synthetic cluster (benches/synth.rs): each phase of the engine
-//! (load, graph, why-stuck on a stuck object, plan of a namespace) beside two floors measured
-//! on the same file — reading it and checking its JSON syntax without building anything
-//! (serde's `IgnoredAny`), and parsing it into `serde_json::Value` (what a naive tool does) —
-//! and the peak memory of the real binary answering `why-stuck`.
+//! (load, graph, why-stuck on a stuck object, why-stuck --all -A, plan of a namespace) beside
+//! two floors measured on the same file — reading it and checking its JSON syntax without
+//! building anything (serde's `IgnoredAny`), and parsing it into `serde_json::Value` (what a
+//! naive tool does) — and the real binary answering `why-stuck` (its peak memory) and
+//! `why-stuck --all -A`. The clusters have 1% of their objects being deleted.
 //! Timing lives here, never in the test suite.
 
 #[path = "synth.rs"]
@@ -101,7 +102,8 @@ fn main() {
     // big: Linux reports a child's peak memory including what its parent held when it forked.
     let mut files = Vec::new();
     for &n in &args.sizes {
-        let opts = synth::Options { objects: n, ..Default::default() };
+        // 1% of the objects being deleted, for `why-stuck --all`
+        let opts = synth::Options { objects: n, terminating_percent: 1.0, ..Default::default() };
         let file = dir.join(format!("synth-{n}.json"));
         let (count, lm) =
             synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
@@ -130,10 +132,21 @@ fn main() {
             rss = rss.max(r);
             assert_eq!(code, 2, "why-stuck on the stuck object exits 2");
         }
-        files.push((n, count, lm, file, e2e, rss));
+        // why-stuck --all -A on the same file: every terminating object answered and grouped
+        let mut all_e2e = Duration::MAX;
+        for _ in 0..3 {
+            let mut cmd = std::process::Command::new(&bin);
+            cmd.args(["why-stuck", "--all", "-A", "-o", "json", "--now", synth::NOW, "--snapshot"]).arg(&file);
+            let t = Instant::now();
+            let (_, code) = peak_rss_of(&mut cmd);
+            all_e2e = all_e2e.min(t.elapsed());
+            assert_eq!(code, 2, "why-stuck --all -A exits 2: the planted objects are stuck");
+        }
+        files.push((n, count, lm, file, e2e, rss, all_e2e));
     }
     let mut why_stuck_by_size = Vec::new();
-    for (n, count, lm, file, e2e, rss) in files {
+    let mut all_by_size = Vec::new();
+    for (n, count, lm, file, e2e, rss, all_e2e) in files {
         let bytes = std::fs::metadata(&file).expect("stat").len();
         println!("\n== {count} objects, {:.1} MB ({})", bytes as f64 / 1e6, file.display());
         let runs = if n >= 1_000_000 { 1 } else { 3 };
@@ -175,10 +188,28 @@ fn main() {
             now,
         };
         let (plan_t, p) = best(runs, || kubectl_gc::plan::plan(&g, &live, ns_node, &popts));
+        let (sweep_t, sw) = best(runs, || {
+            kubectl_gc::sweep::sweep(
+                &g,
+                &live,
+                &kubectl_gc::sweep::Options {
+                    scope: kubectl_gc::sweep::Scope::Cluster,
+                    stuck_only: false,
+                    answer: Default::default(),
+                },
+            )
+        });
         println!("  load (read + parse + validate)        {}", secs(load));
         println!("  graph                                 {}", secs(graph_t));
         println!("  controller index (Liveness::new)      {}", secs(liveness_t));
         println!("  why-stuck {stuck_plural}/{stuck_name}   {}", secs(why_t));
+        println!(
+            "  why-stuck --all -A ({} terminating, {} stuck, {} groups)  {}",
+            sw.answers.len(),
+            sw.answers.iter().filter(|d| d.stuck).count(),
+            sw.groups.len(),
+            secs(sweep_t)
+        );
         println!(
             "  plan ns/{ns} ({} removed, {} blocked)  {}",
             p.result.removed.len(),
@@ -198,7 +229,21 @@ fn main() {
                 .map(|nv| format!(", / naive parse = {:.2}× (target ≤ 0.3×)", e2e.as_secs_f64() / nv.as_secs_f64()))
                 .unwrap_or_default()
         );
+        println!(
+            "  kubectl-gc why-stuck --all -A -o json (whole process)  {} = {:.2}× one why-stuck (target ≤ 1.5×)",
+            secs(all_e2e),
+            all_e2e.as_secs_f64() / e2e.as_secs_f64()
+        );
         why_stuck_by_size.push((n, e2e));
+        all_by_size.push((n, all_e2e));
+    }
+    if let (Some(small), Some(big)) =
+        (all_by_size.iter().find(|x| x.0 == 100_000), all_by_size.iter().find(|x| x.0 == 1_000_000))
+    {
+        println!(
+            "1M / 100k why-stuck --all -A time: {:.1}× (target ≤ 11×)",
+            big.1.as_secs_f64() / small.1.as_secs_f64()
+        );
     }
     if let (Some(small), Some(big)) =
         (why_stuck_by_size.iter().find(|x| x.0 == 100_000), why_stuck_by_size.iter().find(|x| x.0 == 1_000_000))
@@ -252,7 +297,7 @@ fn hermetic(cmd: &mut std::process::Command, home: &Path, kubeconfig: &Path) {
 /// Live, against the repository's test API server serving a synthetic cluster over HTTP on
 /// 127.0.0.1: kubectl-gc's listing against kubectl listing every listable type by hand.
 fn live(dir: &Path, bin: &Path, n: usize) {
-    let opts = synth::Options { objects: n, full: true, ..Default::default() };
+    let opts = synth::Options { objects: n, full: true, terminating_percent: 1.0, ..Default::default() };
     let file = dir.join(format!("synth-full-{n}.json"));
     let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
         .expect("generate");
@@ -289,6 +334,13 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     hermetic(&mut gc_old, &tmp, &kubeconfig);
     let ours_old = measure(&server, &mut gc_old);
     server.set_drop_managed_fields(apiserver::DropManagedFields::Honour);
+
+    // why-stuck --all -A: every terminating object (for now the whole-cluster read of
+    // `kubectl gc snapshot -A`), cold discovery cache, against tree -A's requests
+    let mut all = std::process::Command::new(bin);
+    all.args(["why-stuck", "--all", "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache-all"));
+    hermetic(&mut all, &tmp, &kubeconfig);
+    let sweep = measure(&server, &mut all);
 
     // kubectl, the way people do it by hand: discover every listable type, then get them all
     let mut types = std::process::Command::new("kubectl");
@@ -347,6 +399,15 @@ fn live(dir: &Path, bin: &Path, n: usize) {
         "  ratio without the opt-out: {:.1}× faster, {:.1}× fewer bytes",
         theirs.wall.as_secs_f64() / ours_old.wall.as_secs_f64(),
         theirs.bytes as f64 / ours_old.bytes.max(1) as f64
+    );
+
+    println!(
+        "  kubectl-gc why-stuck --all -A          {}  {:>5} requests ({} discovery)  {:>7.1} MB  ({} requests than tree -A, target ≤)",
+        secs(sweep.wall),
+        sweep.requests,
+        sweep.discovery_requests,
+        sweep.bytes as f64 / 1e6,
+        if sweep.requests <= ours.requests { "no more" } else { "MORE" }
     );
 
     // why-stuck on a namespaced object: what the cheap path transfers

@@ -10,7 +10,9 @@
 //!   StatefulSets with PVCs, custom resources owning ConfigMaps, Secrets and Services, and a
 //!   deep owner chain;
 //! - a sprinkling of trouble: custom resources stuck deleting on a finalizer whose operator is
-//!   scaled to zero, owner references to recreated owners, cross-namespace references.
+//!   scaled to zero, owner references to recreated owners, cross-namespace references;
+//! - with `--terminating 1%`, that share of the objects being deleted (for `why-stuck --all`):
+//!   custom resources, claims still mounted, Deployments deleted in the foreground.
 //!
 //! Every object carries realistic `managedFields` unless `--metadata-only-lean` is given;
 //! `--full` adds spec and status bodies to every object (what `kubectl get -o json` returns).
@@ -32,6 +34,11 @@ pub struct Options {
     pub full: bool,
     pub managed_fields: bool,
     pub chain_depth: usize,
+    /// Percent of all objects being deleted (`--terminating 1%`): custom resources (stuck where
+    /// their operator is scaled to zero, in progress elsewhere), claims still mounted by their
+    /// StatefulSet's running pod (stuck), Deployments deleted in the foreground (in progress).
+    /// 0 (the default) leaves the cluster as it always was.
+    pub terminating_percent: f64,
 }
 
 impl Default for Options {
@@ -45,6 +52,7 @@ impl Default for Options {
             full: false,
             managed_fields: true,
             chain_depth: 1000,
+            terminating_percent: 0.0,
         }
     }
 }
@@ -63,6 +71,11 @@ impl Options {
                 "--crd-groups" => o.crd_groups = val(a)?.parse().map_err(|e| format!("{e}"))?,
                 "--seed" => o.seed = val(a)?.parse().map_err(|e| format!("{e}"))?,
                 "--chain-depth" => o.chain_depth = val(a)?.parse().map_err(|e| format!("{e}"))?,
+                "--terminating" => {
+                    let v = val(a)?;
+                    o.terminating_percent =
+                        v.trim_end_matches('%').parse().map_err(|e| format!("--terminating {v}: {e}"))?
+                }
                 "--full" => o.full = true,
                 "--metadata-only-lean" => o.managed_fields = false,
                 "--out" | "-o" => out = Some(val(a)?),
@@ -109,6 +122,8 @@ pub struct Landmarks {
     pub namespace: Option<String>,
     /// A Deployment: (namespace, name).
     pub deployment: Option<(String, String)>,
+    /// How many objects `--terminating` marked as being deleted.
+    pub terminating: usize,
 }
 
 pub const NOW: &str = "2026-11-29T12:00:00Z";
@@ -117,6 +132,8 @@ pub struct Writer<W: Write> {
     w: W,
     first: bool,
     count: usize,
+    /// Objects marked as being deleted by `--terminating`.
+    terminating: usize,
     rng: Rng,
     opts: Options,
 }
@@ -129,6 +146,9 @@ impl<W: Write> Writer<W> {
 
     fn emit(&mut self, mut o: Value) -> std::io::Result<()> {
         let kind = o["kind"].as_str().unwrap_or("").to_string();
+        if self.opts.terminating_percent > 0.0 {
+            self.maybe_terminating(&kind, &mut o);
+        }
         if self.opts.full {
             annotate(&kind, &mut o);
         }
@@ -186,6 +206,35 @@ impl<W: Write> Writer<W> {
     }
 }
 
+impl<W: Write> Writer<W> {
+    /// `--terminating`: marks the next object that can carry a deletion whenever fewer than
+    /// the asked share of the objects so far are being deleted, so they are spread evenly
+    /// over the kinds and namespaces; deletion times spread over the last 12 hours.
+    fn maybe_terminating(&mut self, kind: &str, o: &mut Value) {
+        let custom = o["apiVersion"].as_str().unwrap_or("").contains(".synth.example.com/");
+        let m = &mut o["metadata"];
+        if m.get("deletionTimestamp").is_some() || m.get("namespace").is_none() {
+            return;
+        }
+        let eligible = match kind {
+            "Deployment" => !m["name"].as_str().unwrap_or("").starts_with("operator"),
+            "PersistentVolumeClaim" => true,
+            _ => custom,
+        };
+        let due = (self.terminating as f64) < (self.count + 1) as f64 * self.opts.terminating_percent / 100.0;
+        if !eligible || !due {
+            return;
+        }
+        if kind == "Deployment" {
+            m["finalizers"] = json!(["foregroundDeletion"]);
+        }
+        let minutes = (self.terminating * 7919) % 720;
+        m["deletionTimestamp"] = json!(format!("2026-11-29T{:02}:{:02}:00Z", minutes / 60, minutes % 60));
+        m["deletionGracePeriodSeconds"] = json!(0);
+        self.terminating += 1;
+    }
+}
+
 fn meta(name: &str, ns: Option<&str>, uid: &str, created: &str) -> Value {
     let mut m = json!({"name": name, "uid": uid, "resourceVersion": "1", "creationTimestamp": created,
                        "labels": {"app": name, "app.kubernetes.io/managed-by": "synth"}});
@@ -205,6 +254,7 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
         w,
         first: true,
         count: 0,
+        terminating: 0,
         rng: Rng(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
         opts: opts.clone(),
     };
@@ -391,6 +441,7 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
     }
     s.w.write_all(b"\n]}\n")?;
     s.w.flush()?;
+    lm.terminating = s.terminating;
     Ok((s.count, lm))
 }
 

@@ -1,5 +1,6 @@
 //! `cargo run --release --example synth -- [--objects 100k] [--namespaces 100] [--crds 300]
-//! [--crd-groups 30] [--seed 1] [--chain-depth 1000] [--full] [--metadata-only-lean] [--out FILE]`
+//! [--crd-groups 30] [--seed 1] [--chain-depth 1000] [--terminating 1%] [--full] [--metadata-only-lean]
+//! [--out FILE]`
 
 #[path = "synth.rs"]
 mod synth;
@@ -18,7 +19,10 @@ fn main() {
         None => synth::generate(&opts, std::io::BufWriter::new(std::io::stdout().lock())),
     };
     match result {
-        Ok((n, lm)) => eprintln!("wrote {n} objects; stuck: {:?}; namespace: {:?}", lm.stuck, lm.namespace),
+        Ok((n, lm)) => eprintln!(
+            "wrote {n} objects ({} marked terminating); stuck: {:?}; namespace: {:?}",
+            lm.terminating, lm.stuck, lm.namespace
+        ),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(1);

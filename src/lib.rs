@@ -20,6 +20,7 @@ pub mod reads;
 pub mod render;
 pub mod snapshot;
 pub mod source;
+pub mod sweep;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod tree;

@@ -53,3 +53,25 @@ fn the_generator_is_deterministic_and_plants_a_stuck_object() {
     );
     assert!(!plan.result.removed.is_empty());
 }
+
+#[test]
+fn terminating_marks_the_asked_share_of_objects_and_nothing_without_it() {
+    let opts = synth::Options {
+        objects: 5_000,
+        namespaces: 10,
+        crds: 20,
+        crd_groups: 4,
+        chain_depth: 50,
+        ..Default::default()
+    };
+    let count = |bytes: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        v["items"].as_array().unwrap().iter().filter(|o| o["metadata"].get("deletionTimestamp").is_some()).count()
+    };
+    let (plain, lm) = generate(&opts);
+    assert_eq!(lm.terminating, 0);
+    let planted = count(&plain);
+    let (marked, lm) = generate(&synth::Options { terminating_percent: 1.0, ..opts.clone() });
+    assert!((45..=55).contains(&lm.terminating), "{} marked for 1% of 5,000", lm.terminating);
+    assert_eq!(count(&marked), planted + lm.terminating);
+}

@@ -40,17 +40,27 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     }
     let out = stdout_json(&out);
     if let Some(stuck) = chk.get("stuck")
-        && out.get("stuck") != Some(stuck)
+        && verdict(&out).as_ref() != Some(stuck)
     {
-        errs.push(format!("stuck={:?}, expected {stuck}", out.get("stuck")));
+        errs.push(format!("stuck={:?}, expected {stuck}", verdict(&out)));
     }
+    errs.extend(check_groups(&out, chk));
     if let Some(want) = chk.get("deletingForSeconds").and_then(Value::as_i64) {
         let got = out.get("deletingForSeconds").and_then(Value::as_i64);
         if got.is_none_or(|g| (g - want).abs() > 60) {
             errs.push(format!("deletingForSeconds={got:?}, expected {want}"));
         }
     }
-    let findings = out.get("findings").and_then(Value::as_array).cloned().unwrap_or_default();
+    // a `why-stuck --all` answer: the findings of every answer count, as check-fixtures has it
+    let findings: Vec<Value> = match out.get("findings").and_then(Value::as_array) {
+        Some(f) => f.clone(),
+        None => out["answers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|a| a["findings"].as_array().cloned().unwrap_or_default())
+            .collect(),
+    };
     let has = |f: &Value| {
         let want: Vec<String> = match &f["object"] {
             Value::Array(_) => strs(&f["object"]),
@@ -184,6 +194,66 @@ fn check_remedies(findings: &[Value], chk: &Value) -> Vec<String> {
     errs
 }
 
+/// The answer's verdict; a `why-stuck --all` answer has none at the top level: whether any of
+/// its answers is stuck.
+fn verdict(out: &Value) -> Option<Value> {
+    if out.get("stuck").is_some() || out.get("groups").is_none() {
+        return out.get("stuck").cloned();
+    }
+    let answers = out["answers"].as_array().into_iter().flatten();
+    Some(Value::Bool(answers.into_iter().any(|a| a["stuck"] == Value::Bool(true))))
+}
+
+/// `why-stuck --all`: `groups` ({code, objects} each present exactly), `groupsOnly`, and
+/// `notStuck` (answered, not stuck, sharing no group with a stuck object).
+fn check_groups(out: &Value, chk: &Value) -> Vec<String> {
+    let mut errs = Vec::new();
+    let got: Vec<(String, BTreeSet<String>)> = out["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|g| {
+            let code = g["cause"]["code"].as_str().unwrap_or("").to_string();
+            (code, g["objects"].as_array().into_iter().flatten().map(key).collect())
+        })
+        .collect();
+    let want: Vec<(String, BTreeSet<String>)> = chk["groups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| (w["code"].as_str().unwrap_or("").to_string(), strs(&w["objects"]).into_iter().collect()))
+        .collect();
+    for w in &want {
+        if !got.contains(w) {
+            errs.push(format!("missing group {w:?}; got {got:?}"));
+        }
+    }
+    if chk["groupsOnly"] == Value::Bool(true) {
+        for g in got.iter().filter(|g| !want.contains(g)) {
+            errs.push(format!("unexpected group {g:?}"));
+        }
+    }
+    let answers: BTreeMap<String, &Value> =
+        out["answers"].as_array().into_iter().flatten().map(|a| (key(&a["object"]), a)).collect();
+    let stuck: BTreeSet<&String> =
+        answers.iter().filter(|(_, a)| a["stuck"] == Value::Bool(true)).map(|(k, _)| k).collect();
+    for k in chk.get("notStuck").map(strs).unwrap_or_default() {
+        match answers.get(&k) {
+            None => errs.push(format!("no answer for {k}")),
+            Some(a) if a["stuck"] != Value::Bool(false) => {
+                errs.push(format!("{k}: stuck={}, expected false", a["stuck"]))
+            }
+            Some(_) => {}
+        }
+        for (code, objs) in got.iter().filter(|(_, objs)| objs.contains(&k)) {
+            if objs.iter().any(|o| o != &k && stuck.contains(o)) {
+                errs.push(format!("{k} shares group {code} with a stuck object"));
+            }
+        }
+    }
+    errs
+}
+
 /// Runs every check of one fixture whose subcommand is in `only`.
 fn check_fixture(name: &str, only: &[&str]) {
     let dir = fixtures_dir().join(name);
@@ -288,6 +358,11 @@ fn admin_bound_controller_why_stuck() {
     check_fixture("admin-bound-controller", DIAGNOSIS);
 }
 
+#[test]
+fn stuck_everywhere_why_stuck_all() {
+    check_fixture("stuck-everywhere", DIAGNOSIS);
+}
+
 const PLAN: &[&str] = &["plan"];
 
 #[test]
@@ -320,6 +395,8 @@ fn same_snapshot_and_now_give_the_same_bytes() {
         vec!["why-stuck", "site/alpha", "-n", "labs", "-o", "json"],
         vec!["plan", "site/alpha", "-n", "labs", "--cascade=foreground"],
         vec!["plan", "site/alpha", "-n", "labs", "-o", "json"],
+        vec!["why-stuck", "--all", "-A"],
+        vec!["why-stuck", "--all", "-A", "-o", "json"],
     ] {
         let mut a = args.clone();
         a.extend(["--snapshot", snap, "--now", "2026-11-29T12:00:00Z"]);

@@ -13,4 +13,5 @@ mod live_reads;
 mod pictures;
 mod plugin;
 mod support;
+mod sweep;
 mod util;

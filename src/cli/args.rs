@@ -48,6 +48,8 @@ pub enum Command {
   kubectl gc why-stuck site/alpha -n labs -o json
   kubectl gc why-stuck pvc data-db-0 -n prod
   kubectl gc why-stuck bucket/raw -n studio --stuck-after 4h   # stuck only after 4h
+  kubectl gc why-stuck --all -A                # every stuck deletion, grouped by root cause
+  kubectl gc why-stuck --all -n labs --stuck-only
 
 Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
     WhyStuck(WhyStuckArgs),
@@ -135,8 +137,20 @@ pub struct Target {
 
 #[derive(ClapArgs, Debug)]
 pub struct WhyStuckArgs {
-    #[command(flatten)]
-    pub target: Target,
+    /// TYPE/NAME, or TYPE followed by NAME (kinds, plurals, short names; `deployments.apps`)
+    #[arg(value_name = "TYPE[/NAME]", required_unless_present = "all")]
+    pub what: Option<String>,
+    /// NAME, when TYPE is given on its own
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Every object being deleted in the namespace (-n) or the cluster (-A), grouped by root cause
+    #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
+    pub all: bool,
+    /// With --all: leave out the objects whose deletion is merely in progress
+    // (not `requires = "all"`: a flag's default satisfies it; without an object, TYPE is
+    // required unless --all is given)
+    #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
+    pub stuck_only: bool,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
@@ -152,6 +166,13 @@ pub struct WhyStuckArgs {
 /// `--stuck-after`: a kubectl duration, in whole seconds.
 fn parse_stuck_after(s: &str) -> Result<i64, String> {
     kubectl_gc::diagnose::progress::parse_duration(s)
+}
+
+impl WhyStuckArgs {
+    /// The object asked about (`None` with `--all`).
+    pub fn target(&self) -> Option<Target> {
+        self.what.clone().map(|what| Target { what, name: self.name.clone() })
+    }
 }
 
 #[derive(ClapArgs, Debug)]
@@ -346,6 +367,26 @@ mod tests {
             let a = Args::try_parse_from(argv).unwrap_or_else(|e| panic!("{words:?}: {e}"));
             let Command::Complete(c) = a.command else { panic!("not __complete") };
             assert_eq!(c.words, words);
+        }
+    }
+
+    #[test]
+    fn why_stuck_takes_an_object_or_all_but_not_both() {
+        let a = Args::try_parse_from(["kubectl-gc", "why-stuck", "--all", "-A", "--stuck-only"]).unwrap();
+        let Command::WhyStuck(w) = a.command else { panic!("not why-stuck") };
+        assert!(w.all && w.stuck_only && w.target().is_none() && a.global.all_namespaces);
+        let a = Args::try_parse_from(["kubectl-gc", "why-stuck", "site", "alpha"]).unwrap();
+        let Command::WhyStuck(w) = a.command else { panic!("not why-stuck") };
+        assert_eq!(w.target().map(|t| (t.what, t.name)), Some(("site".into(), Some("alpha".into()))));
+        for bad in [
+            vec!["why-stuck", "--all", "site/alpha"],
+            vec!["why-stuck", "--all", "--plan"],
+            vec!["why-stuck", "--stuck-only", "site/alpha"],
+            vec!["why-stuck", "--stuck-only"],
+            vec!["why-stuck"],
+        ] {
+            let argv = ["kubectl-gc"].into_iter().chain(bad.iter().copied());
+            assert!(Args::try_parse_from(argv).is_err(), "{bad:?} should not parse");
         }
     }
 

@@ -7,3 +7,4 @@ pub mod live;
 pub mod output;
 pub mod run;
 pub mod snapshot_file;
+pub mod sweep;

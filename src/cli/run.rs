@@ -22,10 +22,12 @@ use super::output;
 pub fn run(args: Args) -> Result<Exit> {
     let global = &args.global;
     match &args.command {
+        Command::WhyStuck(a) if a.all => super::sweep::run(global, a),
         Command::WhyStuck(a) => {
+            let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
             let opts = diagnose::Options { stuck_after: a.stuck_after };
-            let (g, now) = load(global, Some(&a.target), false, Some(opts))?;
-            let target = resolve(&g, &a.target, global)?;
+            let (g, now) = load(global, Some(&t), false, Some(opts))?;
+            let target = resolve(&g, &t, global)?;
             let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
@@ -167,7 +169,7 @@ pub fn run(args: Args) -> Result<Exit> {
 
 /// The process is about to exit: handing millions of small allocations back one by one would
 /// only delay it (a tenth of a second on 100k objects), so the graph is left to the OS.
-fn exit_without_freeing(g: Graph) {
+pub(super) fn exit_without_freeing(g: Graph) {
     std::mem::forget(g);
 }
 
@@ -175,7 +177,7 @@ fn exit_without_freeing(g: Graph) {
 /// (never a token), else the kubeconfig context the answer was read through (live) or that a
 /// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
 /// whatever context is current then.
-fn connection(global: &Global, read: &Snapshot) -> Connection {
+pub(super) fn connection(global: &Global, read: &Snapshot) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
         return match &read.context {
@@ -216,7 +218,7 @@ fn connection(global: &Global, read: &Snapshot) -> Connection {
     conn
 }
 
-fn style(global: &Global) -> Style {
+pub(super) fn style(global: &Global) -> Style {
     Style { color: output::use_color(global.color), width: output::text_width(global.width) }
 }
 
@@ -229,9 +231,14 @@ fn load(
     dependents_anywhere: bool,
     why_stuck: Option<diagnose::Options>,
 ) -> Result<(Graph, Timestamp)> {
+    load_from(global, || super::live::read(global, target, dependents_anywhere, why_stuck))
+}
+
+/// [`load`], with the live read given.
+pub(super) fn load_from(global: &Global, live: impl FnOnce() -> Result<Snapshot>) -> Result<(Graph, Timestamp)> {
     let t0 = std::time::Instant::now();
     let snapshot = if global.snapshot.is_empty() {
-        super::live::read(global, target, dependents_anywhere, why_stuck)?
+        live()?
     } else {
         source::file::load(&global.snapshot).context("reading the snapshot")?
     };

@@ -30,6 +30,7 @@ use crate::names::{CRD_CLEANUP, JOB_TRACKING, PV_PROTECTION, PVC_PROTECTION};
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::shared::Shared;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
@@ -92,10 +93,10 @@ pub enum Judgement {
 }
 
 /// Judges one built-in finalizer on one object; `None` for finalizers not modelled here.
-pub fn judge(g: &Graph, x: NodeId, finalizer: &str) -> Option<Judgement> {
+pub fn judge(g: &Graph, shared: &Shared, x: NodeId, finalizer: &str) -> Option<Judgement> {
     let o = g.object(x)?;
     Some(match finalizer {
-        PVC_PROTECTION => claim(g, o),
+        PVC_PROTECTION => claim(g, shared, o),
         PV_PROTECTION => volume(g, o),
         JOB_TRACKING => job_pod(g, x, o),
         CRD_CLEANUP => crd(g, o),
@@ -103,12 +104,13 @@ pub fn judge(g: &Graph, x: NodeId, finalizer: &str) -> Option<Judgement> {
     })
 }
 
-/// The pods that keep a claim in use, by the PVC-protection controller's rule (`podUsesPVC`).
-pub fn claim_users(g: &Graph, pvc: &Object) -> Vec<NodeId> {
-    g.in_namespace(pvc.namespace.as_deref())
-        .filter(|(_, p)| p.kind == "Pod" && p.group().is_empty())
-        .filter(|(_, p)| pod_uses_claim(p, pvc))
-        .map(|(id, _)| id)
+/// The pods that keep a claim in use, by the PVC-protection controller's rule (`podUsesPVC`),
+/// among the candidates the namespace's claim index names (built once per namespace).
+pub fn claim_users(g: &Graph, shared: &Shared, pvc: &Object) -> Vec<NodeId> {
+    shared
+        .claim_users(g, pvc.namespace.as_deref(), &pvc.name)
+        .into_iter()
+        .filter(|&id| g.object(id).is_some_and(|p| pod_uses_claim(p, pvc)))
         .collect()
 }
 
@@ -133,8 +135,8 @@ fn pod_uses_claim(pod: &Object, pvc: &Object) -> bool {
     })
 }
 
-fn claim(g: &Graph, pvc: &Object) -> Judgement {
-    let users = claim_users(g, pvc);
+fn claim(g: &Graph, shared: &Shared, pvc: &Object) -> Judgement {
+    let users = claim_users(g, shared, pvc);
     if users.is_empty() {
         if let Some(why) = grounds::blind_to(g, "", "Pod", pvc.namespace.as_deref()) {
             return Judgement::Blind {

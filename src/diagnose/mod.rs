@@ -26,6 +26,7 @@ mod owners;
 pub mod progress;
 pub mod reads;
 pub mod remedy;
+pub mod shared;
 pub mod step;
 pub mod webhooks;
 
@@ -40,6 +41,7 @@ pub use crate::collector::GcVerdict;
 pub use finding::{Finding, FindingCode, Related, Severity};
 pub use owners::owner_findings;
 pub use progress::Options;
+pub use shared::Shared;
 pub use step::{Command, Connection, Reach, Step};
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
@@ -91,14 +93,21 @@ pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
 
 /// [`why_stuck`] with options (`--stuck-after`).
 pub fn why_stuck_with(g: &Graph, live: &Liveness, target: NodeId, opts: &Options) -> Diagnosis {
+    why_stuck_sharing(g, live, &Shared::new(g), target, opts)
+}
+
+/// [`why_stuck_with`], sharing the indexes an answer builds over the whole graph or a
+/// namespace with the other answers given the same `shared` (`why-stuck --all`); the answer
+/// is the same.
+pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: NodeId, opts: &Options) -> Diagnosis {
     let now = live.now();
     let mut e = Explainer {
         g,
         live,
+        shared,
         now,
         target,
         opts: *opts,
-        events: events::Index::new(g),
         incomplete: Vec::new(),
         findings: Vec::new(),
         finalizers: Vec::new(),
@@ -153,17 +162,17 @@ pub fn why_stuck_with(g: &Graph, live: &Liveness, target: NodeId, opts: &Options
         events: Vec::new(),
         now,
     };
-    d.events = events::for_answer(g, &e.events, &d);
+    d.events = events::for_answer(g, &shared.events, &d);
     d
 }
 
 struct Explainer<'a, 'g> {
     g: &'a Graph,
     live: &'a Liveness<'g>,
+    shared: &'a Shared,
     now: Timestamp,
     target: NodeId,
     opts: Options,
-    events: events::Index,
     /// What this answer could not see, beyond the snapshot's own `incomplete`.
     incomplete: Vec<String>,
     findings: Vec<Finding>,
@@ -276,12 +285,13 @@ impl Explainer<'_, '_> {
             }
             ORPHAN => self.gc_finalizer_idle(x, f, age, None),
             f if builtin_conditions::judged(f) => {
-                if let Some(j) = builtin_conditions::judge(g, x, f) {
+                if let Some(j) = builtin_conditions::judge(g, self.shared, x, f) {
                     self.builtin_condition(x, f, &who, j);
                 }
             }
             _ => {
-                let (found, stuck) = progress::alive_finding(g, &self.events, x, f, &owner, self.now, &self.opts);
+                let (found, stuck) =
+                    progress::alive_finding(g, &self.shared.events, x, f, &owner, self.now, &self.opts);
                 self.findings.push(found);
                 if stuck {
                     self.local_stuck.push(x);

@@ -7,6 +7,7 @@ pub mod picture;
 pub mod plan;
 pub mod safe_json;
 pub mod style;
+pub mod sweep;
 pub mod text;
 pub mod tree_yaml;
 

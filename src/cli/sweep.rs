@@ -1,0 +1,56 @@
+//! `why-stuck --all`: load the scope, answer every terminating object, group, render.
+//!
+//! Live, for now: `--all [-n NS | -A]` reads what `kubectl gc snapshot [-n NS | -A]` reads
+//! (bodies included: an answer about a claim reads the pods of its namespace, and any
+//! namespace may hold one), which costs no more requests than `tree -A` but more bytes. A
+//! cheaper read
+//! (a metadata-only pass to find the terminating objects, then only what their answers need)
+//! belongs to the live source's read plan.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use kubectl_gc::controllers::Liveness;
+use kubectl_gc::sweep::{self, Options, Scope};
+use kubectl_gc::{diagnose, render};
+
+use super::args::{Format, Global, WhyStuckArgs};
+use super::exit::Exit;
+use super::output;
+use super::run::{connection, exit_without_freeing, load_from, style};
+
+pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
+    let answer = diagnose::Options { stuck_after: a.stuck_after };
+    // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
+    // holds what the answers about every object in it read, judged with these options
+    let (g, now) = load_from(global, || super::live::read(global, None, false, Some(answer)))?;
+    let scope = if global.all_namespaces {
+        Scope::Cluster
+    } else {
+        Scope::Namespace(
+            global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string()),
+        )
+    };
+    let t = std::time::Instant::now();
+    let live = Liveness::new(&g, now);
+    output::timing("controller index", t);
+    let t = std::time::Instant::now();
+    let s = sweep::sweep(&g, &live, &Options { scope, stuck_only: a.stuck_only, answer });
+    output::timing("why-stuck --all", t);
+    let conn = connection(global, &g.snapshot);
+    let t = std::time::Instant::now();
+    let mut out = output::stdout();
+    match a.output {
+        Format::Text => render::sweep::write_text(&g, &s, &conn, style(global), &mut out)?,
+        Format::Json => render::json::write(&render::sweep::to_json(&g, &s, &conn), &mut out)?,
+        Format::Yaml => output::yaml(&render::sweep::to_json(&g, &s, &conn), &mut out)?,
+    }
+    out.flush()?;
+    output::timing("render", t);
+    let stuck = s.stuck();
+    drop(s);
+    drop(live);
+    exit_without_freeing(g);
+    Ok(Exit::from_stuck(stuck))
+}

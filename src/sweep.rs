@@ -1,0 +1,465 @@
+//! `why-stuck --all` (contract §4.3.2): every object being deleted in a namespace or the
+//! cluster, each answered by [`diagnose::why_stuck`] exactly as `why-stuck <obj>` answers it,
+//! then grouped by root cause.
+//!
+//! # Expected flow
+//! The objects with a deletionTimestamp in scope are answered one by one (the [`Liveness`]
+//! memo makes a finalizer shared by many objects cost one search). Each answer names one
+//! *cause*: the finding that makes its object stuck (for a stuck answer: on an object stuck on
+//! its own account, the most severe, nearest first), else the finding that says what the
+//! deletion waits on. The cause's *culprit* is what has to act: the controller that removes the
+//! finalizer, the garbage collector, or the objects the finding names (a webhook
+//! configuration, a CRD, APIServices). Objects with the same verdict, code and culprit form one
+//! group, so 37 custom resources in five namespaces that wait on one uninstalled operator are
+//! one group, and a terminating namespace whose content waits on it joins the same group.
+//!
+//! # Guarantees
+//! Pure and deterministic: groups come stuck first, then unknown, then in progress; within
+//! each, oldest first (ties by the objects' canonical order); objects in a group oldest first.
+//! Every object answered is in exactly one group.
+//!
+//! # Caveats
+//! Codes are matched by name ([`FindingCode::as_str`]) where the culprit is chosen, so that a
+//! code added later (a webhook, a stalled controller) falls in the right place without an edit
+//! here; an unknown code's culprit is the objects its finding relates, else its object.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::controllers::{ControllerState, Liveness};
+use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step};
+use crate::graph::{Graph, NodeId};
+
+/// Which objects are swept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every object (`-A`).
+    Cluster,
+    /// The objects of one namespace, and the Namespace itself (`-n NS`).
+    Namespace(String),
+}
+
+/// What `why-stuck --all` sweeps, and what it leaves out.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Which objects.
+    pub scope: Scope,
+    /// Leave out the objects whose deletion is merely in progress (`--stuck-only`).
+    pub stuck_only: bool,
+    /// How each object is answered (`--stuck-after`), as for one object.
+    pub answer: diagnose::Options,
+}
+
+/// A group's verdict, in the order groups are listed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// Will not finish without someone acting.
+    Stuck,
+    /// Not stuck as far as can be seen, but the controller could not be judged.
+    Unknown,
+    /// Under way, with evidence that something is acting.
+    InProgress,
+}
+
+impl Verdict {
+    /// The name in JSON (`Stuck`, `Unknown`, `InProgress`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Stuck => "Stuck",
+            Verdict::Unknown => "Unknown",
+            Verdict::InProgress => "InProgress",
+        }
+    }
+}
+
+/// What has to act for a cause to go away: one group per culprit and code.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Culprit {
+    /// The controller that removes a finalizer (`FinalizerOwner::removed_by`, else "the
+    /// controller of <finalizer>").
+    Controller(String),
+    /// kube-controller-manager's garbage collector.
+    GarbageCollector,
+    /// The objects the finding names: a webhook configuration, a CRD, APIServices, a node.
+    Objects(Vec<NodeId>),
+    /// A finding that names nothing else: its own object.
+    Object(NodeId),
+    /// No finding at all: nothing holds the object (no finalizer left; a pod in its grace
+    /// period on a ready node), the API server or the kubelet finishes it.
+    Nothing,
+}
+
+/// The root cause of a group.
+#[derive(Clone, Debug)]
+pub struct Cause {
+    /// The finding code of the cause; `None` when the answers have no finding ([`Culprit::Nothing`]).
+    pub code: Option<FindingCode>,
+    /// What has to act.
+    pub culprit: Culprit,
+    /// What the cause names, for the contract's `cause.related`.
+    pub related: Vec<Related>,
+    /// The oldest object's cause, and how many more share it.
+    pub message: String,
+}
+
+/// A group's next steps: steps with the same text and reach merged, with every distinct
+/// command (a finalizer patch per object under one heading).
+#[derive(Clone, Debug)]
+pub struct GroupStep {
+    /// The first of the merged steps.
+    pub step: Step,
+    /// Every command of the merged steps, in first-seen order (`step.command` is the first).
+    pub commands: Vec<Command>,
+}
+
+/// The objects of one root cause.
+#[derive(Clone, Debug)]
+pub struct Group {
+    /// Whether they are stuck, unknown or in progress.
+    pub verdict: Verdict,
+    /// What holds them.
+    pub cause: Cause,
+    /// Oldest deletion first.
+    pub objects: Vec<NodeId>,
+    /// How long the oldest has been deleting.
+    pub oldest_deleting_for_seconds: i64,
+    /// The group's next steps, once for all its objects, safest first.
+    pub remedy: Vec<GroupStep>,
+    /// Indexes into [`Sweep::answers`], in the order of `objects`.
+    pub answers: Vec<usize>,
+}
+
+/// The answer of `why-stuck --all`.
+#[derive(Clone, Debug)]
+pub struct Sweep {
+    /// Stuck first, then unknown, then in progress; oldest first within each.
+    pub groups: Vec<Group>,
+    /// One per object, in group order.
+    pub answers: Vec<Diagnosis>,
+    /// How many objects were answered but left out (`--stuck-only`).
+    pub left_out: usize,
+    /// What could not be read.
+    pub incomplete: Vec<String>,
+}
+
+impl Sweep {
+    /// The exit verdict: whether any object is stuck.
+    pub fn stuck(&self) -> bool {
+        self.answers.iter().any(|d| d.stuck)
+    }
+}
+
+/// Every object in scope with a deletionTimestamp, in the graph's canonical order.
+pub fn terminating(g: &Graph, scope: &Scope) -> Vec<NodeId> {
+    let deleting = |(id, o): (NodeId, &crate::snapshot::Object)| o.is_deleting().then_some(id);
+    match scope {
+        Scope::Cluster => g.observed().filter_map(deleting).collect(),
+        Scope::Namespace(ns) => {
+            let mut out: Vec<NodeId> = g
+                .find("", "Namespace", None, ns)
+                .filter(|&n| g.object(n).is_some_and(|o| o.is_deleting()))
+                .into_iter()
+                .collect();
+            out.extend(g.in_namespace(Some(ns)).filter_map(deleting));
+            out
+        }
+    }
+}
+
+/// Objects per worker below which answering in parallel is not worth a thread.
+const PER_WORKER: usize = 512;
+
+/// Answers every terminating object in scope with [`diagnose::why_stuck`] and groups the
+/// answers by root cause.
+pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
+    let shared = diagnose::Shared::new(g);
+    let ids = terminating(g, &opts.scope);
+    let answer = |part: &[NodeId]| -> Vec<Diagnosis> {
+        part.iter().map(|&x| diagnose::why_stuck_sharing(g, live, &shared, x, &opts.answer)).collect()
+    };
+    // the answers are independent (the liveness memo and the shared indexes are behind
+    // locks): contiguous parts on every core, put back in order
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len() / PER_WORKER).max(1);
+    let answers: Vec<Diagnosis> = if workers == 1 {
+        answer(&ids)
+    } else {
+        let part = ids.len().div_ceil(workers);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ids.chunks(part).map(|c| s.spawn(move || answer(c))).collect();
+            handles.into_iter().flat_map(|h| h.join().expect("an answer panicked")).collect()
+        })
+    };
+    group(g, live, answers, opts.stuck_only)
+}
+
+/// Groups answers by cause (see the module docs).
+pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
+    let mut index: HashMap<(Verdict, Option<FindingCode>, Culprit), usize> = HashMap::new();
+    let mut groups: Vec<(Group, Vec<Option<&Finding>>)> = Vec::new();
+    // what each group's cause.related already holds (a group of thousands of claims names as
+    // many pods: no quadratic search)
+    let mut related_seen: Vec<HashSet<RelatedKey>> = Vec::new();
+    let mut left_out = 0;
+    for (i, d) in answers.iter().enumerate() {
+        let (verdict, cause) = cause_of(g, live, d);
+        if stuck_only && verdict == Verdict::InProgress {
+            left_out += 1;
+            continue;
+        }
+        let key = (verdict, cause.code, cause.culprit.clone());
+        let at = *index.entry(key).or_insert_with(|| {
+            let c = Cause {
+                code: cause.code,
+                culprit: cause.culprit.clone(),
+                related: cause.related.clone(),
+                message: String::new(),
+            };
+            let grp = Group {
+                verdict,
+                cause: c,
+                objects: Vec::new(),
+                oldest_deleting_for_seconds: 0,
+                remedy: Vec::new(),
+                answers: Vec::new(),
+            };
+            groups.push((grp, Vec::new()));
+            related_seen.push(cause.related.iter().map(RelatedKey::of).collect());
+            groups.len() - 1
+        });
+        let grp = &mut groups[at].0;
+        grp.answers.push(i);
+        for r in cause.related {
+            if related_seen[at].insert(RelatedKey::of(&r)) {
+                grp.cause.related.push(r);
+            }
+        }
+        groups[at].1.push(cause.finding);
+    }
+    let age = |i: usize| answers[i].deleting_for_seconds.unwrap_or(0);
+    let mut out: Vec<Group> = Vec::with_capacity(groups.len());
+    for (mut grp, findings) in groups {
+        // oldest first; the graph's canonical order breaks ties
+        let mut order: Vec<usize> = (0..grp.answers.len()).collect();
+        order.sort_by_key(|&k| (std::cmp::Reverse(age(grp.answers[k])), answers[grp.answers[k]].object));
+        grp.answers = order.iter().map(|&k| grp.answers[k]).collect();
+        let findings: Vec<Option<&Finding>> = order.iter().map(|&k| findings[k]).collect();
+        grp.objects = grp.answers.iter().map(|&i| answers[i].object).collect();
+        grp.oldest_deleting_for_seconds = grp.answers.first().map(|&i| age(i)).unwrap_or(0);
+        grp.remedy = merge_steps(&findings);
+        grp.cause.message = group_message(g, &grp, findings[0]);
+        out.push(grp);
+    }
+    out.sort_by_key(|grp| (grp.verdict, std::cmp::Reverse(grp.oldest_deleting_for_seconds), grp.objects[0]));
+    // answers in group order, so that a reader of the JSON meets them as the groups list them
+    let mut slots: Vec<Option<Diagnosis>> = answers.into_iter().map(Some).collect();
+    let mut ordered = Vec::with_capacity(slots.len());
+    for grp in &mut out {
+        for i in &mut grp.answers {
+            ordered.push(slots[*i].take().expect("each answer is in one group"));
+            *i = ordered.len() - 1;
+        }
+    }
+    // what the read could not see, then what any answer adds, each once, in order
+    let mut seen = std::collections::HashSet::new();
+    let incomplete = g
+        .snapshot
+        .incomplete
+        .iter()
+        .map(|gap| gap.to_string())
+        .chain(ordered.iter().flat_map(|d| d.incomplete.iter().cloned()))
+        .filter(|i| seen.insert(i.clone()))
+        .collect();
+    Sweep { groups: out, answers: ordered, left_out, incomplete }
+}
+
+/// A [`Related`] as a set key.
+#[derive(PartialEq, Eq, Hash)]
+enum RelatedKey {
+    Node(NodeId),
+    Absent(String),
+}
+
+impl RelatedKey {
+    fn of(r: &Related) -> RelatedKey {
+        match r {
+            Related::Node(n) => RelatedKey::Node(*n),
+            Related::Absent { api_version, kind, namespace, name } => {
+                RelatedKey::Absent(format!("{api_version}\0{kind}\0{}\0{name}", namespace.as_deref().unwrap_or("")))
+            }
+        }
+    }
+}
+
+/// One answer's cause, with the finding it comes from (none only for an answer without
+/// findings).
+struct ObjectCause<'d> {
+    code: Option<FindingCode>,
+    culprit: Culprit,
+    related: Vec<Related>,
+    finding: Option<&'d Finding>,
+}
+
+/// Findings that describe where an object is rather than why: never a cause while another
+/// finding is there.
+fn is_context(code: FindingCode) -> bool {
+    matches!(
+        code,
+        FindingCode::NotBeingDeleted | FindingCode::NamespaceContentRemaining | FindingCode::OwnerReferenceCycle
+    )
+}
+
+fn cause_of<'d>(g: &Graph, live: &Liveness, d: &'d Diagnosis) -> (Verdict, ObjectCause<'d>) {
+    // a stuck answer's cause is on an object stuck on its own account
+    let candidates = |root_only: bool| {
+        d.findings
+            .iter()
+            .enumerate()
+            // (root_causes is sorted)
+            .filter(move |(_, f)| !root_only || d.root_causes.binary_search(&f.object).is_ok())
+            .filter(|(_, f)| !is_context(f.code))
+            // most severe first; a blocking dependent's own problem before the wait on it;
+            // then nearest first (findings come breadth first from the object)
+            .min_by_key(|(i, f)| (f.severity, f.code == FindingCode::BlockingDependent, *i))
+            .map(|(_, f)| f)
+    };
+    let f = if d.stuck { candidates(true).or_else(|| candidates(false)) } else { candidates(false) };
+    let f = f.or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted));
+    let verdict = if d.stuck {
+        Verdict::Stuck
+    } else if f.is_some_and(|f| f.code == FindingCode::FinalizerControllerUnknown) {
+        Verdict::Unknown
+    } else {
+        Verdict::InProgress
+    };
+    let cause = match f {
+        Some(f) => ObjectCause {
+            code: Some(f.code),
+            culprit: culprit(g, live, f),
+            related: related_of(g, live, f),
+            finding: Some(f),
+        },
+        None => ObjectCause { code: None, culprit: Culprit::Nothing, related: Vec::new(), finding: None },
+    };
+    (verdict, cause)
+}
+
+/// Codes whose culprit is the controller that removes a finalizer of the finding's object.
+fn controller_state_of(code: FindingCode) -> Option<ControllerState> {
+    match code.as_str() {
+        "FinalizerControllerDown" => Some(ControllerState::Down),
+        "FinalizerControllerMissing" => Some(ControllerState::Missing),
+        "FinalizerControllerUnknown" => Some(ControllerState::Unknown),
+        "FinalizerPending" | "ControllerStalled" | "FinalizerNotProgressing" => Some(ControllerState::Alive),
+        _ => None,
+    }
+}
+
+/// The finalizers of an object as the namespace controller and the API server hold them:
+/// `metadata.finalizers`, and a Namespace's `spec.finalizers`.
+fn finalizers_of(g: &Graph, x: NodeId) -> Vec<String> {
+    let Some(o) = g.object(x) else { return Vec::new() };
+    let mut out = o.finalizers.clone();
+    if o.kind == "Namespace" && o.group().is_empty() {
+        let spec = o.field("/spec/finalizers").and_then(|v| v.as_array());
+        out.extend(spec.into_iter().flatten().filter_map(|f| f.as_str().map(String::from)));
+    }
+    out
+}
+
+/// The finalizer a controller finding is about: the first of the object's finalizers whose
+/// controller is in the state the code reports (the explainer emits one finding per such
+/// finalizer), else the first finalizer.
+fn finalizer_of(g: &Graph, live: &Liveness, f: &Finding, state: ControllerState) -> Option<String> {
+    let fins = finalizers_of(g, f.object);
+    fins.iter().find(|name| live.finalizer(f.object, name).controller == state).or(fins.first()).cloned()
+}
+
+fn culprit(g: &Graph, live: &Liveness, f: &Finding) -> Culprit {
+    if let Some(state) = controller_state_of(f.code) {
+        return match finalizer_of(g, live, f, state) {
+            Some(name) => Culprit::Controller(
+                live.finalizer(f.object, &name).removed_by.unwrap_or_else(|| format!("the controller of {name}")),
+            ),
+            None => Culprit::Object(f.object),
+        };
+    }
+    match f.code.as_str() {
+        "GarbageCollectorStalled" | "BlockingDependent" => Culprit::GarbageCollector,
+        _ => {
+            let mut nodes: Vec<NodeId> =
+                f.related.iter().filter_map(|r| if let Related::Node(n) = r { Some(*n) } else { None }).collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            if nodes.is_empty() { Culprit::Object(f.object) } else { Culprit::Objects(nodes) }
+        }
+    }
+}
+
+/// The contract's `cause.related` (a group's is the union of its objects'): for a
+/// controller, its workload where one was found, then what the finding says it waits for (the
+/// pod that still mounts a claim); for the other codes what the finding names (the webhook
+/// configuration, the CRD, the APIServices).
+fn related_of(g: &Graph, live: &Liveness, f: &Finding) -> Vec<Related> {
+    if let Some(state) = controller_state_of(f.code) {
+        let workload = finalizer_of(g, live, f, state).and_then(|name| live.finalizer(f.object, &name).workload);
+        let mut out: Vec<Related> = workload
+            .and_then(|w| ["apps", ""].iter().find_map(|group| g.find(group, &w.kind, w.namespace.as_deref(), &w.name)))
+            .map(Related::Node)
+            .into_iter()
+            .collect();
+        out.extend(f.related.iter().cloned());
+        return out;
+    }
+    match f.code.as_str() {
+        "GarbageCollectorStalled" | "BlockingDependent" => Vec::new(),
+        _ => f.related.clone(),
+    }
+}
+
+/// The group's message: its oldest object's, and how many more share it.
+fn group_message(g: &Graph, grp: &Group, first: Option<&Finding>) -> String {
+    let Some(first) = first else {
+        return format!(
+            "nothing holds {} object(s) (no finalizer left): the API server removes them, a pod once its kubelet confirms its termination",
+            grp.objects.len()
+        );
+    };
+    let mut m = first.message.clone();
+    if first.object != grp.objects[0] {
+        m = format!("{} waits on {}: {m}", diagnose::describe(g, grp.objects[0]), diagnose::describe(g, first.object));
+    }
+    match grp.objects.len() {
+        1 => m,
+        n => format!("{m} (and {} more object(s) for the same cause)", n - 1),
+    }
+}
+
+/// The steps of the groups' cause findings, once: the same text and reach become one step
+/// holding every distinct command; ranked safest first, first seen first among equals.
+fn merge_steps(findings: &[Option<&Finding>]) -> Vec<GroupStep> {
+    let mut at: HashMap<(diagnose::Reach, &str), usize> = HashMap::new();
+    let mut out: Vec<GroupStep> = Vec::new();
+    let mut seen: HashSet<(usize, &Command)> = HashSet::new();
+    for s in findings.iter().flatten().flat_map(|f| &f.remedy) {
+        match at.get(&(s.reach, s.text.as_str())) {
+            Some(&k) => {
+                if let Some(c) = &s.command
+                    && seen.insert((k, c))
+                {
+                    out[k].commands.push(c.clone());
+                }
+            }
+            None => {
+                if let Some(c) = &s.command {
+                    seen.insert((out.len(), c));
+                }
+                at.insert((s.reach, s.text.as_str()), out.len());
+                out.push(GroupStep { step: s.clone(), commands: s.command.iter().cloned().collect() });
+            }
+        }
+    }
+    out.sort_by_key(|s| s.step.reach);
+    out
+}
+
+#[cfg(test)]
+mod tests;

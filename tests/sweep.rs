@@ -1,0 +1,159 @@
+//! `why-stuck --all` through the binary: text, exit codes, arguments, and live against the test
+//! API server (partial RBAC, requests against `tree -A`). Grouping itself is tested beside
+//! the code (src/sweep/tests.rs) and by the stuck-everywhere fixture.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
+use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, run, stderr, stdout};
+
+fn snapshot() -> std::path::PathBuf {
+    support::root().join("tests/fixtures/stuck-everywhere/snapshot.json")
+}
+
+fn offline(args: &[&str]) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.args(args).args(["--now", NOW, "--snapshot"]).arg(snapshot());
+    run(c, DEADLINE)
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(o), stderr(o)))
+}
+
+#[test]
+fn text_has_the_summary_first_then_each_groups_steps_once_then_its_objects() {
+    let o = offline(&["why-stuck", "--all", "-A"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let text = stdout(&o);
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("no {needle:?} in:\n{text}"));
+    assert!(text.starts_with("STUCK 4 object(s)"), "{text}");
+    // the table: a header, then one row per group
+    let header = at("CAUSE");
+    for col in ["VERDICT", "OBJECTS", "NAMESPACES", "OLDEST"] {
+        assert!(at(col) > header && at(col) < at("\n== Stuck"), "{col} is not in the summary");
+    }
+    let row = text.lines().find(|l| l.contains("FinalizerControllerMissing (")).unwrap();
+    assert!(
+        row.contains("stuck") && row.contains(" 3 ") && row.contains("team-a,team-b") && row.contains("3h"),
+        "{row}"
+    );
+    // the group: the patch heading once, with the three Sites' commands under it
+    let heading = "remove the finalizer. (3 commands)";
+    assert_eq!(text.matches(heading).count(), 1, "{text}");
+    assert_eq!(text.matches("kubectl patch sites.web.example.com").count(), 3, "{text}");
+    assert!(at("Next steps for the group") < at(heading) && at(heading) < at("Site team-a/blog  terminating"));
+    // in progress last, apart
+    assert!(at("== In progress") > at("Site team-b/docs  terminating"));
+    assert!(at("ConfigMap team-a/feature-flags  terminating 5s") > at("== In progress"));
+}
+
+#[test]
+fn exit_codes_follow_the_verdicts() {
+    // only the in-progress ConfigMap and the Sites in team-a: stuck
+    assert_eq!(offline(&["why-stuck", "--all", "-n", "team-a", "-o", "json"]).status.code(), Some(2));
+    // nothing being deleted
+    let o = offline(&["why-stuck", "--all", "-n", "sync-system"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("NOTHING TERMINATING"), "{}", stdout(&o));
+    let v = json(&offline(&["why-stuck", "--all", "-n", "sync-system", "-o", "json"]));
+    assert_eq!(v["groups"], Value::Array(vec![]));
+    assert_eq!(v["answers"], Value::Array(vec![]));
+}
+
+#[test]
+fn stuck_only_leaves_in_progress_out() {
+    let v = json(&offline(&["why-stuck", "--all", "-n", "team-a", "--stuck-only", "-o", "json"]));
+    let objects: Vec<&str> =
+        v["answers"].as_array().unwrap().iter().map(|a| a["object"]["name"].as_str().unwrap()).collect();
+    assert_eq!(objects, ["blog", "shop"]);
+    let o = offline(&["why-stuck", "--all", "-n", "team-a", "--stuck-only"]);
+    assert!(stdout(&o).contains("1 in progress not shown (--stuck-only)"), "{}", stdout(&o));
+}
+
+#[test]
+fn namespace_and_cluster_scopes() {
+    let names = |v: &Value| -> Vec<String> {
+        v["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["object"]["namespace"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = json(&offline(&["why-stuck", "--all", "-A", "-o", "json"]));
+    let b = json(&offline(&["why-stuck", "--all", "-n", "team-b", "-o", "json"]));
+    assert_eq!(names(&all), ["team-a", "team-a", "team-b", "team-c", "team-a"]);
+    assert_eq!(names(&b), ["team-b"]);
+    // the group in one namespace holds only that namespace's objects, and its answer is the same
+    assert_eq!(b["groups"][0]["cause"]["code"], "FinalizerControllerMissing");
+    assert_eq!(b["groups"][0]["objects"].as_array().unwrap().len(), 1);
+    assert_eq!(b["answers"][0], all["answers"][2]);
+    assert_eq!(all["groups"][0]["oldestDeletingForSeconds"], 10800);
+}
+
+#[test]
+fn all_does_not_take_an_object() {
+    for args in [&["why-stuck", "--all", "site/blog", "-n", "team-a"][..], &["why-stuck", "--stuck-only", "site/blog"]]
+    {
+        let o = offline(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&o).contains("cannot be used with") || stderr(&o).contains("required"), "{}", stderr(&o));
+    }
+}
+
+fn live(env: &Env, args: &[&str]) -> Output {
+    let mut c = env.gc();
+    c.args(args).args(["--now", NOW, "--request-timeout", "5s"]);
+    run(c, DEADLINE)
+}
+
+/// Pods unreadable: the answer still comes, names the gap, and no longer claims the operator
+/// of the Sites is missing (the pods it could run in were not visible).
+#[test]
+fn partial_rbac_is_named_in_incomplete_and_lowers_certainty() {
+    let server = ApiServer::start_with(
+        &snapshot(),
+        Options { faults: vec![Fault::resource("pods", FaultKind::Status(403))], ..Options::default() },
+        0,
+    );
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck", "--all", "-A", "-o", "json"]);
+    assert!(matches!(o.status.code(), Some(0 | 2)), "{}", stderr(&o));
+    let v = json(&o);
+    let inc: Vec<&str> = v["incomplete"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(inc.iter().any(|i| i.contains("pods")), "{inc:?}");
+    assert!(stderr(&o).contains("warning: incomplete:"), "{}", stderr(&o));
+    let top = v["incomplete"].as_array().unwrap();
+    for a in v["answers"].as_array().unwrap() {
+        let own = a["incomplete"].as_array().unwrap();
+        assert!(own.iter().any(|i| i.as_str().is_some_and(|i| i.contains("pods"))), "each answer carries the gap: {a}");
+        assert!(own.iter().all(|i| top.contains(i)), "what an answer could not see is named at the top too: {a}");
+    }
+    let codes: Vec<&str> =
+        v["groups"].as_array().unwrap().iter().map(|g| g["cause"]["code"].as_str().unwrap()).collect();
+    assert!(!codes.contains(&"FinalizerControllerMissing"), "Missing claimed without seeing pods: {codes:?}");
+    assert_read_only(&server);
+}
+
+/// `--all -A` costs no more requests than `tree -A` (each from a cold discovery cache).
+#[test]
+fn all_namespaces_costs_no_more_requests_than_tree_all_namespaces() {
+    let server = ApiServer::start(&snapshot());
+    let count = |args: &[&str]| {
+        let env = Env::new(&server.url(), None);
+        server.clear_requests();
+        let o = live(&env, args);
+        assert!(matches!(o.status.code(), Some(0 | 2)), "{args:?}: {}", stderr(&o));
+        server.requests().len()
+    };
+    let tree = count(&["tree", "deploy/uploader", "-n", "team-c", "-A", "-o", "json"]);
+    let all = count(&["why-stuck", "--all", "-A", "-o", "json"]);
+    eprintln!("requests: why-stuck --all -A {all}, tree -A {tree}");
+    assert!(all <= tree, "why-stuck --all -A made {all} requests, tree -A {tree}");
+    assert!(all > 10, "{all} requests cannot have read the cluster");
+    assert_read_only(&server);
+}
