@@ -101,7 +101,8 @@ pub struct Simulation<'g, 'l> {
 const MAX_ITEMS: usize = 50_000_000;
 
 impl<'g, 'l> Simulation<'g, 'l> {
-    /// A simulation at `now` in which nothing has happened yet; the GC's liveness is judged once, from the `foregroundDeletion` finalizer's controller.
+    /// A simulation at `now` in which nothing has happened yet; the GC's liveness is judged once,
+    /// from the `foregroundDeletion` finalizer's controller.
     pub fn new(g: &'g Graph, lv: &'l Liveness<'l>, assume: Option<AssumeFinalizers>, now: Timestamp) -> Self {
         let mut world = World::new(g, now);
         // The GC runs in kube-controller-manager; `foregroundDeletion` names it.

@@ -41,9 +41,11 @@ impl WorkQueue {
 /// Both GC queues.
 #[derive(Debug, Default)]
 pub struct Queues {
-    /// `attemptToDelete`: items the GC checks for dangling owners, and owners deleting in the foreground.
+    /// `attemptToDelete`: items the GC checks for dangling owners, and owners deleting in the
+    /// foreground.
     pub attempt_to_delete: WorkQueue,
-    /// `attemptToOrphan`: owners deleted with the `orphan` finalizer, whose dependents lose their references.
+    /// `attemptToOrphan`: owners deleted with the `orphan` finalizer, whose dependents lose their
+    /// references.
     pub attempt_to_orphan: WorkQueue,
 }
 

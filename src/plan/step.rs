@@ -9,9 +9,11 @@ use crate::snapshot::{OwnerRef, Uid};
 pub enum Cascade {
     /// Delete the object now; the GC then deletes its dependents (the default for most types).
     Background,
-    /// Keep the object (deletionTimestamp plus the `foregroundDeletion` finalizer) until every dependent that blocks owner deletion is gone.
+    /// Keep the object (deletionTimestamp plus the `foregroundDeletion` finalizer) until every
+    /// dependent that blocks owner deletion is gone.
     Foreground,
-    /// Delete the object only after the GC removed it from its dependents' owner references (the `orphan` finalizer).
+    /// Delete the object only after the GC removed it from its dependents' owner references (the
+    /// `orphan` finalizer).
     Orphan,
 }
 
@@ -38,7 +40,8 @@ pub struct ObjRef {
     pub namespace: Option<String>,
     /// The object's `metadata.name`.
     pub name: String,
-    /// The uid of an object that exists in the snapshot; `None` for an absent owner (omitted from JSON).
+    /// The uid of an object that exists in the snapshot; `None` for an absent owner (omitted from
+    /// JSON).
     pub uid: Option<Uid>,
 }
 
@@ -108,31 +111,36 @@ pub enum Action {
     /// The API server set a deletionTimestamp (and a grace period), the object stays with
     /// these finalizers.
     MarkDeleting {
-        /// The finalizers the object carries once marked (with `foregroundDeletion`/`orphan` added by the policy).
+        /// The finalizers the object carries once marked (with `foregroundDeletion`/`orphan` added
+        /// by the policy).
         finalizers: Vec<String>,
         /// `metadata.deletionGracePeriodSeconds`, in seconds, when set.
         grace: Option<i64>,
     },
     /// The object leaves storage.
     Remove,
-    /// The GC patches owner references to owners that are gone (or being orphaned) out of a remaining object.
+    /// The GC patches owner references to owners that are gone (or being orphaned) out of a
+    /// remaining object.
     RemoveOwnerReferences {
         /// The owners whose references were removed.
         owners: Vec<ObjRef>,
     },
-    /// The GC sets `blockOwnerDeletion: false` on the references a dependent holds to owners waiting for it (foreground deletion), before deleting it.
+    /// The GC sets `blockOwnerDeletion: false` on the references a dependent holds to owners
+    /// waiting for it (foreground deletion), before deleting it.
     UnblockOwnerReferences {
         /// The owners whose references no longer block.
         owners: Vec<ObjRef>,
     },
-    /// A controller (or the GC, for `foregroundDeletion`/`orphan`) removes a finalizer from `metadata.finalizers`.
+    /// A controller (or the GC, for `foregroundDeletion`/`orphan`) removes a finalizer from
+    /// `metadata.finalizers`.
     RemoveFinalizer {
         /// The finalizer removed.
         finalizer: String,
     },
     /// Nothing will move this object further; `finalizer` is the one that holds it, if any.
     Blocked {
-        /// The finalizer that holds the object; `None` when something else does (an admission webhook, say).
+        /// The finalizer that holds the object; `None` when something else does (an admission
+        /// webhook, say).
         finalizer: Option<String>,
         /// Why nothing will move it, for people.
         reason: String,

@@ -210,7 +210,8 @@ impl<'g> World<'g> {
         self.dependents_where(n, |(dependent, _)| dependent)
     }
 
-    /// The current graph dependents of `n` whose reference to it has `blockOwnerDeletion: true` (what foreground deletion waits for).
+    /// The current graph dependents of `n` whose reference to it has `blockOwnerDeletion: true`
+    /// (what foreground deletion waits for).
     pub fn blocking_dependents_of(&self, n: NodeId) -> Vec<NodeId> {
         if self.states.get(&n).is_some_and(|s| s.blocking == 0) {
             return Vec::new();

@@ -63,7 +63,8 @@ pub struct RawDoc {
     /// An Event's `type` (`Normal` or `Warning`).
     #[serde(rename = "type")]
     pub type_: Option<Value>,
-    /// core/v1 Endpoints' `subsets`: whether a webhook's or APIService's Service has ready backends.
+    /// core/v1 Endpoints' `subsets`: whether a webhook's or APIService's Service has ready
+    /// backends.
     pub subsets: Option<Value>,
     /// discovery.k8s.io/v1 EndpointSlices' `endpoints`, read for the same reason.
     pub endpoints: Option<Value>,
@@ -110,7 +111,8 @@ pub struct RawMeta {
     pub resource_version: Option<String>,
     /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Time>,
-    /// `metadata.deletionTimestamp`: set once deletion was requested; the object waits on its finalizers.
+    /// `metadata.deletionTimestamp`: set once deletion was requested; the object waits on its
+    /// finalizers.
     pub deletion_timestamp: Option<Time>,
     /// `metadata.deletionGracePeriodSeconds`, in seconds (pods, mostly).
     pub deletion_grace_period_seconds: Option<i64>,
@@ -240,7 +242,8 @@ struct Entry<'a> {
 #[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawApiResource {
-    /// The plural resource name (`deployments`), or `resource/subresource`; entries without one are dropped.
+    /// The plural resource name (`deployments`), or `resource/subresource`; entries without one are
+    /// dropped.
     pub name: String,
     /// `singularName`; empty is treated as absent.
     pub singular_name: Option<String>,
@@ -633,7 +636,8 @@ pub mod stream {
     pub struct TopLevel<'a> {
         /// Where the objects and lists read go.
         pub flat: &'a mut Flattened,
-        /// Called with each parsed batch's address range, when the input is a slice that may be released.
+        /// Called with each parsed batch's address range, when the input is a slice that may be
+        /// released.
         pub consumed: Option<&'a Release<'a>>,
     }
 

@@ -135,7 +135,8 @@ impl Ask {
         self
     }
 
-    /// Narrowed by a label selector (`kubernetes.io/service-name=…`), passed as written; a GET ignores it.
+    /// Narrowed by a label selector (`kubernetes.io/service-name=…`), passed as written; a GET
+    /// ignores it.
     pub fn labelled(mut self, label_selector: String) -> Ask {
         if let Fetch::List { label_selector: s, .. } = &mut self.fetch {
             *s = Some(label_selector);
@@ -151,7 +152,8 @@ impl Ask {
         self
     }
 
-    /// Read for the managedFields of objects already read without them ([`Use::ManagedFieldsOnly`]).
+    /// Read for the managedFields of objects already read without them
+    /// ([`Use::ManagedFieldsOnly`]).
     pub fn for_managed_fields(mut self) -> Ask {
         self.use_ = Use::ManagedFieldsOnly;
         self
@@ -185,6 +187,7 @@ pub struct Answered {
 /// asked). An empty answer ends the read. Called once per round; the asks of one round are
 /// read concurrently.
 pub trait ReadPlan {
-    /// The asks of the next round, from discovery and every answer so far; empty when nothing more is needed.
+    /// The asks of the next round, from discovery and every answer so far; empty when nothing more
+    /// is needed.
     fn next(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask>;
 }
