@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Whether the backend of a webhook (admission or conversion) or of an APIService can serve.
 //!
 //! The API server calls a webhook at `clientConfig.service` (a Service, reached through its
@@ -15,10 +14,14 @@ use crate::graph::{Graph, NodeId};
 /// What a `clientConfig` points at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
+    /// `clientConfig.service`: a Service, called through its endpoints.
     Service {
+        /// The Service's namespace.
         namespace: String,
+        /// The Service's name.
         name: String,
     },
+    /// `clientConfig.url`: an address outside the cluster's view, never judged.
     Url(String),
     /// Neither set: the configuration is invalid and the API server never admits it.
     None,
@@ -41,14 +44,27 @@ pub fn target_of(client_config: Option<&Value>) -> Target {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Backend {
     /// A ready endpoint exists.
-    Serving { service: NodeId },
+    Serving {
+        /// The Service read.
+        service: NodeId,
+    },
     /// No Service of that name was read, and Services were readable.
     ServiceMissing,
     /// The Service exists, its endpoints were read, and none is ready.
-    NoReadyEndpoints { service: NodeId, not_ready: usize },
+    NoReadyEndpoints {
+        /// The Service read.
+        service: NodeId,
+        /// How many endpoints were read not ready (0: none at all).
+        not_ready: usize,
+    },
     /// The Service is in a namespace being deleted: whatever serves it is going or gone and
     /// cannot be recreated there.
-    NamespaceTerminating { service: Option<NodeId>, namespace: String },
+    NamespaceTerminating {
+        /// The Service, if it was read (it may already be gone).
+        service: Option<NodeId>,
+        /// The namespace being deleted.
+        namespace: String,
+    },
     /// Not judgeable from the cluster: a `url`, an ExternalName Service, or endpoints that were
     /// not read. The string says which.
     Unknown(String),
@@ -64,6 +80,7 @@ impl Backend {
         )
     }
 
+    /// The Service read behind the backend, when one was.
     pub fn service(&self) -> Option<NodeId> {
         match self {
             Backend::Serving { service } | Backend::NoReadyEndpoints { service, .. } => Some(*service),

@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Conversion webhooks whose backend is gone: the objects of that CRD cannot be read.
 //!
 //! A CustomResourceDefinition with `spec.conversion.strategy: Webhook` asks its webhook to
@@ -23,8 +22,11 @@ use crate::graph::{Graph, NodeId};
 /// A CRD whose conversion webhook requests need ([`dead_converter`]: and whose backend is dead).
 #[derive(Clone, Debug)]
 pub struct DeadConverter {
+    /// The CustomResourceDefinition.
     pub crd: NodeId,
+    /// Where `spec.conversion.webhook.clientConfig` points.
     pub target: Target,
+    /// The judged state of that backend.
     pub backend: Backend,
     /// The version the namespace controller and the garbage collector request.
     pub preferred: String,

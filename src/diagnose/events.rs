@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Events as evidence (issue 11): the recent Warning events of the object asked about and of
 //! the objects its answer names (blockers, claim users, what a controller waits for). Core
 //! `v1` Events are matched by `involvedObject.uid`, `events.k8s.io/v1` Events by
@@ -30,7 +29,9 @@ pub const MAX_OBJECTS: usize = 20;
 pub struct Event {
     /// `Warning` or `Normal` (as the event says).
     pub type_: String,
+    /// The Event's `reason` (CamelCase; what a check matches on).
     pub reason: String,
+    /// The Event's `message` (core/v1) or `note` (events.k8s.io/v1): quoted, never matched.
     pub message: String,
     /// How many times it was seen (`count`, `series.count`, else 1).
     pub count: i64,
@@ -42,6 +43,7 @@ pub struct Event {
 }
 
 impl Event {
+    /// Whether `type` is `Warning` (the only ones an answer shows).
     pub fn is_warning(&self) -> bool {
         self.type_ == "Warning"
     }
@@ -50,6 +52,7 @@ impl Event {
 /// The events of an answer, per object.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectEvents {
+    /// The object the Events are about (`involvedObject`/`regarding` uid).
     pub object: NodeId,
     /// Most recent first, at most [`PER_OBJECT`].
     pub warnings: Vec<Event>,
@@ -66,6 +69,7 @@ pub struct Index {
 }
 
 impl Index {
+    /// Indexes the core/v1 and events.k8s.io/v1 Events of `g` by the uid they are about.
     pub fn new(g: &Graph) -> Index {
         let mut idx = Index::default();
         for o in &g.snapshot.objects {

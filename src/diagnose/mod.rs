@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! `why-stuck`: why an object will not go away, down to the root cause, and what to do.
 //!
 //! # Expected flow
@@ -54,23 +53,32 @@ const JUST_DELETED_SECONDS: i64 = 10 * 60;
 /// One remaining finalizer of the target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinalizerReport {
+    /// The finalizer as written in `metadata.finalizers`.
     pub name: String,
+    /// Who removes it, whether that controller is alive, and the evidence.
     pub owner: FinalizerOwner,
 }
 
 /// The answer of `why-stuck` (contract §4.3).
 #[derive(Clone, Debug)]
 pub struct Diagnosis {
+    /// The object asked about.
     pub object: NodeId,
+    /// Its `metadata.deletionTimestamp`; `None` when its deletion was never requested.
     pub deletion_timestamp: Option<Timestamp>,
+    /// Seconds from `deletion_timestamp` to `now` (never negative); `None` when not deleting.
     pub deleting_for_seconds: Option<i64>,
+    /// Whether the object, or something it waits on, cannot finish deleting (the CLI then exits 2).
     pub stuck: bool,
+    /// Each remaining finalizer of the object, in `metadata.finalizers` order.
     pub finalizers: Vec<FinalizerReport>,
+    /// What was found, on the object and on what it waits on (each remedy's steps safest first).
     pub findings: Vec<Finding>,
     /// Objects that are stuck on their own account (not merely waiting on another).
     pub root_causes: Vec<NodeId>,
     /// What the GC does with the target given its owner references.
     pub gc_verdict: GcVerdict,
+    /// What the input could not read, for people: the snapshot's gaps, then the analysis's own.
     pub incomplete: Vec<String>,
     /// The recent Warning events of the object and of the objects the answer names.
     pub events: Vec<events::ObjectEvents>,
@@ -87,6 +95,7 @@ pub fn describe(g: &Graph, x: NodeId) -> String {
     }
 }
 
+/// [`why_stuck_with`] with the default options (`--stuck-after` at its default).
 pub fn why_stuck(g: &Graph, live: &Liveness, target: NodeId) -> Diagnosis {
     why_stuck_with(g, live, target, &Options::default())
 }

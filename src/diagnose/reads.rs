@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The live reads the webhook, conversion and namespace checks need, as data, for the live
 //! source's read plan (`source::live`); offline, all of it is ordinary snapshot objects.
 //!
@@ -32,7 +31,9 @@ use crate::graph::{Graph, NodeId};
 /// One GET or LIST the checks need.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Read {
+    /// The API group; empty for the core group.
     pub group: String,
+    /// The version read (`v1`).
     pub version: String,
     /// The plural resource name (`validatingwebhookconfigurations`).
     pub resource: String,
@@ -40,6 +41,7 @@ pub struct Read {
     pub namespace: Option<String>,
     /// Some: a GET of one object; None: a LIST.
     pub name: Option<String>,
+    /// `labelSelector`, as written (`kubernetes.io/service-name=…`).
     pub label_selector: Option<String>,
     /// The whole object, not metadata-only.
     pub full: bool,

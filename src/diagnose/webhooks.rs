@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Admission webhooks that reject the requests a deletion needs.
 //!
 //! A finalizer leaves through an UPDATE (its controller's patch, or a printed `kubectl patch`);
@@ -31,10 +30,12 @@ use crate::snapshot::Object;
 pub enum Operation {
     /// Removing a finalizer (a patch is an UPDATE to admission).
     Update,
+    /// `DELETE` of the object (the namespace controller's and the GC's deletions too).
     Delete,
 }
 
 impl Operation {
+    /// As admission's `rules[].operations` spell it (`UPDATE`, `DELETE`).
     pub fn as_str(self) -> &'static str {
         match self {
             Operation::Update => "UPDATE",
@@ -46,7 +47,9 @@ impl Operation {
 /// Whether a webhook's rules and selectors send the request to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Match {
+    /// The rules or a selector leave the request out.
     No,
+    /// Every rule and selector matches.
     Yes,
     /// Matches as far as can be told; the strings say what could not be evaluated.
     Maybe(Vec<String>),
@@ -55,10 +58,15 @@ pub enum Match {
 /// One webhook that intercepts the request with `failurePolicy: Fail`.
 #[derive(Clone, Debug)]
 pub struct Interceptor {
+    /// The Validating- or MutatingWebhookConfiguration.
     pub configuration: NodeId,
+    /// The webhook's `name` within it.
     pub webhook: String,
+    /// The request it intercepts.
     pub operation: Operation,
+    /// Where its `clientConfig` points.
     pub target: Target,
+    /// The judged state of that backend: a dead one rejects the request.
     pub backend: Backend,
     /// What could not be evaluated (matchConditions, labels not read).
     pub caveats: Vec<String>,

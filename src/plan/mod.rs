@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The planner: a deterministic dry run of `kubectl delete --cascade=… <target>` — the API
 //! server's DELETE (gc-semantics §2), the garbage collector (§3, §4), the namespace
 //! controller (§5.2) and the other finalizer controllers (§8), run to a fixpoint (§9).
@@ -69,8 +68,11 @@ pub enum AssumeFinalizers {
 /// How to plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanOptions {
+    /// The `--cascade` of the planned `kubectl delete` (its `propagationPolicy`).
     pub cascade: Cascade,
+    /// `--assume-finalizers`; `None`: judge each finalizer's controller by what the snapshot shows.
     pub assume_finalizers: Option<AssumeFinalizers>,
+    /// The plan's clock: `--now`, else the snapshot's capture time, else the present.
     pub now: Timestamp,
 }
 
@@ -85,6 +87,7 @@ pub fn plan(g: &Graph, liveness: &Liveness, target: NodeId, opts: &PlanOptions) 
 /// The simulation behind [`plan`], open for scenario tests: send requests, let everything
 /// settle, read the outcome.
 pub struct Simulation<'g, 'l> {
+    /// The API server, GC graph and queues being simulated, and the steps so far.
     pub world: World<'g>,
     lv: &'l Liveness<'l>,
     assume: Option<AssumeFinalizers>,
@@ -98,6 +101,8 @@ pub struct Simulation<'g, 'l> {
 const MAX_ITEMS: usize = 50_000_000;
 
 impl<'g, 'l> Simulation<'g, 'l> {
+    /// A simulation at `now` in which nothing has happened yet; the GC's liveness is judged once,
+    /// from the `foregroundDeletion` finalizer's controller.
     pub fn new(g: &'g Graph, lv: &'l Liveness<'l>, assume: Option<AssumeFinalizers>, now: Timestamp) -> Self {
         let mut world = World::new(g, now);
         // The GC runs in kube-controller-manager; `foregroundDeletion` names it.

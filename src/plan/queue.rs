@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The GC's work queues (`attemptToDelete`, `attemptToOrphan`): FIFO and de-duplicated, as
 //! a client-go workqueue is. Each entry carries the wave in which it became ready.
 
@@ -21,16 +20,19 @@ impl WorkQueue {
         }
     }
 
+    /// Takes the oldest entry and its wave; it may be added again from then on.
     pub fn pop(&mut self) -> Option<(NodeId, u32)> {
         let (n, w) = self.items.pop_front()?;
         self.queued.remove(&n);
         Some((n, w))
     }
 
+    /// Whether nothing waits.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    /// How many entries wait (each item at most once).
     pub fn len(&self) -> usize {
         self.items.len()
     }
@@ -39,14 +41,20 @@ impl WorkQueue {
 /// Both GC queues.
 #[derive(Debug, Default)]
 pub struct Queues {
+    /// `attemptToDelete`: items the GC checks for dangling owners, and owners deleting in the
+    /// foreground.
     pub attempt_to_delete: WorkQueue,
+    /// `attemptToOrphan`: owners deleted with the `orphan` finalizer, whose dependents lose their
+    /// references.
     pub attempt_to_orphan: WorkQueue,
 }
 
 /// Which worker an item goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
+    /// `attemptToDeleteItem`: the item may be collected, or its foreground deletion moved on.
     Delete,
+    /// `orphanDependents` and then removal of the `orphan` finalizer.
     Orphan,
 }
 
@@ -60,6 +68,7 @@ impl Queues {
         self.attempt_to_delete.pop().map(|(n, w)| (Work::Delete, n, w))
     }
 
+    /// Whether both queues are empty (the GC has nothing left to do).
     pub fn is_empty(&self) -> bool {
         self.attempt_to_delete.is_empty() && self.attempt_to_orphan.is_empty()
     }

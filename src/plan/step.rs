@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! What a plan says: the steps in one order the real system could take them, and the
 //! outcome (contract §4.2). Plain values; `render::plan` turns them into text or JSON.
 
@@ -8,12 +7,18 @@ use crate::snapshot::{OwnerRef, Uid};
 /// The `propagationPolicy` of a DELETE, or the `--cascade` of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cascade {
+    /// Delete the object now; the GC then deletes its dependents (the default for most types).
     Background,
+    /// Keep the object (deletionTimestamp plus the `foregroundDeletion` finalizer) until every
+    /// dependent that blocks owner deletion is gone.
     Foreground,
+    /// Delete the object only after the GC removed it from its dependents' owner references (the
+    /// `orphan` finalizer).
     Orphan,
 }
 
 impl Cascade {
+    /// The name as the API and contract §4.2 spell it (`Background`, `Foreground`, `Orphan`).
     pub fn as_str(self) -> &'static str {
         match self {
             Cascade::Background => "Background",
@@ -27,10 +32,16 @@ impl Cascade {
 /// does not exist, `namespace` is `None` for cluster-scoped objects.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjRef {
+    /// The object's `apiVersion` (for an owner: as its reference names it).
     pub api_version: String,
+    /// The object's `kind`.
     pub kind: String,
+    /// The namespace; `None` for cluster-scoped objects (omitted from JSON).
     pub namespace: Option<String>,
+    /// The object's `metadata.name`.
     pub name: String,
+    /// The uid of an object that exists in the snapshot; `None` for an absent owner (omitted from
+    /// JSON).
     pub uid: Option<Uid>,
 }
 
@@ -92,34 +103,52 @@ pub enum Action {
     /// A DELETE request; `propagation` is the policy it carries (`None`: no policy, the
     /// type's default applies), `grace` an explicit `gracePeriodSeconds`.
     Delete {
+        /// The `propagationPolicy`; `None` when the request carries none.
         propagation: Option<Cascade>,
+        /// `gracePeriodSeconds`, in seconds, when the request sets it.
         grace: Option<i64>,
     },
     /// The API server set a deletionTimestamp (and a grace period), the object stays with
     /// these finalizers.
     MarkDeleting {
+        /// The finalizers the object carries once marked (with `foregroundDeletion`/`orphan` added
+        /// by the policy).
         finalizers: Vec<String>,
+        /// `metadata.deletionGracePeriodSeconds`, in seconds, when set.
         grace: Option<i64>,
     },
     /// The object leaves storage.
     Remove,
+    /// The GC patches owner references to owners that are gone (or being orphaned) out of a
+    /// remaining object.
     RemoveOwnerReferences {
+        /// The owners whose references were removed.
         owners: Vec<ObjRef>,
     },
+    /// The GC sets `blockOwnerDeletion: false` on the references a dependent holds to owners
+    /// waiting for it (foreground deletion), before deleting it.
     UnblockOwnerReferences {
+        /// The owners whose references no longer block.
         owners: Vec<ObjRef>,
     },
+    /// A controller (or the GC, for `foregroundDeletion`/`orphan`) removes a finalizer from
+    /// `metadata.finalizers`.
     RemoveFinalizer {
+        /// The finalizer removed.
         finalizer: String,
     },
     /// Nothing will move this object further; `finalizer` is the one that holds it, if any.
     Blocked {
+        /// The finalizer that holds the object; `None` when something else does (an admission
+        /// webhook, say).
         finalizer: Option<String>,
+        /// Why nothing will move it, for people.
         reason: String,
     },
 }
 
 impl Action {
+    /// The action's name as contract §4.2 spells it (`Delete`, `MarkDeleting`, ...).
     pub fn name(&self) -> &'static str {
         match self {
             Action::Delete { .. } => "Delete",
@@ -140,16 +169,23 @@ pub struct Step {
     pub seq: u32,
     /// Steps of one wave can happen together; a wave starts once what it reacts to is done.
     pub wave: u32,
+    /// Who acts: `kubectl` (the request planned), `kube-apiserver`, `garbage-collector`,
+    /// `namespace-controller`, `kubelet`, or the controller that owns a finalizer.
     pub actor: String,
+    /// What it does.
     pub action: Action,
+    /// The object it acts on.
     pub object: NodeId,
 }
 
 /// An object left with a deletionTimestamp that nothing will finish.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockedObject {
+    /// The object left in place.
     pub object: NodeId,
+    /// The finalizers it keeps (empty when something other than a finalizer holds it).
     pub finalizers: Vec<String>,
+    /// Why nothing will finish it, for people.
     pub reason: String,
 }
 
@@ -160,15 +196,20 @@ pub struct PlanResult {
     pub removed: Vec<NodeId>,
     /// Objects that remain and lost owner references, with the owners they lost.
     pub owner_refs_removed: Vec<(NodeId, Vec<ObjRef>)>,
+    /// Objects left deleting that nothing will finish (the CLI then exits 2).
     pub blocked: Vec<BlockedObject>,
 }
 
 /// A dry run of `kubectl delete --cascade=… <target>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// The object `kubectl delete` is run on.
     pub target: NodeId,
+    /// The `--cascade` of the dry run.
     pub cascade: Cascade,
+    /// The steps, in one order the real system could take them (`seq` order).
     pub steps: Vec<Step>,
+    /// What is gone, changed and blocked at the end.
     pub result: PlanResult,
     /// What the planner could not know: racy spots of the real GC, unresolvable kinds,
     /// incomplete input.

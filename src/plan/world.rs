@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The simulated cluster: API-server storage and the GC graph over the objects the plan
 //! reaches, copied lazily from the snapshot graph (never the whole snapshot).
 //!
@@ -55,19 +54,25 @@ pub struct ObjState {
 
 /// API server + GC graph + GC queues, and the steps taken so far.
 pub struct World<'g> {
+    /// The observed snapshot; the plan's changes live in `states`, never in the graph.
     pub g: &'g Graph,
+    /// The plan's clock: deletionTimestamps set by the plan take this time.
     pub now: Timestamp,
     states: HashMap<NodeId, ObjState>,
     removed_kinds: HashSet<(String, String)>,
+    /// The GC's `attemptToDelete` and `attemptToOrphan` queues.
     pub queues: Queues,
+    /// The steps emitted so far, in `seq` order.
     pub steps: Vec<Step>,
     /// Wave of the steps being emitted.
     pub wave: u32,
+    /// The highest wave a step was emitted in.
     pub max_wave: u32,
     /// Objects a request or the GC worker acted on, or looked at as an item.
     pub touched: BTreeSet<NodeId>,
     /// Touched objects still stored with a deletionTimestamp (the other controllers' work list).
     pub deleting: BTreeSet<NodeId>,
+    /// Objects gone from storage, in the order they left.
     pub removed: Vec<NodeId>,
     /// Items the GC cannot act on, and why.
     pub gc_stuck: HashMap<NodeId, Stuck>,
@@ -84,6 +89,7 @@ pub struct World<'g> {
 }
 
 impl<'g> World<'g> {
+    /// A world where nothing has happened yet: every object as the snapshot shows it, at `now`.
     pub fn new(g: &'g Graph, now: Timestamp) -> World<'g> {
         World {
             g,
@@ -107,16 +113,19 @@ impl<'g> World<'g> {
         }
     }
 
+    /// The steps and the notes, once the plan is done.
     pub fn into_parts(self) -> (Vec<Step>, Vec<String>) {
         (self.steps, self.notes)
     }
 
+    /// Adds a note for the plan's `notes`, once (the same text twice is kept once).
     pub fn note(&mut self, s: String) {
         if self.noted.insert(s.clone()) {
             self.notes.push(s);
         }
     }
 
+    /// The notes so far, in the order first added.
     pub fn notes(&self) -> &[String] {
         &self.notes
     }
@@ -144,6 +153,7 @@ impl<'g> World<'g> {
         self.states.get(&n).map(|s| s.present).unwrap_or(true)
     }
 
+    /// `metadata.ownerReferences` of `n` as the plan left them.
     pub fn owners_of(&self, n: NodeId) -> &[OwnerRef] {
         match self.states.get(&n) {
             Some(s) => &s.owners,
@@ -151,6 +161,7 @@ impl<'g> World<'g> {
         }
     }
 
+    /// `metadata.finalizers` of `n` as the plan left them.
     pub fn finalizers_of(&self, n: NodeId) -> &[String] {
         match self.states.get(&n) {
             Some(s) => &s.finalizers,
@@ -158,6 +169,7 @@ impl<'g> World<'g> {
         }
     }
 
+    /// `metadata.deletionTimestamp` of `n` as the plan left it.
     pub fn deletion_of(&self, n: NodeId) -> Option<Timestamp> {
         match self.states.get(&n) {
             Some(s) => s.deletion,
@@ -165,6 +177,7 @@ impl<'g> World<'g> {
         }
     }
 
+    /// `metadata.deletionGracePeriodSeconds` of `n` (seconds) as the plan left it.
     pub fn grace_of(&self, n: NodeId) -> Option<i64> {
         match self.states.get(&n) {
             Some(s) => s.grace,
@@ -172,6 +185,7 @@ impl<'g> World<'g> {
         }
     }
 
+    /// (group, kind) of `n`; the group is empty for the core group.
     pub fn kind_of(&self, n: NodeId) -> (&'g str, &'g str) {
         let i = self.g.identity(n);
         (i.group(), i.kind)
@@ -196,6 +210,8 @@ impl<'g> World<'g> {
         self.dependents_where(n, |(dependent, _)| dependent)
     }
 
+    /// The current graph dependents of `n` whose reference to it has `blockOwnerDeletion: true`
+    /// (what foreground deletion waits for).
     pub fn blocking_dependents_of(&self, n: NodeId) -> Vec<NodeId> {
         if self.states.get(&n).is_some_and(|s| s.blocking == 0) {
             return Vec::new();
@@ -276,6 +292,7 @@ impl<'g> World<'g> {
         }
     }
 
+    /// The mutable state of `n`, copied from the snapshot on first use.
     pub fn st(&mut self, n: NodeId) -> &mut ObjState {
         if !self.states.contains_key(&n) {
             let s = self.materialize(n);
@@ -294,6 +311,7 @@ impl<'g> World<'g> {
 
     // ----- steps -------------------------------------------------------------------------
 
+    /// Appends a step by `actor` on `n`, in the current wave.
     pub fn emit(&mut self, actor: &str, action: Action, n: NodeId) {
         let seq = self.steps.len() as u32 + 1;
         self.max_wave = self.max_wave.max(self.wave);

@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! What an answer reads from a live cluster: the read policy, as a [`Plan`] that the live
 //! source ([`crate::source::live::Session::read`]) executes round by round. It sits beside the
 //! analyses whose needs it encodes (which finalizers need their managers, where controllers
@@ -131,9 +130,13 @@ fn among(t: &ListType, kinds: &[(&str, &str)]) -> bool {
 /// The object an answer is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TargetRef {
+    /// The API group, empty for the core group (resolved by discovery from the type typed).
     pub group: String,
+    /// The kind (resolved by discovery: `Deployment`, never `deploy`).
     pub kind: String,
+    /// The namespace; `None` for a cluster-scoped object.
     pub namespace: Option<String>,
+    /// `metadata.name`.
     pub name: String,
 }
 
@@ -149,6 +152,7 @@ pub enum Scope {
 /// What the read is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wants {
+    /// Which namespaces, and therefore which types, are read.
     pub scope: Scope,
     /// A capture (`kubectl gc snapshot`): every body and managedFields, in every namespace the
     /// scope reads, and what the GC ignores too.
@@ -171,6 +175,7 @@ pub struct Wants {
 pub struct WhyStuck {
     /// The reference time (`--now`, else the capture time).
     pub now: Timestamp,
+    /// The options the answer is judged with (so its Events are those it shows).
     pub options: crate::diagnose::Options,
 }
 
@@ -218,6 +223,7 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan that has read nothing yet.
     pub fn new(wants: Wants) -> Plan {
         Plan { wants, starts: Vec::new(), graph: None }
     }

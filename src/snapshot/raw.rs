@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The lenient wire shape of snapshot documents, and its validation into [`Object`]s.
 //!
 //! Unknown fields are skipped without being built (serde ignores them), so a full
@@ -18,43 +17,77 @@ use super::{ApiResource, ResourceList};
 #[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawDoc {
+    /// `apiVersion`; an object without one is skipped (counted in [`Skipped::objects`]).
     pub api_version: Option<String>,
+    /// `kind`: an object's kind, `List`/`*List`, or `APIResourceList`.
     pub kind: Option<String>,
+    /// `metadata`; an object without one is skipped.
     pub metadata: Option<RawMeta>,
+    /// A List's `items`, flattened in file order by [`Flattened::push`].
     pub items: Option<Vec<RawDoc>>,
     // APIResourceList
+    /// An `APIResourceList`'s `groupVersion` (`apps/v1`, or `v1` for the core group).
     pub group_version: Option<String>,
+    /// An `APIResourceList`'s `resources`.
     pub resources: Option<Vec<RawApiResource>>,
     // what `kubectl gc snapshot` adds to its List
+    /// When `kubectl gc snapshot` took the snapshot; the latest of several files wins.
     pub captured_at: Option<Time>,
+    /// The kubeconfig context `kubectl gc snapshot` read from.
     pub captured_context: Option<String>,
+    /// What `kubectl gc snapshot` could not read, as recorded phrases (become [`super::Gap`]s).
     pub incomplete: Option<Vec<String>>,
     // bodies the analysis reads, for the kinds in `keeps_body`
+    /// `spec` (kept only for the kinds in `keeps_body`, like every field below).
     pub spec: Option<Value>,
+    /// `status`: conditions, phase, replica counts.
     pub status: Option<Value>,
+    /// Roles' and ClusterRoles' `rules`.
     pub rules: Option<Value>,
+    /// RoleBindings' and ClusterRoleBindings' `roleRef`.
     pub role_ref: Option<Value>,
+    /// RoleBindings' and ClusterRoleBindings' `subjects`.
     pub subjects: Option<Value>,
+    /// An aggregated ClusterRole's `aggregationRule`.
     pub aggregation_rule: Option<Value>,
+    /// A core/v1 Event's `involvedObject`: the object it is about.
     pub involved_object: Option<Value>,
+    /// An events.k8s.io/v1 Event's `regarding`: the object it is about.
     pub regarding: Option<Value>,
+    /// An Event's `reason` (a CamelCase word, matched on; its message is only quoted).
     pub reason: Option<Value>,
+    /// A core/v1 Event's `message`.
     pub message: Option<Value>,
+    /// An events.k8s.io/v1 Event's `note` (its message).
     pub note: Option<Value>,
+    /// An Event's `type` (`Normal` or `Warning`).
     #[serde(rename = "type")]
     pub type_: Option<Value>,
+    /// core/v1 Endpoints' `subsets`: whether a webhook's or APIService's Service has ready
+    /// backends.
     pub subsets: Option<Value>,
+    /// discovery.k8s.io/v1 EndpointSlices' `endpoints`, read for the same reason.
     pub endpoints: Option<Value>,
+    /// A core/v1 Event's `lastTimestamp`: when it last happened.
     pub last_timestamp: Option<Value>,
+    /// A core/v1 Event's `count`: how many times it happened.
     pub count: Option<Value>,
     // the rest of an Event that an answer shows: how often, when last, and who reported it
+    /// An events.k8s.io/v1 Event's `series` (`count`, `lastObservedTime`) when it repeats.
     pub series: Option<Value>,
+    /// An events.k8s.io/v1 Event's `eventTime` (microsecond precision).
     pub event_time: Option<Value>,
+    /// A core/v1 Event's `source` (`component`, `host`).
     pub source: Option<Value>,
+    /// A core/v1 Event's `reportingComponent`.
     pub reporting_component: Option<Value>,
+    /// An events.k8s.io/v1 Event's `reportingController`.
     pub reporting_controller: Option<Value>,
+    /// events.k8s.io/v1 `deprecatedCount`: the core/v1 `count` seen through the new API.
     pub deprecated_count: Option<Value>,
+    /// events.k8s.io/v1 `deprecatedLastTimestamp`: the core/v1 `lastTimestamp`.
     pub deprecated_last_timestamp: Option<Value>,
+    /// events.k8s.io/v1 `deprecatedSource`: the core/v1 `source`.
     pub deprecated_source: Option<Value>,
     /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
     pub webhooks: Option<Value>,
@@ -64,30 +97,50 @@ pub struct RawDoc {
     pub raw_body: Vec<(&'static str, Box<RawValue>)>,
 }
 
+/// `metadata`, keeping only what the graph, the GC model and the answers read.
 #[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawMeta {
+    /// `metadata.name`; an object without one is skipped.
     pub name: Option<String>,
+    /// `metadata.namespace`; absent or empty for cluster-scoped objects.
     pub namespace: Option<String>,
+    /// `metadata.uid`: the identity owner references point at; an object without one is skipped.
     pub uid: Option<String>,
+    /// `metadata.resourceVersion`, opaque.
     pub resource_version: Option<String>,
+    /// `metadata.creationTimestamp`.
     pub creation_timestamp: Option<Time>,
+    /// `metadata.deletionTimestamp`: set once deletion was requested; the object waits on its
+    /// finalizers.
     pub deletion_timestamp: Option<Time>,
+    /// `metadata.deletionGracePeriodSeconds`, in seconds (pods, mostly).
     pub deletion_grace_period_seconds: Option<i64>,
+    /// `metadata.finalizers`: what must be removed before the API server deletes the object.
     pub finalizers: Option<Vec<String>>,
+    /// `metadata.ownerReferences`; entries missing a coordinate are dropped and counted.
     pub owner_references: Option<Vec<RawOwnerRef>>,
+    /// `metadata.labels`; kept only for body kinds and objects being deleted (see `object`).
     pub labels: Option<BTreeMap<String, String>>,
+    /// `metadata.managedFields`, reduced to who set which finalizer.
     pub managed_fields: Option<RawManagedFields>,
 }
 
+/// One `metadata.ownerReferences[]` entry as written; all four coordinates are required to keep it.
 #[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawOwnerRef {
+    /// The owner's `apiVersion`.
     pub api_version: Option<String>,
+    /// The owner's `kind`.
     pub kind: Option<String>,
+    /// The owner's `name` (in the dependent's namespace, or cluster-scoped).
     pub name: Option<String>,
+    /// The owner's `uid`: the GC counts an owner with this name but another uid as absent.
     pub uid: Option<String>,
+    /// `controller`: at most one owner reference per object is the managing controller.
     pub controller: Option<bool>,
+    /// `blockOwnerDeletion`: whether foreground deletion of the owner waits for this dependent.
     pub block_owner_deletion: Option<bool>,
 }
 
@@ -158,13 +211,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct RawFieldsV1 {
+    /// `f:metadata`.
     #[serde(rename = "f:metadata")]
     pub metadata: Option<RawFieldsMeta>,
 }
 
+/// `f:metadata` of a managedFields entry: only `f:finalizers` is read.
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub struct RawFieldsMeta {
+    /// `f:finalizers`: keys are `v:"<finalizer>"`, values are ignored.
     #[serde(rename = "f:finalizers")]
     pub finalizers: Option<BTreeMap<String, serde::de::IgnoredAny>>,
 }
@@ -182,17 +238,28 @@ struct Entry<'a> {
     fields_v1: Option<RawFieldsV1>,
 }
 
+/// One `resources[]` entry of an `APIResourceList` (discovery).
 #[derive(Clone, Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 pub struct RawApiResource {
+    /// The plural resource name (`deployments`), or `resource/subresource`; entries without one are
+    /// dropped.
     pub name: String,
+    /// `singularName`; empty is treated as absent.
     pub singular_name: Option<String>,
+    /// Whether objects of this resource live in a namespace.
     pub namespaced: bool,
+    /// The group, when it differs from the list's `groupVersion` (rare).
     pub group: Option<String>,
+    /// The version, when it differs from the list's `groupVersion` (rare).
     pub version: Option<String>,
+    /// The kind served; entries without one are dropped.
     pub kind: String,
+    /// The verbs served (`delete`, `list`, `watch`, ...).
     pub verbs: Vec<String>,
+    /// `shortNames` (`deploy`), as kubectl accepts them.
     pub short_names: Vec<String>,
+    /// `categories` (`all`), as kubectl accepts them.
     pub categories: Vec<String>,
 }
 
@@ -208,14 +275,19 @@ pub struct Skipped {
 /// Everything flattened out of one or more documents.
 #[derive(Default)]
 pub struct Flattened {
+    /// Every valid object read, in file order (the first of two sharing a uid wins later).
     pub objects: Vec<Object>,
+    /// Every `APIResourceList` read: what the snapshotted cluster served.
     pub resource_lists: Vec<ResourceList>,
+    /// The latest `capturedAt` among the documents read.
     pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
     /// The context a `kubectl gc snapshot` file recorded; files that disagree record none.
     pub captured_context: Option<String>,
     /// Whether two files named different contexts (then no context is named at all).
     pub contexts_differ: bool,
+    /// What the snapshot recorded it could not read.
     pub incomplete: Vec<super::Gap>,
+    /// What was read but not kept, counted.
     pub skipped: Skipped,
     /// Where a List item parsed apart from its file failed (the streaming reader's workers
     /// see only the item): set with the parse error, for the caller to place it in the file.
@@ -562,7 +634,10 @@ pub mod stream {
     /// of each batch parsed: a caller reading a mapped file releases it, so the file never
     /// weighs in whole next to the objects built from it.
     pub struct TopLevel<'a> {
+        /// Where the objects and lists read go.
         pub flat: &'a mut Flattened,
+        /// Called with each parsed batch's address range, when the input is a slice that may be
+        /// released.
         pub consumed: Option<&'a Release<'a>>,
     }
 
@@ -583,7 +658,9 @@ pub mod stream {
     pub struct ItemError {
         /// The address of the item's first byte (within the caller's input).
         pub item_start: usize,
+        /// The error's line within the item's text (1-based, as serde_json counts).
         pub line: usize,
+        /// The error's column within that line (1-based, as serde_json counts).
         pub column: usize,
         /// serde_json's message, without its own position.
         pub message: String,

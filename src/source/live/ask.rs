@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The seam between what an answer needs and how it is read: a [`ReadPlan`] (the analysis's
 //! policy, in `crate::reads`) returns [`Ask`]s from what has been read so far, and
 //! [`super::Session::read`] only executes them, round after round, until the plan asks for
@@ -26,12 +25,17 @@ pub type Named = BTreeSet<(Option<String>, String)>;
 /// One read the analysis needs: one request (a list is paged, a GET is one object).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ask {
+    /// The type read: its group, version, resource path and kind, from discovery.
     pub kind: ListType,
     /// A list: the namespace listed (`None`: every namespace). A GET: the object's namespace.
     pub namespace: Option<String>,
+    /// A (paged) list or a GET of one name.
     pub fetch: Fetch,
+    /// Metadata-only or in full.
     pub body: Body,
+    /// Whether managedFields may be left out of the answer.
     pub managed_fields: ManagedFields,
+    /// Whether the answer's objects go into the snapshot or only their managedFields.
     pub use_: Use,
     /// Why the analysis needs it, for people (tracing, tests).
     pub why: String,
@@ -44,7 +48,14 @@ pub enum Fetch {
     /// `involvedObject.uid=…`) and a label selector (`kubernetes.io/service-name=…`), and
     /// optionally kept to the named objects of its answer ((namespace, name); an object absent
     /// from the answer is not a failure).
-    List { field_selector: Option<String>, label_selector: Option<String>, only: Option<Named> },
+    List {
+        /// `fieldSelector`, as written.
+        field_selector: Option<String>,
+        /// `labelSelector`, as written.
+        label_selector: Option<String>,
+        /// The (namespace, name) pairs kept from the answer; `None` keeps every object.
+        only: Option<Named>,
+    },
     /// One object by name; a 404 (gone since it was listed) is not a failure.
     Get(String),
 }
@@ -63,6 +74,7 @@ pub enum Body {
 /// Whether the answer may leave out `metadata.managedFields` (KEP-5958).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ManagedFields {
+    /// Ask with managedFields (captures, full lists, and reads for the finalizers' managers).
     Keep,
     /// Ask without them first (metadata-only lists; a server without the gate sends them anyway).
     Drop,
@@ -97,21 +109,25 @@ impl Ask {
         Ask { fetch: Fetch::Get(name.to_string()), ..Ask::list(kind, namespace, why) }
     }
 
+    /// In full ([`Body::Full`]) rather than metadata-only.
     pub fn full(mut self) -> Ask {
         self.body = Body::Full;
         self
     }
 
+    /// With the body given.
     pub fn body(mut self, body: Body) -> Ask {
         self.body = body;
         self
     }
 
+    /// Without managedFields first when `drop` ([`ManagedFields::Drop`]), else with them.
     pub fn dropping_managed_fields(mut self, drop: bool) -> Ask {
         self.managed_fields = if drop { ManagedFields::Drop } else { ManagedFields::Keep };
         self
     }
 
+    /// Narrowed by a field selector (`involvedObject.uid=…`), passed as written; a GET ignores it.
     pub fn selecting(mut self, field_selector: String) -> Ask {
         if let Fetch::List { field_selector: s, .. } = &mut self.fetch {
             *s = Some(field_selector);
@@ -119,6 +135,8 @@ impl Ask {
         self
     }
 
+    /// Narrowed by a label selector (`kubernetes.io/service-name=…`), passed as written; a GET
+    /// ignores it.
     pub fn labelled(mut self, label_selector: String) -> Ask {
         if let Fetch::List { label_selector: s, .. } = &mut self.fetch {
             *s = Some(label_selector);
@@ -126,6 +144,7 @@ impl Ask {
         self
     }
 
+    /// Keeping only these (namespace, name) from a list's answer; a GET ignores it.
     pub fn only(mut self, objects: Named) -> Ask {
         if let Fetch::List { only, .. } = &mut self.fetch {
             *only = Some(objects);
@@ -133,6 +152,8 @@ impl Ask {
         self
     }
 
+    /// Read for the managedFields of objects already read without them
+    /// ([`Use::ManagedFieldsOnly`]).
     pub fn for_managed_fields(mut self) -> Ask {
         self.use_ = Use::ManagedFieldsOnly;
         self
@@ -152,7 +173,10 @@ impl Ask {
 /// An ask and its answer.
 #[derive(Clone)]
 pub struct Answered {
+    /// What was asked.
     pub ask: Ask,
+    /// The documents read (a list's pages' items, or the one object of a GET), or why not; a
+    /// GET answered 404 is a failure the snapshot does not count as a gap.
     pub result: Result<Vec<RawDoc>, Failure>,
     /// Asked without managedFields and no object of the answer carries any: the server
     /// honoured the opt-out (an object written since server-side apply has at least one entry).
@@ -163,5 +187,7 @@ pub struct Answered {
 /// asked). An empty answer ends the read. Called once per round; the asks of one round are
 /// read concurrently.
 pub trait ReadPlan {
+    /// The asks of the next round, from discovery and every answer so far; empty when nothing more
+    /// is needed.
     fn next(&mut self, d: &Discovery, answers: &[Answered]) -> Vec<Ask>;
 }

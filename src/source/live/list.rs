@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! Listing one type: metadata-only (`PartialObjectMetadataList`, in protobuf where the server
 //! offers it, else JSON: see [`super::protobuf`]) unless the analysis reads the kind's spec or
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
@@ -15,6 +14,8 @@ use crate::snapshot::raw::RawDoc;
 use super::discovery::ListType;
 use super::http::{Failure, OptOut, Paging, Reader};
 
+/// Objects per page (`limit`), kubectl's default `--chunk-size`: few round trips, and a page in
+/// full is typically tens of MB (see [`super::http::MAX_BODY`]).
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
@@ -32,6 +33,9 @@ pub const METADATA_LIST_ACCEPT: &str = "application/vnd.kubernetes.protobuf;as=P
 pub const METADATA_LIST_ACCEPT_DROP: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1;drop=metadata.managedFields,\
 application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
 application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+/// What a GET of one object asks for when only its metadata is read: a `PartialObjectMetadata`
+/// in JSON, the only form a GET's answer is decoded from (no plain-JSON fallback: a 406
+/// is handled by the caller).
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 const JSON: &str = "application/json";
 
@@ -72,6 +76,7 @@ fn is_secret(t: &ListType) -> bool {
 
 /// A list and whether its answer came without managedFields.
 pub struct Listed {
+    /// The objects read, from every page.
     pub docs: Vec<RawDoc>,
     /// Asked without managedFields ([`METADATA_LIST_ACCEPT_DROP`]) and no object of the answer
     /// carries any: the server honoured the opt-out (an object written since server-side apply
@@ -83,7 +88,9 @@ pub struct Listed {
 /// label selector (`kubernetes.io/service-name=…`), each passed to the server as written.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Selectors<'a> {
+    /// `fieldSelector`, passed as written.
     pub field: Option<&'a str>,
+    /// `labelSelector`, passed as written.
     pub label: Option<&'a str>,
 }
 

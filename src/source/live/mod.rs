@@ -1,4 +1,3 @@
-#![allow(missing_docs)] // issue 15: document this file, then drop this line
 //! The live cluster: kubeconfig → read-only client → discovery → paged, metadata-only lists,
 //! with bounded concurrency, into the same [`Snapshot`] the file source produces (responses
 //! are parsed by `snapshot::raw`, so live and offline objects are identical).
@@ -44,7 +43,9 @@ pub use kubeconfig::ConnectOptions;
 
 /// A connection: the read-only client and the context's namespace.
 pub struct Session {
+    /// The read-only HTTP client, bound to the context's cluster and credentials.
     pub reader: Reader,
+    /// The context's namespace, else `default`: what `-n` defaults to, as in kubectl.
     pub default_namespace: String,
     /// The kubeconfig context in use, if one was (see `kubeconfig::Loaded::context`).
     pub context: Option<String>,
@@ -63,7 +64,9 @@ pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
 /// Progress of the listing: requests (one per type and namespace) done out of planned.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
+    /// Requests answered so far.
     pub done: usize,
+    /// Requests asked so far; it grows as each round of the plan asks for more.
     pub total: usize,
 }
 
@@ -73,6 +76,7 @@ pub struct ReadOptions<'a> {
     pub concurrency: usize,
     /// The capture time recorded in the snapshot.
     pub now: Timestamp,
+    /// Called after each request, for a progress line; `None` reports nothing.
     pub progress: Option<&'a (dyn Fn(Progress) + Sync)>,
 }
 
