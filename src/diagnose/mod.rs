@@ -300,7 +300,7 @@ impl Explainer<'_, '_> {
             }
             _ => {
                 let (found, stuck) =
-                    progress::alive_finding(g, &self.shared.events, x, f, &owner, self.now, &self.opts);
+                    progress::alive_finding(g, &self.shared.events, x, at, f, &owner, self.now, &self.opts);
                 self.findings.push(found);
                 if stuck {
                     self.local_stuck.push(x);

@@ -91,10 +91,12 @@ pub fn go_duration(seconds: i64) -> String {
 /// The finding for a finalizer whose controller is alive and for which no condition is
 /// modelled: `FinalizerPending` until `--stuck-after`, `FinalizerNotProgressing` past it.
 /// Returns the finding and whether it makes the object stuck.
+#[allow(clippy::too_many_arguments)] // the answer's context, one value each; a struct would only rename them
 pub fn alive_finding(
     g: &Graph,
     idx: &Index,
     x: NodeId,
+    at: Option<usize>,
     finalizer: &str,
     owner: &FinalizerOwner,
     now: Timestamp,
@@ -146,7 +148,7 @@ pub fn alive_finding(
                 .namespace(w.namespace.as_deref()),
         ));
     }
-    if let Some(p) = remedy::remove_finalizer(g, x, finalizer) {
+    if let Some(p) = remedy::remove_finalizer_at(g, x, at, finalizer) {
         steps.push(Step::run(
             Reach::Destructive,
             format!(

@@ -386,8 +386,12 @@ pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
         for &(x, conf) in blocked.iter().filter(|(x, _)| *x == f.object) {
             let Some(o) = g.object(x) else { continue };
-            let patches: Vec<Command> =
-                o.finalizers.iter().filter_map(|fin| remedy::remove_finalizer(g, x, fin)).collect();
+            let patches: Vec<Command> = o
+                .finalizers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, fin)| remedy::remove_finalizer_at(g, x, Some(i), fin))
+                .collect();
             for s in &mut f.remedy {
                 if s.command.as_ref().is_some_and(|c| patches.contains(c)) {
                     s.text.push_str(&format!(
