@@ -1,7 +1,8 @@
 //! The well-known names of Kubernetes and its garbage collector that the analysis matches on,
 //! each spelled once: finalizers the control plane owns and the kinds whose behaviour is
-//! modelled. Names written by components we only quote (condition messages, event reasons)
-//! are not here: they are shown, never matched.
+//! modelled; and the one character class every output escapes (bidi controls). Names written
+//! by components we only quote (condition messages, event reasons) are not here: they are
+//! shown, never matched.
 
 /// A (group, kind) pair; the core group is `""`.
 pub type GroupKind = (&'static str, &'static str);
@@ -31,3 +32,10 @@ pub const APIREGISTRATION: &str = "apiregistration.k8s.io";
 pub const CRD: GroupKind = (APIEXTENSIONS, "CustomResourceDefinition");
 /// APIService: an aggregated API server's registration.
 pub const API_SERVICE: GroupKind = (APIREGISTRATION, "APIService");
+
+/// The Unicode bidirectional controls (embeddings, overrides, isolates, marks), which can
+/// make a name display as something else ("Trojan Source"): escaped wherever data is printed,
+/// in text, JSON and printed commands alike.
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}

@@ -179,7 +179,7 @@ pub fn shell_word(s: &str) -> String {
         return s.to_string();
     }
     // bidi controls too: a terminal would reorder the line, and text output escapes them
-    let special = |c: char| c.is_control() || crate::render::style::is_bidi(c);
+    let special = |c: char| c.is_control() || crate::names::is_bidi(c);
     if s.chars().any(special) {
         let mut out = String::from("$'");
         for c in s.chars() {

@@ -122,11 +122,7 @@ pub fn is_unsafe(c: char) -> bool {
     c.is_control() || is_bidi(c)
 }
 
-/// The Unicode bidirectional controls (embeddings, overrides, isolates, marks), which can
-/// make a name display as something else ("Trojan Source").
-pub fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-}
+pub use crate::names::is_bidi;
 
 #[cfg(test)]
 mod tests {
