@@ -84,3 +84,21 @@ pub fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
     f.incomplete.extend(incomplete.iter().map(|s| crate::snapshot::Gap::recorded(*s)));
     Graph::build(Snapshot::from_flattened(f))
 }
+
+/// Discovery data serving one core/v1 resource (namespaced, listable): what a capture records.
+pub fn core_resource_list(plural: &str, kind: &str) -> crate::snapshot::ResourceList {
+    crate::snapshot::ResourceList {
+        group_version: "v1".into(),
+        resources: vec![crate::snapshot::ApiResource {
+            plural: plural.into(),
+            singular: None,
+            namespaced: true,
+            group: None,
+            version: None,
+            kind: kind.into(),
+            verbs: vec!["list".into()],
+            short_names: vec![],
+            categories: vec![],
+        }],
+    }
+}

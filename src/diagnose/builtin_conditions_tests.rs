@@ -313,20 +313,7 @@ fn terminating_namespace(name: &str) -> Value {
 }
 
 fn with_discovery(mut s: crate::snapshot::Snapshot) -> Graph {
-    s.resource_lists.push(crate::snapshot::ResourceList {
-        group_version: "v1".into(),
-        resources: vec![crate::snapshot::ApiResource {
-            plural: "configmaps".into(),
-            singular: None,
-            namespaced: true,
-            group: None,
-            version: None,
-            kind: "ConfigMap".into(),
-            verbs: vec!["list".into()],
-            short_names: vec![],
-            categories: vec![],
-        }],
-    });
+    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
     Graph::build(s)
 }
 

@@ -209,20 +209,7 @@ mod tests {
     }
 
     fn discovery() -> Discovery {
-        let core = crate::snapshot::ResourceList {
-            group_version: "v1".into(),
-            resources: vec![crate::snapshot::ApiResource {
-                plural: "configmaps".into(),
-                singular: None,
-                namespaced: true,
-                group: None,
-                version: None,
-                kind: "ConfigMap".into(),
-                verbs: vec!["list".into()],
-                short_names: vec![],
-                categories: vec![],
-            }],
-        };
+        let core = crate::testing::core_resource_list("configmaps", "ConfigMap");
         Discovery { lists: vec![core], ..Discovery::default() }
     }
 
