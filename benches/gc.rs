@@ -174,7 +174,7 @@ fn main() {
         drop(snapshot);
         let now: k8s_openapi::jiff::Timestamp = synth::NOW.parse().unwrap();
         let (stuck_plural, stuck_ns, stuck_name) = lm.stuck.clone().expect("the generator plants a stuck object");
-        let rt = g.mapper.resolve(&stuck_plural).expect("stuck type");
+        let rt = g.mapper().resolve(&stuck_plural).expect("stuck type");
         let target = g.find(&rt.group, &rt.kind, Some(&stuck_ns), &stuck_name).expect("stuck object");
         let (liveness_t, _) = best(runs, || Liveness::new(&g, now));
         let live = Liveness::new(&g, now);

@@ -261,8 +261,7 @@ pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bo
     // what the read could not see, then what any answer adds, each once, in order
     let mut seen = std::collections::HashSet::new();
     let incomplete = g
-        .snapshot
-        .incomplete
+        .gaps()
         .iter()
         .map(|gap| gap.to_string())
         .chain(ordered.iter().flat_map(|d| d.incomplete.iter().cloned()))

@@ -37,7 +37,7 @@ fn the_generator_is_deterministic_and_plants_a_stuck_object() {
     assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     let g = Graph::build(snapshot);
     let (plural, ns, name) = lm.stuck.expect("a stuck custom resource");
-    let t = g.mapper.resolve(&plural).expect("its CRD is in the snapshot");
+    let t = g.mapper().resolve(&plural).expect("its CRD is in the snapshot");
     let target = g.find(&t.group, &t.kind, Some(&ns), &name).expect("the stuck object");
     let now = synth::NOW.parse().unwrap();
     let live = Liveness::new(&g, now);

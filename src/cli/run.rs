@@ -49,7 +49,13 @@ pub fn run(args: Args) -> Result<Exit> {
             let mut out = output::stdout();
             match a.output {
                 Format::Text => {
-                    render::text::write_why_stuck(&g, &d, &connection(global, &g.snapshot), style(global), &mut out)?;
+                    render::text::write_why_stuck(
+                        &g,
+                        &d,
+                        &connection(global, g.captured_context()),
+                        style(global),
+                        &mut out,
+                    )?;
                     if let Some(p) = &then {
                         // the heading says what the plan shows: done once the finalizers go, or
                         // blocked even then
@@ -63,7 +69,7 @@ pub fn run(args: Args) -> Result<Exit> {
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d, &connection(global, &g.snapshot));
+                    let mut wire = render::json::why_stuck(&g, &d, &connection(global, g.captured_context()));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;
@@ -177,11 +183,11 @@ pub(super) fn exit_without_freeing(g: Graph) {
 /// (never a token), else the kubeconfig context the answer was read through (live) or that a
 /// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
 /// whatever context is current then.
-pub(super) fn connection(global: &Global, read: &Snapshot) -> Connection {
+pub(super) fn connection(global: &Global, read_context: Option<&str>) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
-        return match &read.context {
-            Some(ctx) => Connection::default().with("--context", ctx.clone()),
+        return match read_context {
+            Some(ctx) => Connection::default().with("--context", ctx.to_string()),
             None => Connection::unbound(
                 "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
             ),
@@ -192,15 +198,15 @@ pub(super) fn connection(global: &Global, read: &Snapshot) -> Connection {
         conn = conn.with("--kubeconfig", p.display().to_string());
     }
     let words = [
-        ("--context", c.context.as_ref().or(read.context.as_ref())),
-        ("--cluster", c.cluster.as_ref()),
-        ("--user", c.user.as_ref()),
-        ("--server", c.server.as_ref()),
-        ("--as", c.as_user.as_ref()),
+        ("--context", c.context.as_deref().or(read_context)),
+        ("--cluster", c.cluster.as_deref()),
+        ("--user", c.user.as_deref()),
+        ("--server", c.server.as_deref()),
+        ("--as", c.as_user.as_deref()),
     ];
     for (flag, v) in words {
         if let Some(v) = v {
-            conn = conn.with(flag, v.clone());
+            conn = conn.with(flag, v.to_string());
         }
     }
     for group in &c.as_group {
@@ -251,10 +257,10 @@ pub(super) fn load_from(global: &Global, live: impl FnOnce() -> Result<Snapshot>
     let t1 = std::time::Instant::now();
     let mut g = Graph::build(snapshot);
     // kinds named only by the objects present: answered, and said to rest on inference
-    let inferred: Vec<String> = g.mapper.inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
+    let inferred: Vec<String> = g.mapper().inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
     for note in inferred {
         output::warn(&note);
-        g.snapshot.incomplete.push(kubectl_gc::snapshot::Gap::recorded(note));
+        g.record_gap(kubectl_gc::snapshot::Gap::recorded(note));
     }
     output::timing("graph", t1);
     Ok((g, now))
@@ -275,8 +281,7 @@ fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
     use kubectl_gc::snapshot::gap::Missing;
     let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
     let everywhere = format!("{plural} could not");
-    g.snapshot
-        .incomplete
+    g.gaps()
         .iter()
         .find(|i| match &i.what {
             Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
@@ -301,15 +306,10 @@ pub fn resolve(g: &Graph, t: &Target, global: &Global) -> Result<NodeId> {
     if name.is_empty() || type_arg.is_empty() {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
-    let rt = g.mapper.resolve(type_arg).map_err(|e| {
+    let rt = g.mapper().resolve(type_arg).map_err(|e| {
         // offline too: a snapshot whose capture could not discover some groups says so
-        let failed: Vec<String> = g
-            .snapshot
-            .incomplete
-            .iter()
-            .map(|i| i.to_string())
-            .filter(|i| i.contains("could not be discovered"))
-            .collect();
+        let failed: Vec<String> =
+            g.gaps().iter().map(|i| i.to_string()).filter(|i| i.contains("could not be discovered")).collect();
         super::live::unresolved(e, &failed)
     })?;
     let ns = rt.namespaced.then(|| {

@@ -243,7 +243,7 @@ pub fn classify_in(v: &impl GcView, item_namespace: Option<&str>, r: &OwnerRef) 
     if let Err(why) = v.mapping(&r.api_version, &r.kind) {
         return OwnerState::Unresolvable(why);
     }
-    match classify(&v.graph().mapper, item_namespace, r, |group, kind, ns, name| v.get(group, kind, ns, name)) {
+    match classify(v.graph().mapper(), item_namespace, r, |group, kind, ns, name| v.get(group, kind, ns, name)) {
         Ok(state) => state,
         Err(()) => OwnerState::Dangling(crate::collector::references::Dangling::Absent),
     }

@@ -95,7 +95,7 @@ pub fn classify<'a>(
 pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
     let item_ns = g.identity(item).namespace;
     let mut found_other = None;
-    let result = classify(&g.mapper, item_ns, r, |group, kind, ns, name| {
+    let result = classify(g.mapper(), item_ns, r, |group, kind, ns, name| {
         let id = g.find(group, kind, ns, name)?;
         let o = g.object(id)?;
         if o.uid != r.uid {
@@ -336,7 +336,7 @@ mod tests {
         let o = node(&g, "ConfigMap", "owner");
         assert!(g.node(o).dependents.is_empty());
         assert_eq!(g.blocking_dependents(o).count(), 0);
-        assert_eq!(g.snapshot.objects.len(), 3, "events stay in the snapshot for evidence");
+        assert_eq!(g.objects().len(), 3, "events stay in the snapshot for evidence");
     }
 
     #[test]

@@ -76,7 +76,6 @@ pub struct Visibility {
 
 impl Visibility {
     pub fn new(g: &Graph) -> Visibility {
-        let s = &g.snapshot;
         let mut present = Vec::new();
         for (group, kind) in g.kinds() {
             if let Some(src) = Source::of(group, kind)
@@ -88,7 +87,7 @@ impl Visibility {
         present.sort();
         let mut unreadable = Vec::new();
         for src in Source::ALL {
-            if let Some(e) = s.incomplete.iter().find(|e| src.named_by(e.subject())) {
+            if let Some(e) = g.gaps().iter().find(|e| src.named_by(e.subject())) {
                 unreadable.push((src, e.to_string()));
             }
         }

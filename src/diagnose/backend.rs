@@ -219,10 +219,7 @@ pub fn namespace_terminating(g: &Graph, namespace: &str) -> bool {
 /// Whether the snapshot says a resource could not be read (the live source records each
 /// forbidden or failing type in `incomplete` by its resource name).
 pub fn unread(g: &Graph, resource: &str) -> bool {
-    g.snapshot
-        .incomplete
-        .iter()
-        .any(|s| s.to_string().split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == resource))
+    g.gaps().iter().any(|s| s.to_string().split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == resource))
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ fn a_claim_used_by_a_running_pod_of_a_statefulset_waits_and_names_the_workload()
     ]);
     // the builder marks no reference as controller; make it one
     let g = {
-        let mut s = g.snapshot.clone();
+        let mut s = g.into_snapshot();
         for o in &mut s.objects {
             for r in &mut o.owner_references {
                 r.controller = Some(true);
@@ -180,7 +180,7 @@ fn job_pod(phase: &str, deleted: &str) -> Value {
 }
 
 fn controller_refs(g: Graph) -> Graph {
-    let mut s = g.snapshot.clone();
+    let mut s = g.into_snapshot();
     for o in &mut s.objects {
         for r in &mut o.owner_references {
             r.controller = Some(true);

@@ -72,7 +72,7 @@ impl Index {
     /// Indexes the core/v1 and events.k8s.io/v1 Events of `g` by the uid they are about.
     pub fn new(g: &Graph) -> Index {
         let mut idx = Index::default();
-        for o in &g.snapshot.objects {
+        for o in g.objects() {
             if o.kind != "Event" || !crate::graph::ignored_by_gc(o.group(), &o.kind) {
                 continue;
             }

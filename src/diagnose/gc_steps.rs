@@ -110,7 +110,7 @@ pub fn missed_deletes(g: &Graph, x: NodeId, now: Timestamp, down: Option<&str>) 
 /// Why "no blocking dependent remains" cannot be trusted: dependents may be of any kind, so
 /// any failed listing may hide one, and an input that holds nothing near the owner shows none.
 pub fn blind_to_dependents(g: &Graph, x: NodeId) -> Option<String> {
-    if let Some(e) = g.snapshot.incomplete.first() {
+    if let Some(e) = g.gaps().first() {
         return Some(format!("a dependent may be among what could not be read (\"{e}\")"));
     }
     let id = g.identity(x);
@@ -118,7 +118,7 @@ pub fn blind_to_dependents(g: &Graph, x: NodeId) -> Option<String> {
         Some(ns) => g.in_namespace(Some(ns)).any(|(n, _)| n != x),
         None => g.observed().any(|(n, _)| n != x),
     };
-    if !others && g.snapshot.resource_lists.is_empty() {
+    if !others && !g.has_discovery() {
         return Some(match id.namespace {
             Some(ns) => format!("the input holds nothing else in namespace {ns}"),
             None => "the input holds nothing else".into(),

@@ -14,7 +14,7 @@ use crate::graph::Graph;
 /// that says it was listed (what `kubectl gc snapshot` writes).
 pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> Option<String> {
     let plural = g
-        .mapper
+        .mapper()
         .kind(group, kind)
         .map(|t| t.plural.clone())
         .unwrap_or_else(|| format!("{}s", kind.to_ascii_lowercase()));
@@ -23,16 +23,13 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
         Some(ns) => format!("{qualified} in namespace {ns}"),
         None => qualified.clone(),
     };
-    if let Some(e) = g.snapshot.incomplete.iter().find(|e| names_resource(&e.to_string(), &plural, group, namespace)) {
+    if let Some(e) = g.gaps().iter().find(|e| names_resource(&e.to_string(), &plural, group, namespace)) {
         return Some(format!("{what} could not be read (\"{e}\")"));
     }
     if !g.of_kind(group, kind).is_empty() {
         return None;
     }
-    let listed = g.snapshot.resource_lists.iter().any(|l| {
-        crate::snapshot::object::group_of(&l.group_version) == group && l.resources.iter().any(|r| r.kind == kind)
-    });
-    if listed {
+    if g.discovered(group, kind) {
         return None;
     }
     Some(format!("the input holds no {qualified} at all, and no discovery data that says they were listed"))
@@ -42,15 +39,14 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
 /// a capture (`kubectl gc snapshot`, with its discovery data) that read that namespace whole.
 pub fn blind_to_namespace(g: &Graph, namespace: &str) -> Option<String> {
     if let Some(e) = g
-        .snapshot
-        .incomplete
+        .gaps()
         .iter()
         .map(ToString::to_string)
         .find(|e| e.contains(&format!("\"{namespace}\"")) || !e.contains("namespace"))
     {
         return Some(format!("not everything in namespace {namespace} could be read (\"{e}\")"));
     }
-    if g.snapshot.resource_lists.is_empty() {
+    if !g.has_discovery() {
         return Some(format!(
             "the input is not a capture with discovery data (kubectl gc snapshot), so whether namespace {namespace} still holds objects of kinds it does not include cannot be told"
         ));

@@ -152,7 +152,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     let mut root_causes: Vec<NodeId> = e.local_stuck.clone();
     root_causes.sort_unstable();
     root_causes.dedup();
-    let mut incomplete: Vec<String> = g.snapshot.incomplete.iter().map(ToString::to_string).collect();
+    let mut incomplete: Vec<String> = g.gaps().iter().map(ToString::to_string).collect();
     for i in e.incomplete {
         if !incomplete.contains(&i) {
             incomplete.push(i);

@@ -100,7 +100,7 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
                 );
                 // (a plural inferred from objects is a guess: it names no CRD)
                 r.name = g
-                    .mapper
+                    .mapper()
                     .kind(group, kind)
                     .filter(|t| t.origin != crate::discovery::Origin::Inferred)
                     .map(|t| format!("{}.{group}", t.plural));

@@ -10,7 +10,7 @@ use crate::collector::GcVerdict;
 /// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
 pub fn resource_of(g: &Graph, x: NodeId) -> String {
     let id = &g.identity(x);
-    g.mapper.kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase())
+    g.mapper().kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase())
 }
 
 /// `kubectl <verb> <resource> <name> [-n ns]` for one object.

@@ -85,7 +85,7 @@ pub fn interceptors(g: &Graph, x: NodeId, op: Operation) -> Vec<Interceptor> {
     if o.group() == "admissionregistration.k8s.io" {
         return Vec::new();
     }
-    let Some(t) = g.mapper.kind(o.group(), &o.kind) else { return Vec::new() };
+    let Some(t) = g.mapper().kind(o.group(), &o.kind) else { return Vec::new() };
     let mut out = Vec::new();
     for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
         for &c in g.of_kind("admissionregistration.k8s.io", kind) {

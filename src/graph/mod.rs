@@ -10,7 +10,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHashMap;
 
 use crate::discovery::RestMapper;
-use crate::snapshot::{Object, OwnerRef, Snapshot, Uid};
+use crate::snapshot::{Gap, Object, OwnerRef, Snapshot, Uid};
 
 pub use cycles::{owner_cycle_through, owner_cycles};
 
@@ -146,11 +146,11 @@ fn hash_of(parts: &[&str]) -> u64 {
 /// The owner/dependent graph over a snapshot.
 pub struct Graph {
     /// The objects the graph was built from; nodes point into `snapshot.objects`.
-    pub snapshot: Snapshot,
+    snapshot: Snapshot,
     /// Kind ↔ resource ↔ scope for the snapshot's types, as the GC's REST mapper.
-    pub mapper: RestMapper,
+    mapper: RestMapper,
     /// All nodes, indexed by [`NodeId`]: observed first, then virtual.
-    pub nodes: Vec<Node>,
+    nodes: Vec<Node>,
     /// The identity of each virtual node (observed nodes take theirs from their object).
     virtual_identities: FxHashMap<u32, Identity>,
     uid_to_node: HashIndex,
@@ -321,6 +321,65 @@ impl Graph {
     /// Whether the owner type of a reference is namespaced, if the mapper knows it.
     pub fn owner_is_namespaced(&self, r: &OwnerRef) -> Option<bool> {
         self.mapper.rest_mapping(&r.api_version, &r.kind).ok().map(|t| t.namespaced)
+    }
+}
+
+/// What the graph was built from, beyond its nodes: the REST mapper, what could not be read,
+/// the discovery data and where the input was captured. Read only through these, so the graph
+/// alone decides what its input means.
+impl Graph {
+    /// Kind ↔ resource ↔ scope for the input's types: the GC's REST mapper.
+    pub fn mapper(&self) -> &RestMapper {
+        &self.mapper
+    }
+
+    /// What could not be read (the input's `incomplete`), in the order it was recorded: an
+    /// answer resting on an absence must say so.
+    pub fn gaps(&self) -> &[Gap] {
+        &self.snapshot.incomplete
+    }
+
+    /// Records one more gap found after the build (a kind known only by inference), so that
+    /// every answer reports it with the others.
+    pub fn record_gap(&mut self, gap: Gap) {
+        self.snapshot.incomplete.push(gap);
+    }
+
+    /// The kubeconfig context the input was captured through, if it records one (only
+    /// `kubectl gc snapshot` files and live reads do).
+    pub fn captured_context(&self) -> Option<&str> {
+        self.snapshot.context.as_deref()
+    }
+
+    /// Whether the input carries discovery data (what `kubectl gc snapshot` writes): without
+    /// it, a kind absent from the input may simply not have been listed.
+    pub fn has_discovery(&self) -> bool {
+        !self.snapshot.resource_lists.is_empty()
+    }
+
+    /// Whether the input's discovery data lists a resource of this group and kind (so that
+    /// finding none of its objects means there are none).
+    pub fn discovered(&self, group: &str, kind: &str) -> bool {
+        self.snapshot.resource_lists.iter().any(|l| {
+            crate::snapshot::object::group_of(&l.group_version) == group && l.resources.iter().any(|r| r.kind == kind)
+        })
+    }
+
+    /// Every object read, in input order, including those the GC ignores and that are
+    /// therefore no node (Events: evidence for a diagnosis, never part of the graph).
+    pub fn objects(&self) -> &[Object] {
+        &self.snapshot.objects
+    }
+
+    /// Every node id, observed nodes first (in node order), then virtual ones.
+    pub fn node_ids(&self) -> impl Iterator<Item = NodeId> + use<> {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    /// Gives the input back, gaps recorded since the build included: to edit it and build again.
+    #[cfg(test)]
+    pub(crate) fn into_snapshot(self) -> Snapshot {
+        self.snapshot
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::AssumeFinalizers;
 use super::world::{CRD_FINALIZER, FOREGROUND, ORPHAN, World};
 use crate::controllers::{ControllerState, Liveness};
-use crate::graph::{NodeId, Presence};
+use crate::graph::NodeId;
 
 pub const KUBELET: &str = "kubelet";
 
@@ -241,15 +241,12 @@ fn instances(w: &World, crd: NodeId) -> Vec<NodeId> {
     let (Some(group), Some(kind)) = (o.str_field("/spec/group"), o.str_field("/spec/names/kind")) else {
         return Vec::new();
     };
-    w.g.nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, node)| matches!(node.presence, Presence::Observed(_)))
-        .filter(|(i, _)| {
-            let id = w.g.identity(NodeId(*i as u32));
+    w.g.observed()
+        .map(|(n, _)| n)
+        .filter(|&n| {
+            let id = w.g.identity(n);
             id.kind == kind && id.group() == group
         })
-        .map(|(i, _)| NodeId(i as u32))
         .collect()
 }
 

@@ -89,7 +89,7 @@ fn check_fixture(dir: &Path) -> usize {
             continue;
         }
         let a = parse_args(&args);
-        let t = g.mapper.resolve(&a.type_).unwrap();
+        let t = g.mapper().resolve(&a.type_).unwrap();
         let ns = if t.namespaced { Some(a.namespace.as_deref().unwrap_or("default")) } else { None };
         let target = g.find(&t.group, &t.kind, ns, &a.name).unwrap_or_else(|| panic!("{name}: no {args:?}"));
         let assume = a.assume;

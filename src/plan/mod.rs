@@ -106,7 +106,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
     pub fn new(g: &'g Graph, lv: &'l Liveness<'l>, assume: Option<AssumeFinalizers>, now: Timestamp) -> Self {
         let mut world = World::new(g, now);
         // The GC runs in kube-controller-manager; `foregroundDeletion` names it.
-        let gc = g.nodes.first().map(|_| lv.finalizer(NodeId(0), FOREGROUND));
+        let gc = g.node_ids().next().map(|first| lv.finalizer(first, FOREGROUND));
         let (gc_alive, gc_evidence) = match gc {
             Some(o) => (
                 o.controller == ControllerState::Alive,
@@ -119,7 +119,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
                 "the garbage collector is not running ({gc_evidence}): Background deletions leave dependents behind, Foreground and Orphan deletions hang"
             ));
         }
-        for i in &g.snapshot.incomplete {
+        for i in g.gaps() {
             world.note(format!("incomplete input: {i}"));
         }
         Simulation {
@@ -165,8 +165,7 @@ impl<'g, 'l> Simulation<'g, 'l> {
     pub fn observe_all(&mut self) {
         let g = self.world.g;
         self.world.collect_unrelated = true;
-        for i in 0..g.nodes.len() {
-            let n = NodeId(i as u32);
+        for n in g.node_ids() {
             self.world.queues.attempt_to_delete.add(n, self.world.max_wave + 1);
         }
     }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::world::{NS_FINALIZER, World};
 use super::{Cascade, ObjRef};
 use crate::controllers::{ControllerState, Liveness};
-use crate::graph::{NodeId, Presence};
+use crate::graph::NodeId;
 
 pub const NAMESPACE_CONTROLLER: &str = "namespace-controller";
 
@@ -159,9 +159,7 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
     {
         failing.push(format!("condition NamespaceDeletionDiscoveryFailure: {}", c.message));
     }
-    for (i, node) in w.g.nodes.iter().enumerate() {
-        let Presence::Observed(_) = node.presence else { continue };
-        let n = NodeId(i as u32);
+    for (n, _) in w.g.observed() {
         let id = w.g.identity(n);
         if id.kind == "APIService" && id.group() == "apiregistration.k8s.io" {
             if let Some(c) = w.g.object(n).and_then(|o| o.condition("Available"))
@@ -174,7 +172,7 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
         if id.namespace != Some(name) {
             continue;
         }
-        match w.g.mapper.kind(id.group(), id.kind) {
+        match w.g.mapper().kind(id.group(), id.kind) {
             Some(t) if t.namespaced && t.verbs.iter().any(|v| v == "delete") => {
                 if id.group().is_empty() && id.kind == "Pod" {
                     pods.push(n);

@@ -817,7 +817,7 @@ impl GcView for World<'_> {
     }
 
     fn mapping(&self, api_version: &str, kind: &str) -> Result<bool, Unresolvable> {
-        let t = self.g.mapper.rest_mapping(api_version, kind)?;
+        let t = self.g.mapper().rest_mapping(api_version, kind)?;
         if self.removed_kinds.contains(&(t.group.clone(), t.kind.clone())) {
             return Err(Unresolvable::UnknownKind);
         }

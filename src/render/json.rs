@@ -249,7 +249,7 @@ struct EdgeJson {
 /// (dependents there may be missing), as every other JSON answer does.
 pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> {
     if !tree.entries.is_empty() {
-        let incomplete: Vec<String> = g.snapshot.incomplete.iter().map(|i| i.to_string()).collect();
+        let incomplete: Vec<String> = g.gaps().iter().map(|i| i.to_string()).collect();
         write_subtree(g, tree, 0, Some(&incomplete), w)?;
     }
     w.write_all(b"\n")

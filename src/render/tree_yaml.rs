@@ -35,7 +35,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
                 writeln!(w, "{lead}{line}")?;
             }
             if depth == 0 {
-                let inc = &g.snapshot.incomplete;
+                let inc = g.gaps();
                 if inc.is_empty() {
                     writeln!(w, "incomplete: []")?;
                 } else {
