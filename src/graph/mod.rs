@@ -488,6 +488,24 @@ mod tests {
     }
 
     #[test]
+    fn what_the_graph_was_built_from() {
+        let mut g = graph(&sample());
+        assert_eq!(g.objects().len(), 7, "the Event is an object, though no node");
+        let ids: Vec<NodeId> = g.node_ids().collect();
+        assert_eq!(ids.len(), 8, "6 observed nodes, then 2 virtual owners");
+        assert_eq!(ids.first(), Some(&NodeId(0)));
+        assert!(ids.windows(2).all(|w| w[0].0 + 1 == w[1].0));
+        assert_eq!(g.node(ids[7]).presence, Presence::Virtual);
+        assert!(g.gaps().is_empty());
+        g.record_gap(Gap::recorded("widgets.x.example.com could not be listed"));
+        assert_eq!(g.gaps().len(), 1);
+        assert_eq!(g.into_snapshot().incomplete.len(), 1, "a recorded gap travels with the input");
+        assert_eq!(graph(&sample()).captured_context(), None);
+        assert!(!graph(&sample()).has_discovery());
+        assert!(!graph(&sample()).discovered("", "ConfigMap"), "no discovery data: nothing was listed");
+    }
+
+    #[test]
     fn controller_and_kind_without_the_object() {
         let g = graph_of(&[
             r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"rs","namespace":"a","uid":"rs"}}"#,
