@@ -741,4 +741,39 @@ mod tests {
         assert_eq!(f.resource_lists[0].resources[0].short_names, ["st"]);
         assert!(f.objects.is_empty());
     }
+
+    #[test]
+    fn a_doc_read_whole_gathers_its_body_fields_in_table_order_and_refuses_a_repeated_one() {
+        let doc: RawDoc = serde_json::from_str(
+            r#"{"status":{"phase":"Running"},"apiVersion":"v1","kind":"Pod","type":null,"spec":{"nodeName":"n"},
+                "data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = doc.body.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
+        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase")), Some(&serde_json::json!("Running")));
+        let twice = serde_json::from_str::<RawDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
+        assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `spec`")));
+        let twice = serde_json::from_str::<RawDoc>(r#"{"type":"Normal","type":"Warning"}"#);
+        assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `type`")));
+    }
+
+    #[test]
+    fn the_streaming_reader_and_the_whole_reader_build_the_same_objects() {
+        use serde::de::DeserializeSeed;
+        let json = r#"{"kind":"List","items":[
+            {"apiVersion":"v1","kind":"Event","metadata":{"name":"e","uid":"1"},"type":"Warning","reason":"Failed",
+             "involvedObject":{"kind":"Pod","name":"p"},"count":3,"message":"m","other":[1,2]},
+            {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b","uid":"2"},
+             "subjects":[{"kind":"ServiceAccount","name":"s","namespace":"x"}],"roleRef":{"kind":"Role","name":"r"}},
+            {"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","uid":"3"},"type":"Opaque"}]}"#;
+        let whole = flatten(json);
+        let mut streamed = Flattened::default();
+        stream::Doc(&mut streamed).deserialize(&mut serde_json::Deserializer::from_str(json)).unwrap();
+        assert_eq!(whole.objects.len(), 3);
+        assert_eq!(whole.objects, streamed.objects);
+        assert_eq!(whole.objects[0].body.get("count"), Some(&serde_json::json!(3)));
+        assert!(whole.objects[0].body.get("other").is_none());
+        assert!(whole.objects[2].body.is_empty());
+    }
 }
