@@ -13,9 +13,13 @@ use serde_json::value::RawValue;
 use super::object::{Body, Object, OwnerRef, Uid, group_of, keeps_body};
 use super::{ApiResource, ResourceList};
 
+pub mod stream;
+
 /// One document: an object, a `List`/`*List` with `items`, or an `APIResourceList`.
-#[derive(Clone, Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
+///
+/// Deserialized as a derived struct would be (unknown fields skipped, a repeated field refused),
+/// with the body fields of [`BODY_FIELDS`] gathered into `body`.
+#[derive(Clone, Default)]
 pub struct RawDoc {
     /// `apiVersion`; an object without one is skipped (counted in [`Skipped::objects`]).
     pub api_version: Option<String>,
@@ -37,64 +41,257 @@ pub struct RawDoc {
     pub captured_context: Option<String>,
     /// What `kubectl gc snapshot` could not read, as recorded phrases (become [`super::Gap`]s).
     pub incomplete: Option<Vec<String>>,
-    // bodies the analysis reads, for the kinds in `keeps_body`
-    /// `spec` (kept only for the kinds in `keeps_body`, like every field below).
-    pub spec: Option<Value>,
-    /// `status`: conditions, phase, replica counts.
-    pub status: Option<Value>,
-    /// Roles' and ClusterRoles' `rules`.
-    pub rules: Option<Value>,
-    /// RoleBindings' and ClusterRoleBindings' `roleRef`.
-    pub role_ref: Option<Value>,
-    /// RoleBindings' and ClusterRoleBindings' `subjects`.
-    pub subjects: Option<Value>,
-    /// An aggregated ClusterRole's `aggregationRule`.
-    pub aggregation_rule: Option<Value>,
-    /// A core/v1 Event's `involvedObject`: the object it is about.
-    pub involved_object: Option<Value>,
-    /// An events.k8s.io/v1 Event's `regarding`: the object it is about.
-    pub regarding: Option<Value>,
-    /// An Event's `reason` (a CamelCase word, matched on; its message is only quoted).
-    pub reason: Option<Value>,
-    /// A core/v1 Event's `message`.
-    pub message: Option<Value>,
-    /// An events.k8s.io/v1 Event's `note` (its message).
-    pub note: Option<Value>,
-    /// An Event's `type` (`Normal` or `Warning`).
-    #[serde(rename = "type")]
-    pub type_: Option<Value>,
-    /// core/v1 Endpoints' `subsets`: whether a webhook's or APIService's Service has ready
-    /// backends.
-    pub subsets: Option<Value>,
-    /// discovery.k8s.io/v1 EndpointSlices' `endpoints`, read for the same reason.
-    pub endpoints: Option<Value>,
-    /// A core/v1 Event's `lastTimestamp`: when it last happened.
-    pub last_timestamp: Option<Value>,
-    /// A core/v1 Event's `count`: how many times it happened.
-    pub count: Option<Value>,
-    // the rest of an Event that an answer shows: how often, when last, and who reported it
-    /// An events.k8s.io/v1 Event's `series` (`count`, `lastObservedTime`) when it repeats.
-    pub series: Option<Value>,
-    /// An events.k8s.io/v1 Event's `eventTime` (microsecond precision).
-    pub event_time: Option<Value>,
-    /// A core/v1 Event's `source` (`component`, `host`).
-    pub source: Option<Value>,
-    /// A core/v1 Event's `reportingComponent`.
-    pub reporting_component: Option<Value>,
-    /// An events.k8s.io/v1 Event's `reportingController`.
-    pub reporting_controller: Option<Value>,
-    /// events.k8s.io/v1 `deprecatedCount`: the core/v1 `count` seen through the new API.
-    pub deprecated_count: Option<Value>,
-    /// events.k8s.io/v1 `deprecatedLastTimestamp`: the core/v1 `lastTimestamp`.
-    pub deprecated_last_timestamp: Option<Value>,
-    /// events.k8s.io/v1 `deprecatedSource`: the core/v1 `source`.
-    pub deprecated_source: Option<Value>,
-    /// Validating- and MutatingWebhookConfigurations: the webhooks, their rules and backends.
-    pub webhooks: Option<Value>,
+    /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
+    /// value). Read for every kind; only the kinds in `keeps_body` keep them as an object's body.
+    pub body: Vec<(&'static str, Value)>,
     /// The same body fields as JSON text, when read by the streaming reader (which never
-    /// builds them): (field name, text).
-    #[serde(skip)]
+    /// builds them): (field name, text), in the order read.
     pub raw_body: Vec<(&'static str, Box<RawValue>)>,
+}
+
+impl RawDoc {
+    /// A body field by name (one of [`BODY_FIELDS`]), as deserialized into `body`.
+    pub fn body_field(&self, name: &str) -> Option<&Value> {
+        self.body.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+}
+
+/// The body fields the analysis reads, for the kinds in `keeps_body`; every other field of an
+/// object but its metadata is skipped unbuilt. Written once: the readers recognise these keys
+/// from this table, and an object's body is built from what they found.
+pub const BODY_FIELDS: &[&str] = &[
+    "spec",
+    "status",                  // conditions, phase, replica counts
+    "rules",                   // Roles' and ClusterRoles'
+    "roleRef",                 // RoleBindings' and ClusterRoleBindings'
+    "subjects",                // RoleBindings' and ClusterRoleBindings'
+    "aggregationRule",         // an aggregated ClusterRole's
+    "involvedObject",          // a core/v1 Event's: the object it is about
+    "regarding",               // an events.k8s.io/v1 Event's: the object it is about
+    "reason",                  // an Event's (a CamelCase word, matched on; its message is only quoted)
+    "message",                 // a core/v1 Event's
+    "note",                    // an events.k8s.io/v1 Event's message
+    "type",                    // an Event's (`Normal` or `Warning`)
+    "subsets",                 // core/v1 Endpoints': whether a webhook's or APIService's Service has ready backends
+    "endpoints",               // discovery.k8s.io/v1 EndpointSlices', read for the same reason
+    "lastTimestamp",           // a core/v1 Event's: when it last happened
+    "count",                   // a core/v1 Event's: how many times it happened
+    "series",                  // an events.k8s.io/v1 Event's (`count`, `lastObservedTime`) when it repeats
+    "eventTime",               // an events.k8s.io/v1 Event's (microsecond precision)
+    "source",                  // a core/v1 Event's (`component`, `host`)
+    "reportingComponent",      // a core/v1 Event's
+    "reportingController",     // an events.k8s.io/v1 Event's
+    "deprecatedCount",         // events.k8s.io/v1: the core/v1 `count` seen through the new API
+    "deprecatedLastTimestamp", // events.k8s.io/v1: the core/v1 `lastTimestamp`
+    "deprecatedSource",        // events.k8s.io/v1: the core/v1 `source`
+    "webhooks",                // Validating- and MutatingWebhookConfigurations: their rules and backends
+];
+
+/// The fields of [`RawDoc`] read as themselves, in the order a derived struct would number
+/// them (before the body fields).
+const HEAD_FIELDS: [&str; 9] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "items",
+    "groupVersion",
+    "resources",
+    "capturedAt",
+    "capturedContext",
+    "incomplete",
+];
+
+/// Every field name [`RawDoc`] reads, as `deserialize_struct` is told them.
+const ALL_FIELDS: [&str; HEAD_FIELDS.len() + BODY_FIELDS.len()] = {
+    let mut all = [""; HEAD_FIELDS.len() + BODY_FIELDS.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = if i < HEAD_FIELDS.len() { HEAD_FIELDS[i] } else { BODY_FIELDS[i - HEAD_FIELDS.len()] };
+        i += 1;
+    }
+    all
+};
+
+// `DocVisitor` marks the fields it has read in a u64
+const _: () = assert!(ALL_FIELDS.len() <= 64);
+
+/// A key of a document, as both readers (this one and [`stream`]) recognise it.
+#[derive(Clone, Copy)]
+enum Field {
+    ApiVersion,
+    Kind,
+    Metadata,
+    Items,
+    GroupVersion,
+    Resources,
+    CapturedAt,
+    CapturedContext,
+    Incomplete,
+    /// One of [`BODY_FIELDS`], by index.
+    Body(usize),
+    Other,
+}
+
+impl Field {
+    /// The field numbered `i` in [`ALL_FIELDS`] (as formats that name fields by number do).
+    fn numbered(i: usize) -> Field {
+        const HEAD: [Field; 9] = [
+            Field::ApiVersion,
+            Field::Kind,
+            Field::Metadata,
+            Field::Items,
+            Field::GroupVersion,
+            Field::Resources,
+            Field::CapturedAt,
+            Field::CapturedContext,
+            Field::Incomplete,
+        ];
+        match i.checked_sub(HEAD.len()) {
+            None => HEAD[i],
+            Some(b) if b < BODY_FIELDS.len() => Field::Body(b),
+            Some(_) => Field::Other,
+        }
+    }
+
+    fn named(key: &str) -> Field {
+        match key {
+            "apiVersion" => Field::ApiVersion,
+            "kind" => Field::Kind,
+            "metadata" => Field::Metadata,
+            "items" => Field::Items,
+            "groupVersion" => Field::GroupVersion,
+            "resources" => Field::Resources,
+            "capturedAt" => Field::CapturedAt,
+            "capturedContext" => Field::CapturedContext,
+            "incomplete" => Field::Incomplete,
+            _ => BODY_FIELDS.iter().position(|f| *f == key).map_or(Field::Other, Field::Body),
+        }
+    }
+
+    /// The field's index in [`ALL_FIELDS`], `None` for an unknown one.
+    fn index(self) -> Option<usize> {
+        Some(match self {
+            Field::ApiVersion => 0,
+            Field::Kind => 1,
+            Field::Metadata => 2,
+            Field::Items => 3,
+            Field::GroupVersion => 4,
+            Field::Resources => 5,
+            Field::CapturedAt => 6,
+            Field::CapturedContext => 7,
+            Field::Incomplete => 8,
+            Field::Body(b) => HEAD_FIELDS.len() + b,
+            Field::Other => return None,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Field;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_u64<E>(self, i: u64) -> Result<Field, E> {
+                Ok(usize::try_from(i).map_or(Field::Other, Field::numbered))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Field, E> {
+                Ok(Field::named(key))
+            }
+            fn visit_bytes<E>(self, key: &[u8]) -> Result<Field, E> {
+                Ok(std::str::from_utf8(key).map_or(Field::Other, Field::named))
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct("RawDoc", &ALL_FIELDS, DocVisitor)
+    }
+}
+
+/// Reads a [`RawDoc`] whole (YAML, API responses, nested items): every body field is built.
+struct DocVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DocVisitor {
+    type Value = RawDoc;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("struct RawDoc")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawDoc, A::Error> {
+        let mut doc = RawDoc::default();
+        let mut body: [Option<Value>; BODY_FIELDS.len()] = std::array::from_fn(|_| None);
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key::<Field>()? {
+            if let Some(i) = key.index() {
+                if seen & (1 << i) != 0 {
+                    return Err(serde::de::Error::duplicate_field(ALL_FIELDS[i]));
+                }
+                seen |= 1 << i;
+            }
+            match key {
+                Field::ApiVersion => doc.api_version = map.next_value()?,
+                Field::Kind => doc.kind = map.next_value()?,
+                Field::Metadata => doc.metadata = map.next_value()?,
+                Field::Items => doc.items = map.next_value()?,
+                Field::GroupVersion => doc.group_version = map.next_value()?,
+                Field::Resources => doc.resources = map.next_value()?,
+                Field::CapturedAt => doc.captured_at = map.next_value()?,
+                Field::CapturedContext => doc.captured_context = map.next_value()?,
+                Field::Incomplete => doc.incomplete = map.next_value()?,
+                Field::Body(b) => body[b] = map.next_value()?,
+                Field::Other => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        doc.body = keep_present(body);
+        Ok(doc)
+    }
+
+    /// Fields by position, as a derived struct reads a sequence (missing ones are absent).
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawDoc, A::Error> {
+        let mut doc = RawDoc::default();
+        let mut body: [Option<Value>; BODY_FIELDS.len()] = std::array::from_fn(|_| None);
+        macro_rules! next {
+            ($($place:expr),*) => {$(
+                match seq.next_element()? {
+                    Some(v) => $place = v,
+                    None => {
+                        doc.body = keep_present(body);
+                        return Ok(doc);
+                    }
+                }
+            )*};
+        }
+        next!(
+            doc.api_version,
+            doc.kind,
+            doc.metadata,
+            doc.items,
+            doc.group_version,
+            doc.resources,
+            doc.captured_at,
+            doc.captured_context,
+            doc.incomplete
+        );
+        for b in 0..BODY_FIELDS.len() {
+            next!(body[b]);
+        }
+        doc.body = keep_present(body);
+        Ok(doc)
+    }
+}
+
+/// The body fields given, named, in table order.
+fn keep_present(body: [Option<Value>; BODY_FIELDS.len()]) -> Vec<(&'static str, Value)> {
+    BODY_FIELDS.iter().zip(body).filter_map(|(k, v)| Some((*k, v?))).collect()
 }
 
 /// `metadata`, keeping only what the graph, the GC model and the answers read.
@@ -408,34 +605,7 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
     } else if !doc.raw_body.is_empty() {
         Body::from_raw(doc.raw_body.iter().map(|(k, v)| (*k, &**v)))
     } else {
-        let fields = [
-            ("spec", doc.spec),
-            ("status", doc.status),
-            ("rules", doc.rules),
-            ("roleRef", doc.role_ref),
-            ("subjects", doc.subjects),
-            ("aggregationRule", doc.aggregation_rule),
-            ("involvedObject", doc.involved_object),
-            ("regarding", doc.regarding),
-            ("reason", doc.reason),
-            ("message", doc.message),
-            ("note", doc.note),
-            ("type", doc.type_),
-            ("subsets", doc.subsets),
-            ("endpoints", doc.endpoints),
-            ("lastTimestamp", doc.last_timestamp),
-            ("count", doc.count),
-            ("series", doc.series),
-            ("eventTime", doc.event_time),
-            ("source", doc.source),
-            ("reportingComponent", doc.reporting_component),
-            ("reportingController", doc.reporting_controller),
-            ("deprecatedCount", doc.deprecated_count),
-            ("deprecatedLastTimestamp", doc.deprecated_last_timestamp),
-            ("deprecatedSource", doc.deprecated_source),
-            ("webhooks", doc.webhooks),
-        ];
-        Body::from_map(fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
+        Body::from_map(doc.body.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     };
     let deleting = meta.deletion_timestamp.is_some();
     Some(Object {
@@ -571,371 +741,39 @@ mod tests {
         assert_eq!(f.resource_lists[0].resources[0].short_names, ["st"]);
         assert!(f.objects.is_empty());
     }
-}
 
-/// Streaming deserialization straight into a [`Flattened`]: a `List`'s items are validated
-/// one by one as they are read, never collected, and the spec and status of kinds the
-/// analysis does not read are skipped without being built. What a 1M-object file costs is
-/// then its objects, not a tree of every value in it.
-pub mod stream {
-    use std::fmt;
-
-    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    use serde::{Deserialize, Deserializer};
-
-    use super::{Flattened, RawDoc, RawValue, group_of, keeps_body};
-
-    #[derive(Deserialize)]
-    #[serde(field_identifier, rename_all = "camelCase")]
-    enum Field {
-        ApiVersion,
-        Kind,
-        Metadata,
-        Items,
-        GroupVersion,
-        Resources,
-        CapturedAt,
-        CapturedContext,
-        Incomplete,
-        Spec,
-        Status,
-        Rules,
-        RoleRef,
-        Subjects,
-        AggregationRule,
-        InvolvedObject,
-        Regarding,
-        Reason,
-        Message,
-        Note,
-        #[serde(rename = "type")]
-        Type,
-        Subsets,
-        Endpoints,
-        LastTimestamp,
-        Count,
-        Series,
-        EventTime,
-        Source,
-        ReportingComponent,
-        ReportingController,
-        DeprecatedCount,
-        DeprecatedLastTimestamp,
-        DeprecatedSource,
-        Webhooks,
-        #[serde(other)]
-        Other,
+    #[test]
+    fn a_doc_read_whole_gathers_its_body_fields_in_table_order_and_refuses_a_repeated_one() {
+        let doc: RawDoc = serde_json::from_str(
+            r#"{"status":{"phase":"Running"},"apiVersion":"v1","kind":"Pod","type":null,"spec":{"nodeName":"n"},
+                "data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = doc.body.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
+        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase")), Some(&serde_json::json!("Running")));
+        let twice = serde_json::from_str::<RawDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
+        assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `spec`")));
+        let twice = serde_json::from_str::<RawDoc>(r#"{"type":"Normal","type":"Warning"}"#);
+        assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `type`")));
     }
 
-    /// One top-level value: an object (maybe a List) or an array of them.
-    ///
-    /// With `consumed` (JSON from a slice only), a List's items are cut out as raw slices
-    /// and parsed in batches on every core, and `consumed` is called with the address range
-    /// of each batch parsed: a caller reading a mapped file releases it, so the file never
-    /// weighs in whole next to the objects built from it.
-    pub struct TopLevel<'a> {
-        /// Where the objects and lists read go.
-        pub flat: &'a mut Flattened,
-        /// Called with each parsed batch's address range, when the input is a slice that may be
-        /// released.
-        pub consumed: Option<&'a Release<'a>>,
-    }
-
-    /// Called with the address range of items already parsed, which the caller may release.
-    pub type Release<'a> = dyn Fn(usize, usize) + Sync + 'a;
-
-    impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.flat, self.consumed))
-        }
-    }
-
-    /// An error inside one item of a JSON List parsed apart (by the pipeline's workers): the
-    /// item's text and the error's line and column within it, so that the caller, which
-    /// holds the whole input, can say where in the file it is.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct ItemError {
-        /// The address of the item's first byte (within the caller's input).
-        pub item_start: usize,
-        /// The error's line within the item's text (1-based, as serde_json counts).
-        pub line: usize,
-        /// The error's column within that line (1-based, as serde_json counts).
-        pub column: usize,
-        /// serde_json's message, without its own position.
-        pub message: String,
-    }
-
-    impl ItemError {
-        /// The item's offset in `input`, which holds it.
-        pub fn offset_in(&self, input: &[u8]) -> usize {
-            self.item_start.saturating_sub(input.as_ptr() as usize).min(input.len())
-        }
-    }
-
-    /// One document; a `List`'s items go to the same `Flattened` as they are read.
-    pub struct Doc<'a>(pub &'a mut Flattened);
-
-    impl<'de> DeserializeSeed<'de> for Doc<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.0, None))
-        }
-    }
-
-    struct DocOrSeq<'a>(&'a mut Flattened, Option<&'a Release<'a>>);
-
-    impl<'de> Visitor<'de> for DocOrSeq<'_> {
-        type Value = ();
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a Kubernetes object, a List, or an array of objects")
-        }
-
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            while seq.next_element_seed(Doc(&mut *self.0))?.is_some() {}
-            Ok(())
-        }
-
-        fn visit_unit<E>(self) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            let (flat, consumed) = (self.0, self.1);
-            let mut doc = RawDoc::default();
-            let mut had_items = false;
-            while let Some(key) = map.next_key::<Field>()? {
-                // the body of kinds the analysis does not read is skipped unbuilt; kubectl and
-                // the API write apiVersion and kind first, so this is almost always known
-                let wanted = || match (&doc.api_version, &doc.kind) {
-                    (Some(av), Some(k)) => keeps_body(group_of(av), k),
-                    _ => true,
-                };
-                macro_rules! body {
-                    ($key:literal) => {{
-                        if wanted() {
-                            // kept as text: parsed only if some answer reads it
-                            if let Some(raw) = map.next_value::<Option<Box<RawValue>>>()? {
-                                doc.raw_body.push(($key, raw));
-                            }
-                        } else {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }};
-                }
-                match key {
-                    Field::ApiVersion => doc.api_version = map.next_value()?,
-                    Field::Kind => doc.kind = map.next_value()?,
-                    Field::Metadata => doc.metadata = map.next_value()?,
-                    Field::Items => {
-                        had_items = true;
-                        match consumed {
-                            None => map.next_value_seed(Items(&mut *flat))?,
-                            Some(release) => map.next_value_seed(Pipeline { flat: &mut *flat, release })?,
-                        }
-                    }
-                    Field::GroupVersion => doc.group_version = map.next_value()?,
-                    Field::Resources => doc.resources = map.next_value()?,
-                    Field::CapturedAt => doc.captured_at = map.next_value()?,
-                    Field::CapturedContext => doc.captured_context = map.next_value()?,
-                    Field::Incomplete => doc.incomplete = map.next_value()?,
-                    Field::Spec => body!("spec"),
-                    Field::Status => body!("status"),
-                    Field::Rules => body!("rules"),
-                    Field::RoleRef => body!("roleRef"),
-                    Field::Subjects => body!("subjects"),
-                    Field::AggregationRule => body!("aggregationRule"),
-                    Field::InvolvedObject => body!("involvedObject"),
-                    Field::Regarding => body!("regarding"),
-                    Field::Reason => body!("reason"),
-                    Field::Message => body!("message"),
-                    Field::Note => body!("note"),
-                    Field::Type => body!("type"),
-                    Field::Subsets => body!("subsets"),
-                    Field::Endpoints => body!("endpoints"),
-                    Field::LastTimestamp => body!("lastTimestamp"),
-                    Field::Count => body!("count"),
-                    Field::Series => body!("series"),
-                    Field::EventTime => body!("eventTime"),
-                    Field::Source => body!("source"),
-                    Field::ReportingComponent => body!("reportingComponent"),
-                    Field::ReportingController => body!("reportingController"),
-                    Field::DeprecatedCount => body!("deprecatedCount"),
-                    Field::DeprecatedLastTimestamp => body!("deprecatedLastTimestamp"),
-                    Field::DeprecatedSource => body!("deprecatedSource"),
-                    Field::Webhooks => body!("webhooks"),
-                    Field::Other => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            if had_items {
-                // a list: its items are in already; keep what the list itself says
-                doc.items = Some(Vec::new());
-            }
-            flat.push(doc);
-            Ok(())
-        }
-    }
-
-    /// Items parsed per batch, on every core: this thread cuts the List's items out of the
-    /// input (validating its syntax) while workers build the objects. Batches are put back in
-    /// file order as they come, so memory holds little beyond the objects themselves.
-    struct Pipeline<'a> {
-        flat: &'a mut Flattened,
-        release: &'a Release<'a>,
-    }
-
-    const BATCH: usize = 2048;
-
-    type Parsed = (usize, Result<Flattened, ItemError>);
-
-    /// Parses one batch of raw items; an error says which item and where in it.
-    fn parse_batch(items: &[&serde_json::value::RawValue], release: &Release<'_>) -> Result<Flattened, ItemError> {
-        let mut flat = Flattened::default();
-        for raw in items {
-            let text = raw.get();
-            let mut de = serde_json::Deserializer::from_str(text);
-            Doc(&mut flat).deserialize(&mut de).map_err(|e| {
-                let message = e.to_string();
-                ItemError {
-                    item_start: text.as_ptr() as usize,
-                    line: e.line(),
-                    column: e.column(),
-                    message: message.split(" at line ").next().unwrap_or(&message).to_string(),
-                }
-            })?;
-        }
-        if let (Some(first), Some(last)) = (items.first(), items.last()) {
-            release(first.get().as_ptr() as usize, last.get().as_ptr() as usize + last.get().len());
-        }
-        Ok(flat)
-    }
-
-    impl<'de> DeserializeSeed<'de> for Pipeline<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let release = self.release;
-            let (work_tx, work_rx) =
-                std::sync::mpsc::sync_channel::<(usize, Vec<&'de serde_json::value::RawValue>)>(workers * 2);
-            let work_rx = std::sync::Mutex::new(work_rx);
-            let (done_tx, done_rx) = std::sync::mpsc::channel::<Parsed>();
-            std::thread::scope(|scope| {
-                for _ in 0..workers {
-                    let (work_rx, done_tx) = (&work_rx, done_tx.clone());
-                    scope.spawn(move || {
-                        loop {
-                            let next = work_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                            let Ok((seq, batch)) = next else { break };
-                            if done_tx.send((seq, parse_batch(&batch, release))).is_err() {
-                                break;
-                            }
-                        }
-                    });
-                }
-                drop(done_tx);
-                let mut order =
-                    InOrder { flat: self.flat, next: 0, waiting: std::collections::BTreeMap::new(), error: None };
-                let cut = d.deserialize_option(Cutter { work: work_tx, done: &done_rx, order: &mut order });
-                // the work channel is closed (the cutter owned it): workers finish and hang up
-                for parsed in done_rx.iter() {
-                    order.put(parsed);
-                }
-                cut?;
-                match order.error.take() {
-                    Some(e) => {
-                        let message = e.message.clone();
-                        order.flat.item_error = Some(e);
-                        Err(serde::de::Error::custom(message))
-                    }
-                    None => Ok(()),
-                }
-            })
-        }
-    }
-
-    /// Parsed batches, appended in file order; the first error (in file order) is kept.
-    struct InOrder<'a> {
-        flat: &'a mut Flattened,
-        next: usize,
-        waiting: std::collections::BTreeMap<usize, Result<Flattened, ItemError>>,
-        error: Option<ItemError>,
-    }
-
-    impl InOrder<'_> {
-        fn put(&mut self, (seq, parsed): Parsed) {
-            self.waiting.insert(seq, parsed);
-            while let Some(parsed) = self.waiting.remove(&self.next) {
-                self.next += 1;
-                match parsed {
-                    Ok(f) if self.error.is_none() => self.flat.append(f),
-                    Ok(_) => {}
-                    Err(e) => {
-                        self.error.get_or_insert(e);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Cuts `items` (or `null`) into batches of raw items for the workers.
-    struct Cutter<'b, 'a, 'de> {
-        work: std::sync::mpsc::SyncSender<(usize, Vec<&'de serde_json::value::RawValue>)>,
-        done: &'b std::sync::mpsc::Receiver<Parsed>,
-        order: &'b mut InOrder<'a>,
-    }
-
-    impl<'de> Visitor<'de> for Cutter<'_, '_, 'de> {
-        type Value = ();
-
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a list of items")
-        }
-
-        fn visit_none<E>(self) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_unit<E>(self) -> Result<(), E> {
-            Ok(())
-        }
-
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_seq(self)
-        }
-
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            let mut sent = 0;
-            let mut batch = Vec::with_capacity(BATCH);
-            while let Some(raw) = seq.next_element::<&'de serde_json::value::RawValue>()? {
-                batch.push(raw);
-                if batch.len() == BATCH {
-                    let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                    if self.work.send((sent, full)).is_err() {
-                        break;
-                    }
-                    sent += 1;
-                    // put back what is parsed already, so its memory is reused
-                    for parsed in self.done.try_iter() {
-                        self.order.put(parsed);
-                    }
-                }
-            }
-            if !batch.is_empty() {
-                let _ = self.work.send((sent, batch));
-            }
-            Ok(())
-        }
-    }
-
-    struct Items<'a>(&'a mut Flattened);
-
-    impl<'de> DeserializeSeed<'de> for Items<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_any(DocOrSeq(self.0, None))
-        }
+    #[test]
+    fn the_streaming_reader_and_the_whole_reader_build_the_same_objects() {
+        use serde::de::DeserializeSeed;
+        let json = r#"{"kind":"List","items":[
+            {"apiVersion":"v1","kind":"Event","metadata":{"name":"e","uid":"1"},"type":"Warning","reason":"Failed",
+             "involvedObject":{"kind":"Pod","name":"p"},"count":3,"message":"m","other":[1,2]},
+            {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"b","uid":"2"},
+             "subjects":[{"kind":"ServiceAccount","name":"s","namespace":"x"}],"roleRef":{"kind":"Role","name":"r"}},
+            {"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","uid":"3"},"type":"Opaque"}]}"#;
+        let whole = flatten(json);
+        let mut streamed = Flattened::default();
+        stream::Doc(&mut streamed).deserialize(&mut serde_json::Deserializer::from_str(json)).unwrap();
+        assert_eq!(whole.objects.len(), 3);
+        assert_eq!(whole.objects, streamed.objects);
+        assert_eq!(whole.objects[0].body.get("count"), Some(&serde_json::json!(3)));
+        assert!(whole.objects[0].body.get("other").is_none());
+        assert!(whole.objects[2].body.is_empty());
     }
 }
