@@ -13,42 +13,38 @@ pub fn human(seconds: i64) -> String {
     }
     let minutes = s / 60;
     if minutes < 10 {
-        return match s % 60 {
-            0 => format!("{minutes}m"),
-            rest => format!("{minutes}m{rest}s"),
-        };
+        return two(minutes, "m", s % 60, "s");
     }
     if minutes < 180 {
         return format!("{minutes}m");
     }
     let hours = s / 3600;
     if hours < 8 {
-        return match minutes % 60 {
-            0 => format!("{hours}h"),
-            m => format!("{hours}h{m}m"),
-        };
+        return two(hours, "h", minutes % 60, "m");
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     let days = hours / 24;
     if hours < 24 * 8 {
-        return match hours % 24 {
-            0 => format!("{days}d"),
-            h => format!("{days}d{h}h"),
-        };
+        return two(days, "d", hours % 24, "h");
     }
     if hours < 24 * 365 * 2 {
         return format!("{days}d");
     }
     let years = days / 365;
     if hours < 24 * 365 * 8 {
-        return match days % 365 {
-            0 => format!("{years}y"),
-            d => format!("{years}y{d}d"),
-        };
+        return two(years, "y", days % 365, "d");
     }
     format!("{years}y")
+}
+
+/// `3m10s`, or `3m` when the smaller unit is zero, as HumanDuration writes two figures.
+fn two(major: i64, major_unit: &str, minor: i64, minor_unit: &str) -> String {
+    match minor {
+        0 => format!("{major}{major_unit}"),
+        minor => format!("{major}{major_unit}{minor}{minor_unit}"),
+    }
 }
 
 #[cfg(test)]

@@ -91,24 +91,6 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
     out
 }
 
-/// How to follow a controller that is alive and at work on the object: its logs, else the
-/// object itself.
-pub fn follow_progress(g: &Graph, x: NodeId, owner: &FinalizerOwner) -> Step {
-    let who = owner.removed_by.as_deref().unwrap_or("its controller");
-    match &owner.workload {
-        Some(w) => Step::run(
-            Reach::Inspect,
-            format!("Follow {who}: its logs say what it still waits for before it removes the finalizer."),
-            Command::kubectl(["logs"])
-                .arg(format!("{}/{}", w.kind.to_lowercase(), w.name))
-                .namespace(w.namespace.as_deref()),
-        ),
-        None => {
-            Step::run(Reach::Inspect, format!("Watch it: {who} removes the finalizer once it is done."), inspect(g, x))
-        }
-    }
-}
-
 /// For a deletion only seconds or minutes old whose controller was not found: look again first.
 pub fn recheck(g: &Graph, x: NodeId, age_seconds: i64) -> Step {
     Step::run(

@@ -159,11 +159,6 @@ impl Connection {
         self.flags.push((name.to_string(), Some(value.into())));
         self
     }
-    /// Adds a flag without a value (`--insecure-skip-tls-verify`).
-    pub fn with_switch(mut self, name: &str) -> Connection {
-        self.flags.push((name.to_string(), None));
-        self
-    }
     /// True when some flag names the cluster, so a printed command acts on the one read.
     pub fn is_bound(&self) -> bool {
         !self.flags.is_empty()
