@@ -26,7 +26,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::controllers::{ControllerState, Liveness};
-use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step};
+use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step, step};
 use crate::graph::{Graph, NodeId};
 
 /// Which objects are swept.
@@ -435,29 +435,10 @@ fn group_message(g: &Graph, grp: &Group, first: Option<&Finding>) -> String {
 /// The steps of the groups' cause findings, once: the same text and reach become one step
 /// holding every distinct command; ranked safest first, first seen first among equals.
 fn merge_steps(findings: &[Option<&Finding>]) -> Vec<GroupStep> {
-    let mut at: HashMap<(diagnose::Reach, &str), usize> = HashMap::new();
-    let mut out: Vec<GroupStep> = Vec::new();
-    let mut seen: HashSet<(usize, &Command)> = HashSet::new();
-    for s in findings.iter().flatten().flat_map(|f| &f.remedy) {
-        match at.get(&(s.reach, s.text.as_str())) {
-            Some(&k) => {
-                if let Some(c) = &s.command
-                    && seen.insert((k, c))
-                {
-                    out[k].commands.push(c.clone());
-                }
-            }
-            None => {
-                if let Some(c) = &s.command {
-                    seen.insert((out.len(), c));
-                }
-                at.insert((s.reach, s.text.as_str()), out.len());
-                out.push(GroupStep { step: s.clone(), commands: s.command.iter().cloned().collect() });
-            }
-        }
-    }
-    out.sort_by_key(|s| s.step.reach);
-    out
+    step::group(findings.iter().flatten().flat_map(|f| &f.remedy))
+        .into_iter()
+        .map(|g| GroupStep { step: g.step.clone(), commands: g.commands.into_iter().cloned().collect() })
+        .collect()
 }
 
 #[cfg(test)]

@@ -57,6 +57,38 @@ impl Step {
     }
 }
 
+/// One step of a printed answer: steps that say the same thing at the same reach, once, with
+/// every distinct command they carry — the same finalizer removal on 40 objects of a
+/// namespace is one heading with 40 commands.
+#[derive(Debug)]
+pub struct Grouped<'a> {
+    /// The first of the steps grouped.
+    pub step: &'a Step,
+    /// Their distinct commands, in the order first seen.
+    pub commands: Vec<&'a Command>,
+}
+
+/// Groups steps by (reach, text) and ranks the groups safest first, first seen first among
+/// equals; linear in the number of steps.
+pub fn group<'a>(steps: impl IntoIterator<Item = &'a Step>) -> Vec<Grouped<'a>> {
+    let mut at: std::collections::HashMap<(Reach, &str), usize> = Default::default();
+    let mut seen: std::collections::HashSet<(usize, &Command)> = Default::default();
+    let mut out: Vec<Grouped> = Vec::new();
+    for s in steps {
+        let k = *at.entry((s.reach, s.text.as_str())).or_insert_with(|| {
+            out.push(Grouped { step: s, commands: Vec::new() });
+            out.len() - 1
+        });
+        if let Some(c) = &s.command
+            && seen.insert((k, c))
+        {
+            out[k].commands.push(c);
+        }
+    }
+    out.sort_by_key(|g| g.step.reach);
+    out
+}
+
 /// Sorts steps safest first, keeping the order of equals (stable).
 pub fn rank(steps: &mut [Step]) {
     steps.sort_by_key(|s| s.reach);

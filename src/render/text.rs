@@ -6,7 +6,8 @@ use std::io::{self, Write};
 
 use crate::age;
 use crate::controllers::ControllerState;
-use crate::diagnose::{Connection, Diagnosis, FindingCode, GcVerdict, Severity, Step, describe};
+use crate::diagnose::step::{self, Grouped};
+use crate::diagnose::{Connection, Diagnosis, FindingCode, GcVerdict, Severity, describe};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
@@ -316,29 +317,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
     Ok(())
 }
 
-/// One numbered step of the text: the step once, and every command it carries — N identical
-/// steps on N objects (40 objects of a namespace held by one finalizer) are one heading with
-/// N commands under it.
-struct Grouped<'a> {
-    step: &'a Step,
-    commands: Vec<&'a crate::diagnose::Command>,
-}
-
-/// Every step of the answer once, ranked safest first across all findings (stable, so the
-/// order of the findings breaks ties), steps of equal reach and text grouped; linear in the
-/// number of steps.
+/// Every step of the answer, grouped and ranked safest first across all findings.
 fn next_steps(d: &Diagnosis) -> Vec<Grouped<'_>> {
-    let mut seen = std::collections::HashSet::new();
-    let mut steps: Vec<&Step> = d.findings.iter().flat_map(|f| &f.remedy).filter(|s| seen.insert(*s)).collect();
-    steps.sort_by_key(|s| s.reach);
-    let mut out: Vec<Grouped> = Vec::new();
-    let mut by_text: std::collections::HashMap<(crate::diagnose::Reach, &str), usize> = Default::default();
-    for s in steps {
-        let i = *by_text.entry((s.reach, s.text.as_str())).or_insert_with(|| {
-            out.push(Grouped { step: s, commands: Vec::new() });
-            out.len() - 1
-        });
-        out[i].commands.extend(s.command.as_ref());
-    }
-    out
+    step::group(d.findings.iter().flat_map(|f| &f.remedy))
 }
