@@ -118,6 +118,7 @@ fn snapshot_controller(l: &Liveness<'_>, finalizer: &str) -> FinalizerOwner {
         workload,
         since,
         by_permission_only: false,
+        added_by_person: None,
     };
     let lease = l.leases.named(g, |n| n == "snapshot-controller-leader").into_iter().next();
     let lease_state = lease.and_then(|id| g.object(id)).map(|o| lease_status(o, l.now));
@@ -178,6 +179,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         workload: None,
         since: None,
         by_permission_only: false,
+        added_by_person: None,
     };
     let Some(s) = sanitized else {
         evidence.push(format!("the {} of this object is not recorded, so its driver cannot be told", "CSI driver"));
@@ -277,6 +279,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             workload: Some(c),
             since,
             by_permission_only: false,
+            added_by_person: None,
         };
     }
     if let Some((lease, st)) = own_state {
@@ -288,6 +291,7 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             workload: None,
             since: st.since,
             by_permission_only: false,
+            added_by_person: None,
         };
     }
     if let Some(who) = driver.as_deref().and_then(managed_csi_driver) {

@@ -4,19 +4,21 @@
 //! that removes it, whether that controller is Alive, Down, Missing or Unknown, and the
 //! evidence. The planner and `why-stuck` share it, so both assume the same thing.
 //!
-//! Attribution, strongest evidence first (each step becomes an evidence line):
-//! 1. the built-in finalizers and their control-plane components (`builtin`);
-//! 2. `metadata.managedFields`: the field manager that added the finalizer (`managed_fields`);
-//! 3. the finalizer's domain → the CRD groups it names → the RBAC subjects allowed to update
-//!    them → their ServiceAccounts → the Pods running as them → their workload (`domain`, `rbac`,
-//!    `workload`);
-//! 4. leader-election Leases named after the domain, and the pod their holder names (`lease`);
-//! 5. the names the finalizer gives: workloads, containers, ServiceAccounts, app labels and
-//!    leases named by its path or its domain's distinctive labels (`naming`).
+//! The built-in finalizers are their control-plane components' (`builtin`); CSI finalizers are
+//! judged per driver (`csi`). Every other finalizer is attributed by evidence, strongest first
+//! (contract §4.3.3; `attribute`, one pass per rung, each an evidence line):
+//! 1. the field manager that added the finalizer (`managed_fields`), resolved to a workload; a
+//!    person's client means a person added it; GitOps appliers and libraries' default managers
+//!    are clients, never controllers;
+//! 2. the component reporting about the object in its Events (`events`);
+//! 3. a leader-election Lease of the finalizer's domain, or held by a pod of a workload RBAC
+//!    lets update the resource (`lease`);
+//! 4. a workload named by the finalizer or the object's kind (`naming`) together with RBAC on
+//!    the resource or its `/finalizers` (`domain`, `rbac`, `workload`);
+//! 5. permission alone, a name or product prefix alone, or an operand: never Alive.
 //!
-//! Permission (step 3) alone ties no controller to a finalizer: such a candidate is never Alive
-//! (`attribute`). CSI finalizers are judged per driver (`csi`); finalizers whose controller a
-//! managed control plane runs outside the cluster are Unknown when nothing is found (`managed`).
+//! Candidates that tie are Unknown. Finalizers whose controller a managed control plane runs
+//! outside the cluster are Unknown when nothing is found (`managed`).
 //!
 //! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,
 //! no ready replica, crash-looping, or a stale lease, with the time it was last renewed); Missing
@@ -29,6 +31,7 @@ mod attribute;
 mod builtin;
 mod csi;
 mod domain;
+mod events;
 mod lease;
 mod managed;
 mod managed_fields;
@@ -96,9 +99,15 @@ pub struct FinalizerOwner {
     /// When a Down controller was last seen working (its lease's last renewal, or the time its
     /// pods stopped being ready), where known.
     pub since: Option<Timestamp>,
-    /// Only permission to update the resource (RBAC) ties `workload` to the finalizer: never
-    /// Alive, and never reason enough to call an old deletion in progress.
+    /// Only weak evidence ties `workload` to the finalizer — permission to update the resource
+    /// (RBAC) alone, a name or a product-name prefix alone, or being an operand — or candidates
+    /// so tied tie with each other: never Alive, and never reason enough to call an old
+    /// deletion in progress (contract §4.3.3, rung 5).
     pub by_permission_only: bool,
+    /// The person's client (field manager, `kubectl-edit`) that added the finalizer, when
+    /// that is what decided a Missing verdict: a person added it, and no controller will
+    /// remove it.
+    pub added_by_person: Option<String>,
 }
 
 /// Controller attribution over one graph, at one instant.
@@ -111,6 +120,9 @@ pub struct Liveness<'g> {
     workloads: workload::Workloads<'g>,
     leases: lease::Leases,
     control_plane: builtin::ControlPlanePods,
+    /// Who reports about each object in its Events: indexed on first use (only finalizers no
+    /// built-in controller removes read it).
+    reporters: std::sync::OnceLock<events::Reporters>,
     /// Answers by finalizer, the managedFields entries that set it and the object's API group:
     /// nothing else about the object changes the answer, so the 37 objects of a namespace that share one finalizer
     /// cost one search.
@@ -131,6 +143,7 @@ impl<'g> Liveness<'g> {
             workloads,
             leases,
             control_plane: builtin::ControlPlanePods::new(graph),
+            reporters: std::sync::OnceLock::new(),
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -138,6 +151,11 @@ impl<'g> Liveness<'g> {
     /// The analysis's "now": `--now`, else the snapshot's capture time, else the clock.
     pub fn now(&self) -> Timestamp {
         self.now
+    }
+
+    /// The components reporting about objects in their Events.
+    fn reporters(&self) -> &events::Reporters {
+        self.reporters.get_or_init(|| events::Reporters::new(self.graph))
     }
 
     /// Who removes `finalizer` from `object`, and whether it is alive.
@@ -164,6 +182,7 @@ impl<'g> Liveness<'g> {
                 workload: None,
                 since: s.since,
                 by_permission_only: false,
+                added_by_person: None,
             };
         }
         let managers: String = self
@@ -173,9 +192,17 @@ impl<'g> Liveness<'g> {
             .flat_map(|o| managed_fields::managers_of(o, finalizer))
             .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
             .collect();
-        // the object's API group names the controller too (`attribute`, `naming`)
-        let group = self.graph.object(object).map(|o| o.group()).unwrap_or("");
-        let key = (finalizer.to_string(), format!("{managers}\0{group}"));
+        // the object's API group and kind name the controller too (`attribute`, `naming`), and
+        // the components reporting about it in its Events
+        let (group, kind) = self.graph.object(object).map_or(("", ""), |o| (o.group(), o.kind.as_str()));
+        let reporters: String = self
+            .graph
+            .object(object)
+            .into_iter()
+            .flat_map(|o| self.reporters().of(&o.uid))
+            .map(|r| format!("{}\0{:?}\0", r.component, r.instance))
+            .collect();
+        let key = (finalizer.to_string(), format!("{managers}\0{group}\0{kind}\0{reporters}"));
         if let Some(hit) = self.memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return hit.clone();
         }

@@ -2,8 +2,12 @@
 //! anyone (a controller bound to cluster-admin, or a domain that is no API group, such as
 //! `controller.cattle.io`): the path after the `/` (`strimzi.io/topic-operator` →
 //! `topic-operator`) and the distinctive labels of its domain (`restores.velero.io` → `velero`,
-//! `controller.cattle.io` → `cattle`). A workload, container, ServiceAccount, app label or
-//! Lease equal to one of them, or beginning with it and a dash, is named by the finalizer.
+//! `controller.cattle.io` → `cattle`), and the kind of the custom resource it is on (`Tenant`
+//! → `tenant`). A workload, container, ServiceAccount, app label or Lease is *named* by one of
+//! them when equal to it or to it and a controller's suffix (`tenant-operator`, `helm-controller`,
+//! `media-operator-controller-manager`); one that only begins with it and a dash
+//! (`harbourmesh-pilot`, `ledger-webhook`) bears the product's prefix, which every component of
+//! a product bears: never a tie by itself (contract §4.3.3).
 
 use super::domain::finalizer_domain;
 
@@ -67,6 +71,20 @@ const GENERIC: &[&str] = &[
     "hooks",
     "the",
 ];
+
+/// How a name matches one the finalizer gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NameMatch {
+    /// Only the product's prefix: `harbourmesh-pilot` for `harbourmesh`.
+    Prefix,
+    /// The name itself, or it and a controller's suffix: `snapshot-operator` for `snapshot`.
+    Named,
+}
+
+/// What follows a given name and a dash in a controller's own name: kubebuilder's
+/// `<name>-controller-manager`, operator-sdk's `<name>-operator`, `<name>-controller`,
+/// `<name>-manager`, `<name>-ctl`.
+const CONTROLLER_SUFFIXES: &[&str] = &["operator", "controller", "controllers", "manager", "ctl", "controller-manager"];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FinalizerNames {
@@ -133,6 +151,17 @@ impl FinalizerNames {
         SUFFIXES.iter().any(|s| p.ends_with(s)).then_some(p.as_str())
     }
 
+    /// Adds the kind of the object the finalizer is on, when it is a custom resource's (a
+    /// built-in kind such as `ConfigMap` names no operator): `Tenant` names `tenant-operator`.
+    pub fn with_kind(mut self, group: &str, kind: &str) -> FinalizerNames {
+        let custom = group.contains('.') && !super::domain::kubernetes_owned(group);
+        let n = kind.to_ascii_lowercase();
+        if custom && n.len() >= 3 && !GENERIC.contains(&n.as_str()) && !self.names.contains(&n) {
+            self.names.push(n);
+        }
+        self
+    }
+
     /// The names with only the path, when there is one.
     pub fn path_only(&self) -> Option<FinalizerNames> {
         self.has_path.then(|| FinalizerNames { names: vec![self.names[0].clone()], has_path: true })
@@ -142,12 +171,28 @@ impl FinalizerNames {
         self.names.is_empty()
     }
 
-    /// Whether `name` is one of the names, or begins with one and a dash (`cattle-cluster-agent`).
+    /// Whether `name` is named by one of the names, or only begins with one and a dash
+    /// (`cattle-cluster-agent`).
     pub fn matches(&self, name: &str) -> bool {
+        self.match_of(name).is_some()
+    }
+
+    /// How `name` matches the names, the closest match first: named by one, or bearing one
+    /// only as its prefix.
+    pub fn match_of(&self, name: &str) -> Option<NameMatch> {
         let name = name.to_ascii_lowercase();
-        self.names.iter().any(|n| {
-            name == *n || (name.len() > n.len() && name.starts_with(n.as_str()) && name.as_bytes()[n.len()] == b'-')
-        })
+        self.names
+            .iter()
+            .filter_map(|n| {
+                if name == *n {
+                    return Some(NameMatch::Named);
+                }
+                let rest = name.strip_prefix(n.as_str())?.strip_prefix('-')?;
+                let controller = CONTROLLER_SUFFIXES.contains(&rest)
+                    || ["operator-", "controller-"].iter().any(|p| rest.starts_with(p));
+                Some(if controller { NameMatch::Named } else { NameMatch::Prefix })
+            })
+            .max()
     }
 
     /// `velero, restores`.
@@ -180,5 +225,28 @@ mod tests {
         assert!(s.matches("topic-operator") && s.matches("strimzi-cluster-operator"));
         let p = s.path_only().unwrap();
         assert!(p.matches("topic-operator") && !p.matches("strimzi-cluster-operator"));
+    }
+
+    #[test]
+    fn a_controllers_suffix_names_it_and_a_product_prefix_does_not() {
+        let h = FinalizerNames::of("harbourmesh-finalizer.install.harbourmesh.example.io");
+        let table = [
+            ("harbourmesh-pilot", Some(NameMatch::Prefix)),
+            ("harbourmesh-telemetry", Some(NameMatch::Prefix)),
+            ("harbourmesh-operator", Some(NameMatch::Named)),
+            ("harbourmesh", Some(NameMatch::Named)),
+            ("harbourmesh-controller-manager", Some(NameMatch::Named)),
+            ("harbourmesh-operator-controller-manager", Some(NameMatch::Named)),
+            ("web", None),
+        ];
+        for (name, want) in table {
+            assert_eq!(h.match_of(name), want, "{name}");
+        }
+        // the kind of a custom resource names its operator; a built-in kind names no one
+        let k = FinalizerNames::of("backup.example.dev/snapshot-cleanup").with_kind("backup.example.dev", "Snapshot");
+        assert_eq!(k.match_of("snapshot-operator"), Some(NameMatch::Named));
+        assert_eq!(k.match_of("snapshot-ui"), Some(NameMatch::Prefix));
+        let c = FinalizerNames::of("ops.example.com/hold").with_kind("", "ConfigMap");
+        assert!(!c.matches("configmap-operator"));
     }
 }

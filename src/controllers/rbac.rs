@@ -209,6 +209,38 @@ impl Rbac {
 }
 
 impl Rbac {
+    /// How `sa` may update `plural` in `group` (or its `/finalizers`) through a rule that names
+    /// that group or every group: one line per role and binding. Wide roles are
+    /// [`Rbac::wide_grants_to`]'s. The flag: whether `/finalizers` is among what it may update.
+    pub fn grants_on(&self, sa: &SaKey, group: &str, plural: &str) -> (Vec<String>, bool) {
+        let grants = self.by_group.get(group).into_iter().flatten().chain(&self.any_group);
+        let mut out = Vec::new();
+        let mut finalizers = false;
+        for gr in grants {
+            let hits: Vec<&str> =
+                gr.resources.iter().map(String::as_str).filter(|r| resource_matches(r, &[plural])).collect();
+            if hits.is_empty() {
+                continue;
+            }
+            for b in self.bindings.get(&gr.role).into_iter().flatten().filter(|b| b.subjects.contains(sa)) {
+                finalizers |= hits.iter().any(|r| r.ends_with("/finalizers"));
+                let line = format!(
+                    "{} may update {} ({}); {} binds it to ServiceAccount {}/{}",
+                    gr.role.describe(),
+                    hits.join(", "),
+                    if group.is_empty() { "core" } else { group },
+                    b.describe,
+                    sa.0,
+                    sa.1
+                );
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+        (out, finalizers)
+    }
+
     /// How `sa` is bound to a role that may update everything: one line per binding. Such a
     /// grant names no controller in particular (attribution skips it), but a workload found by
     /// its name or field manager is said to run with it.

@@ -69,6 +69,15 @@ fn site_ctl(pod_status: &str) -> Vec<String> {
     ]
 }
 
+/// `ops/ops-agent`: the same workload, RBAC and pod as [`site_ctl`] under a name that neither
+/// the finalizer nor the kind `Site` gives, so that only its permission ties it.
+fn ops_agent(pod_status: &str) -> Vec<String> {
+    let mut v: Vec<String> = site_ctl(pod_status).iter().map(|d| d.replace("site-ctl", "ops-agent")).collect();
+    v.push(ROLE.replace("site-ctl", "ops-agent"));
+    v.push(ROLE_BINDING.replace("site-ctl", "ops-agent"));
+    v
+}
+
 const READY: &str = r#"{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}"#;
 
 fn docs<'a>(fixed: &[&'a str], extra: &'a [String]) -> Vec<&'a str> {
@@ -194,25 +203,32 @@ fn a_client_field_manager_is_not_taken_for_the_controller() {
     let a = answer(&g, "", "ConfigMap", Some("labs"), "c", "acme.example.com/cleanup");
     assert_eq!(a.controller, ControllerState::Missing);
     assert_eq!(a.workload, None);
-    assert_evidence(&a, &["field manager \"kubectl-edit\" (Update) added it; a client applies finalizers"]);
+    assert_evidence(
+        &a,
+        &[
+            "field manager \"kubectl-edit\" (Update) added it: a person's client",
+            "decided by rung 1 (the field manager that added the finalizer): a person's client (field manager \"kubectl-edit\")",
+        ],
+    );
+    assert_eq!(a.added_by_person.as_deref(), Some("kubectl-edit"));
 }
 
 #[test]
 fn permission_alone_finds_the_workload_but_never_makes_it_alive() {
     // RBAC leads to a running workload, but nothing else ties it to this finalizer: an operator
     // may hold `sites/finalizers` only to grant it to others
-    let ctl = site_ctl(READY);
-    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING, ADMIN, ADMIN_BINDING, CI_DEPLOYMENT], &ctl));
+    let ctl = ops_agent(READY);
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ADMIN, ADMIN_BINDING, CI_DEPLOYMENT], &ctl));
     let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
     assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
-    assert_eq!(a.removed_by.as_deref(), Some("Deployment ops/site-ctl"));
+    assert_eq!(a.removed_by.as_deref(), Some("Deployment ops/ops-agent"));
     assert_evidence(
         &a,
         &[
             "domain own.labhub.io matches CRD sites.own.labhub.io (group own.labhub.io)",
-            "Role ops/site-ctl may update sites, sites/finalizers (own.labhub.io); RoleBinding ops/site-ctl binds it to ServiceAccount ops/site-ctl",
-            "ServiceAccount ops/site-ctl runs Pod site-ctl-6c9f-q7 of Deployment ops/site-ctl",
-            "Deployment ops/site-ctl: 1/1 ready (Pod site-ctl-6c9f-q7 Ready)",
+            "Role ops/ops-agent may update sites, sites/finalizers (own.labhub.io); RoleBinding ops/ops-agent binds it to ServiceAccount ops/ops-agent",
+            "ServiceAccount ops/ops-agent runs Pod ops-agent-6c9f-q7 of Deployment ops/ops-agent",
+            "Deployment ops/ops-agent: 1/1 ready (Pod ops-agent-6c9f-q7 Ready)",
             "by permission only",
             "permission is not ownership",
         ],
@@ -585,28 +601,37 @@ fn the_admin_bound_fixture_is_alive_by_its_field_manager() {
 }
 
 #[test]
-fn a_domain_that_is_no_api_group_is_named_by_its_workload_and_lease() {
-    let g = graph_of(&[
-        KCM_LEASE,
-        r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"c-m-1","namespace":"fleet-default","uid":"s",
-            "finalizers":["controller.cattle.io/cluster-agent-controller-cleanup"],"deletionTimestamp":"2026-11-29T11:50:00Z"}}"#,
-        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"cattle-cluster-agent","namespace":"cattle-system","uid":"d"},
+fn a_domain_that_is_no_api_group_names_a_workload_that_is_not_alive_by_its_name_alone() {
+    // `controller.cattle.io` is no API group and no RBAC is in view; `cattle-cluster-agent`
+    // runs as ServiceAccount `cattle`, a name the finalizer gives: a name alone, never Alive
+    let secret = |managers: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"c-m-1","namespace":"fleet-default","uid":"s",
+            "finalizers":["controller.cattle.io/cluster-agent-controller-cleanup"],"deletionTimestamp":"2026-11-29T11:50:00Z"{managers}}}}}"#
+        )
+    };
+    let agent = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"cattle-cluster-agent","namespace":"cattle-system","uid":"d"},
             "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"cattle","containers":[{"name":"cluster-register"}]}}},
-            "status":{"readyReplicas":1}}"#,
-        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop","uid":"w"},
-            "spec":{"replicas":1},"status":{"readyReplicas":1}}"#,
-    ]);
-    let a = answer(
-        &g,
-        "",
-        "Secret",
-        Some("fleet-default"),
-        "c-m-1",
-        "controller.cattle.io/cluster-agent-controller-cleanup",
+            "status":{"readyReplicas":1}}"#;
+    let web = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop","uid":"w"},
+            "spec":{"replicas":1},"status":{"readyReplicas":1}}"#;
+    let f = "controller.cattle.io/cluster-agent-controller-cleanup";
+    let plain = secret("");
+    let g = graph_of(&[KCM_LEASE, &plain, agent, web]);
+    let a = answer(&g, "", "Secret", Some("fleet-default"), "c-m-1", f);
+    assert_eq!(a.controller, ControllerState::Unknown, "{:#?}", a.evidence);
+    assert!(a.by_permission_only);
+    assert_evidence(&a, &["named by the finalizer (by its ServiceAccount", "tied to this finalizer by name only"]);
+    // its field manager added the finalizer: rung 1 ties it
+    let added = secret(
+        r#","managedFields":[{"manager":"cattle-cluster-agent","operation":"Update",
+            "fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"controller.cattle.io/cluster-agent-controller-cleanup\"":{}}}}}]"#,
     );
+    let g = graph_of(&[KCM_LEASE, &added, agent, web]);
+    let a = answer(&g, "", "Secret", Some("fleet-default"), "c-m-1", f);
     assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
     assert_eq!(a.removed_by.as_deref(), Some("Deployment cattle-system/cattle-cluster-agent"));
-    assert_evidence(&a, &["named by the finalizer"]);
+    assert_evidence(&a, &["decided by rung 1 (the field manager that added the finalizer)"]);
 }
 
 /// A visible cluster with one unrelated operator: Pods, workloads, RBAC and Leases all readable.
@@ -744,19 +769,19 @@ fn assert_safest_first(d: &crate::diagnose::Diagnosis) {
 
 #[test]
 fn permission_alone_never_keeps_an_old_deletion_in_progress() {
-    let ctl = site_ctl(READY);
+    let ctl = ops_agent(READY);
     // two hours into the deletion: stuck, with the candidate's logs as the first step
-    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE, ROLE, ROLE_BINDING], &ctl));
+    let g = graph_of(&docs(&[SITE, CRD, KCM_LEASE], &ctl));
     let d = why(&g, "own.labhub.io", "Site", Some("labs"), "alpha");
     assert!(d.stuck, "{:#?}", d.findings);
     assert_safest_first(&d);
     let f = d.findings.iter().find(|f| f.code == crate::diagnose::FindingCode::FinalizerControllerUnknown).unwrap();
     assert_eq!(f.severity, crate::diagnose::Severity::Error);
     let first = f.remedy[0].command.as_ref().map(|c| c.line(&crate::diagnose::Connection::default()));
-    assert_eq!(first.as_deref(), Some("kubectl logs deployment/site-ctl -n ops"), "{:#?}", f.remedy);
+    assert_eq!(first.as_deref(), Some("kubectl logs deployment/ops-agent -n ops"), "{:#?}", f.remedy);
     // twenty minutes in: not stuck, but not "in progress" either
     let young = SITE.replace("10:00:00Z", "11:40:00Z");
-    let g = graph_of(&docs(&[&young, CRD, KCM_LEASE, ROLE, ROLE_BINDING], &ctl));
+    let g = graph_of(&docs(&[&young, CRD, KCM_LEASE], &ctl));
     let d = why(&g, "own.labhub.io", "Site", Some("labs"), "alpha");
     assert!(!d.stuck);
     let mut out = Vec::new();
@@ -792,7 +817,11 @@ fn the_topic_operator_named_by_the_finalizer_beats_the_cluster_operator_that_may
     let entity_operator = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"my-cluster-entity-operator","namespace":"kafka","uid":"eo"},
         "spec":{"replicas":1,"template":{"spec":{"serviceAccountName":"my-cluster-entity-operator","containers":[{"name":"topic-operator"},{"name":"user-operator"}]}}},
         "status":{"readyReplicas":1}}"#;
-    let g = graph_of(&[KCM_LEASE, crd, topic, role, binding, cluster_operator, entity_operator]);
+    // as Strimzi does, the cluster operator binds the role to the entity operator's account
+    let delegated = r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"my-cluster-entity-topic-operator-role","namespace":"kafka","uid":"rb"},
+        "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"strimzi-entity-operator"},
+        "subjects":[{"kind":"ServiceAccount","name":"my-cluster-entity-operator","namespace":"kafka"}]}"#;
+    let g = graph_of(&[KCM_LEASE, crd, topic, role, binding, delegated, cluster_operator, entity_operator]);
     let a = answer(&g, "kafka.strimzi.io", "KafkaTopic", Some("kafka"), "orders", "strimzi.io/topic-operator");
     assert_eq!(a.controller, ControllerState::Alive, "{:#?}", a.evidence);
     assert_eq!(a.removed_by.as_deref(), Some("Deployment kafka/my-cluster-entity-operator"));

@@ -215,6 +215,7 @@ fn controller_home_reads_the_attribution() {
         workload: None,
         since: None,
         by_permission_only: false,
+        added_by_person: None,
     };
     assert_eq!(controller_home(&owner).as_deref(), Some("tooling"));
     owner.removed_by = Some("leader of lease ops/abc.example.dev".into());

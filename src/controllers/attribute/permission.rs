@@ -1,0 +1,73 @@
+//! Permission: the finalizer's domain → the CRD groups it names → the RBAC subjects allowed to
+//! update them (or their `/finalizers`) → their ServiceAccounts → the Pods running as them →
+//! their workloads. Alone it ties no one (an operator may hold `…/finalizers` only to grant it
+//! to the agents it installs, and RBAC outlives what it was for); with a name (rung 4) or a
+//! lease its workload holds (rung 3), it does.
+
+use super::super::workload::{SaKey, describe};
+use super::{Pass, Search, Tie};
+use crate::graph::NodeId;
+
+#[derive(Default, Debug)]
+pub(super) struct Permitted {
+    pub pass: Pass,
+    /// ServiceAccounts RBAC permits that nothing runs as.
+    pub idle_accounts: Vec<SaKey>,
+}
+
+pub(super) fn pass(s: &Search<'_>) -> Permitted {
+    let l = s.l;
+    let g = l.graph;
+    let mut out = Permitted::default();
+    let Some(d) = s.domain else { return out };
+    let ev = &mut out.pass.evidence;
+    let crds: Vec<_> = l.crds.matching(d).collect();
+    if crds.is_empty() {
+        ev.push(format!("domain {d} matches no CustomResourceDefinition group"));
+    } else {
+        let names: Vec<String> = crds.iter().map(|c| format!("{} (group {})", c.name, c.group)).collect();
+        ev.push(format!("domain {d} matches CRD {}", names.join(", ")));
+    }
+    let grants = l.rbac.grants_for(d, &l.crds);
+    if grants.is_empty() {
+        ev.push(format!(
+            "no Role or ClusterRole (wildcard admin roles aside) grants update or patch on {} to a ServiceAccount",
+            s.groups.join(", ")
+        ));
+    }
+    for sg in &grants {
+        out.pass.evidence.extend(sg.evidence.iter().cloned());
+        let (ns, name) = &sg.sa;
+        let mut found: Vec<(NodeId, Option<&str>)> = Vec::new();
+        for p in l.workloads.pods_running_as(&sg.sa) {
+            if let Some(w) = l.workloads.workload_of_pod(p)
+                && !found.iter().any(|(x, _)| *x == w)
+            {
+                found.push((w, g.object(p).map(|o| o.name.as_str())));
+            }
+        }
+        for w in l.workloads.templated_as(&sg.sa) {
+            if !found.iter().any(|(x, _)| *x == w) {
+                found.push((w, None));
+            }
+        }
+        if found.is_empty() {
+            out.pass.evidence.push(format!("no Pod or workload runs as ServiceAccount {ns}/{name}"));
+            out.idle_accounts.push(sg.sa.clone());
+        }
+        for (w, pod) in found.iter().take(3) {
+            let Some(wo) = g.object(*w) else { continue };
+            let line = match pod {
+                Some(p) if *p != wo.name => format!("ServiceAccount {ns}/{name} runs Pod {p} of {}", describe(wo)),
+                Some(_) => format!("ServiceAccount {ns}/{name} runs {}", describe(wo)),
+                None => format!(
+                    "ServiceAccount {ns}/{name} is the pod template's account of {} (no Pod of it running)",
+                    describe(wo)
+                ),
+            };
+            out.pass.evidence.push(line);
+            out.pass.tie(*w, Tie::Permission { finalizers: sg.finalizers });
+        }
+    }
+    out
+}
