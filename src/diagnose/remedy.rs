@@ -71,6 +71,13 @@ pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
         (ControllerState::Down, None) => {
             out.push(Step::advice(Reach::Restore, format!("Bring {who} back so it removes {f} itself.")))
         }
+        (ControllerState::Missing, _) if owner.added_by_person.is_some() => out.push(Step::advice(
+            Reach::Inspect,
+            format!(
+                "A person added {f} by hand (field manager \"{}\"), and no controller removes it: ask whoever added it, or the object's owners, whether what it holds the object for is over; then it is theirs to remove.",
+                owner.added_by_person.as_deref().unwrap_or_default()
+            ),
+        )),
         (ControllerState::Missing, _) => out.push(Step::advice(
             Reach::Restore,
             match &owner.removed_by {
