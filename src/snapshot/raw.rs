@@ -81,6 +81,7 @@ pub const BODY_FIELDS: &[&str] = &[
     "source",                  // a core/v1 Event's (`component`, `host`)
     "reportingComponent",      // a core/v1 Event's
     "reportingController",     // an events.k8s.io/v1 Event's
+    "reportingInstance",       // an Event's: the reporting controller's instance (often its pod), an attribution clue
     "deprecatedCount",         // events.k8s.io/v1: the core/v1 `count` seen through the new API
     "deprecatedLastTimestamp", // events.k8s.io/v1: the core/v1 `lastTimestamp`
     "deprecatedSource",        // events.k8s.io/v1: the core/v1 `source`

@@ -202,7 +202,7 @@ mod tests {
               {"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e","namespace":"labs","uid":"e1"},
                "regarding":{"uid":"u1"},"type":"Warning","reason":"CleanupFailed","note":"bucket not empty",
                "series":{"count":4,"lastObservedTime":"2026-11-29T11:59:00Z"},"eventTime":"2026-11-29T11:00:00Z",
-               "reportingController":"example.com/op","deprecatedCount":2,"deprecatedSource":{"component":"op"}},
+               "reportingController":"example.com/op","reportingInstance":"op-7f9c","deprecatedCount":2,"deprecatedSource":{"component":"op"}},
               {"apiVersion":"v1","kind":"Event","metadata":{"name":"f","namespace":"labs","uid":"e2"},
                "involvedObject":{"uid":"u1"},"type":"Warning","reason":"Retry","message":"again","count":3,
                "lastTimestamp":"2026-11-29T11:58:00Z","source":{"component":"op"},"reportingComponent":"op-rc"}
@@ -213,8 +213,15 @@ mod tests {
         let again = read(&buf);
         assert_same(&original, &again);
         let text = String::from_utf8(buf).unwrap();
-        for field in ["series", "eventTime", "reportingController", "deprecatedSource", "reportingComponent", "source"]
-        {
+        for field in [
+            "series",
+            "eventTime",
+            "reportingController",
+            "reportingInstance",
+            "deprecatedSource",
+            "reportingComponent",
+            "source",
+        ] {
             assert!(text.contains(&format!("\"{field}\"")), "{field} was dropped: {text}");
         }
     }
