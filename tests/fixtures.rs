@@ -359,6 +359,21 @@ fn admin_bound_controller_why_stuck() {
 }
 
 #[test]
+fn kind_named_operator_why_stuck() {
+    check_fixture("kind-named-operator", DIAGNOSIS);
+}
+
+#[test]
+fn product_prefix_is_not_the_controller_why_stuck() {
+    check_fixture("product-prefix-is-not-the-controller", DIAGNOSIS);
+}
+
+#[test]
+fn finalizer_added_by_hand_why_stuck() {
+    check_fixture("finalizer-added-by-hand", DIAGNOSIS);
+}
+
+#[test]
 fn stuck_everywhere_why_stuck_all() {
     check_fixture("stuck-everywhere", DIAGNOSIS);
 }
