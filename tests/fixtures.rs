@@ -369,6 +369,11 @@ fn product_prefix_is_not_the_controller_why_stuck() {
 }
 
 #[test]
+fn events_name_the_controller_why_stuck() {
+    check_fixture("events-name-the-controller", DIAGNOSIS);
+}
+
+#[test]
 fn finalizer_added_by_hand_why_stuck() {
     check_fixture("finalizer-added-by-hand", DIAGNOSIS);
 }
