@@ -374,6 +374,11 @@ fn events_name_the_controller_why_stuck() {
 }
 
 #[test]
+fn named_with_rbac_is_the_controller_why_stuck() {
+    check_fixture("named-with-rbac-is-the-controller", DIAGNOSIS);
+}
+
+#[test]
 fn finalizer_added_by_hand_why_stuck() {
     check_fixture("finalizer-added-by-hand", DIAGNOSIS);
 }

@@ -82,10 +82,14 @@ pub(super) fn pass(s: &Search<'_>, permitted: &Pass) -> Named {
         let is_named = strong.iter().any(|(x, _)| *x == w) || lease_named.contains(&w);
         if shown < 3 {
             out.pass.evidence.push(if is_named {
-                format!("{} is named by the finalizer ({how}; names: {})", describe(wo), naming.list())
+                format!(
+                    "{} is named by the finalizer ({how}; the names it and the object's kind give: {})",
+                    describe(wo),
+                    naming.list()
+                )
             } else {
                 format!(
-                    "{} only bears the product's prefix of a name the finalizer gives ({how}; names: {}), as every component of a product does",
+                    "{} only bears the product's prefix of a name the finalizer gives ({how}; the names it and the object's kind give: {}), as every component of a product does",
                     describe(wo),
                     naming.list()
                 )
