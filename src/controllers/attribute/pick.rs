@@ -23,7 +23,7 @@ pub(super) enum Pick {
 pub(super) fn pick(cands: &BTreeMap<NodeId, Ties>) -> Pick {
     let mut ranked: Vec<(&NodeId, &Ties)> = cands.iter().collect();
     // strongest first; among equals, node order (BTreeMap order, kept by a stable sort)
-    ranked.sort_by(|a, b| b.1.strength().cmp(&a.1.strength()));
+    ranked.sort_by_key(|c| std::cmp::Reverse(c.1.strength()));
     let Some(&(&best, top)) = ranked.first() else { return Pick::Nobody };
     let tied: Vec<NodeId> = ranked.iter().filter(|(_, c)| c.strength() == top.strength()).map(|&(&w, _)| w).collect();
     if tied.len() > 1 {
