@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::backend::{self, Backend, Target};
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe};
 use crate::discovery::version_priority;
 use crate::graph::{Graph, NodeId};
 
@@ -164,6 +164,8 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
         related: vec![Related::Node(d.crd)],
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::backend::{self, Backend, Target};
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe, remedy};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
@@ -368,6 +368,8 @@ fn unavailable(g: &Graph, x: NodeId, i: &Interceptor) -> Finding {
         related,
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
