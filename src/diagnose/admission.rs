@@ -4,7 +4,7 @@
 //! Which webhooks intercept what is [`crate::admission`]'s.
 
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe, remedy};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::admission::backend::{self, Backend, Target};
 use crate::admission::webhooks::{Interceptor, Operation, interceptors};
 use crate::graph::{Graph, NodeId};
@@ -150,6 +150,8 @@ fn unavailable(g: &Graph, x: NodeId, i: &Interceptor) -> Finding {
         related,
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
