@@ -113,6 +113,10 @@ pub fn removed_by_clause(g: &Graph, owner: &FinalizerOwner, finalizer: &str) -> 
     };
     // the decisive evidence is the liveness verdict, which comes last
     let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
+    if owner.controller == ControllerState::Missing && owner.added_by_person.is_some() {
+        // no controller to have been uninstalled: a person added it
+        return format!("no controller: a person added it by hand{why}");
+    }
     let mut out = format!("{who}, which {state}{why}");
     if let Some(home) = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns)) {
         out.push_str(&namespace::dying_home_cause(&home));

@@ -105,7 +105,11 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             let line = format!(
                 "{}  removed by {} [{state}]",
                 sanitize(&f.name),
-                sanitize(f.owner.removed_by.as_deref().unwrap_or("an unidentified controller"))
+                sanitize(f.owner.removed_by.as_deref().unwrap_or(if f.owner.added_by_person.is_some() {
+                    "no controller (a person added it)"
+                } else {
+                    "an unidentified controller"
+                }))
             );
             writeln!(w, "{}", st.wrap(&line, "  ", "      "))?;
             for e in &f.owner.evidence {
