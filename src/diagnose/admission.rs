@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe, remedy};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::admission::Index;
 use crate::admission::backend::{self, Backend, Target};
 use crate::admission::webhooks::{Interceptor, Operation};
@@ -199,6 +199,8 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         related,
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 

@@ -195,13 +195,18 @@ pub fn controller_home(owner: &FinalizerOwner) -> Option<String> {
     rest.split_once('/').map(|(ns, _)| ns.to_string())
 }
 
+/// The root cause, when a finalizer's controller lived in namespace `home`, which is being
+/// deleted (appended to what is said of the controller).
+pub fn dying_home_cause(home: &str) -> String {
+    format!(
+        ". Root cause: its controller ran in namespace {home}, which is being deleted: the namespace controller removes workloads (pods first) before the objects they finalize, and nothing can be created in a terminating namespace, so it cannot be brought back there"
+    )
+}
+
 /// Remedies for a finalizer whose controller lived in namespace `home`, which is being deleted.
 /// Nothing restores it there; what can work is running it elsewhere, or cleaning up by hand and
-/// then removing the finalizer. The message gains the root cause.
-pub fn dying_home(g: &Graph, x: NodeId, f: &str, home: &str, message: &mut String) -> Vec<Step> {
-    message.push_str(&format!(
-        ". Root cause: its controller ran in namespace {home}, which is being deleted: the namespace controller removes workloads (pods first) before the objects they finalize, and nothing can be created in a terminating namespace, so it cannot be brought back there"
-    ));
+/// then removing the finalizer ([`dying_home_cause`] says why).
+pub fn dying_home(g: &Graph, x: NodeId, f: &str, home: &str) -> Vec<Step> {
     let mut steps = vec![Step::advice(
         Reach::Restore,
         format!(

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe};
 use crate::admission::backend::{Backend, Target};
 use crate::admission::conversion::{DeadConverter, converter_judged_by, crd_of};
 use crate::graph::{Graph, NodeId};
@@ -99,6 +99,8 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
         related: vec![Related::Node(d.crd)],
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
