@@ -20,21 +20,26 @@ impl Explainer<'_, '_> {
     pub(super) fn explain_admission(&mut self, x: NodeId) {
         let g = self.g;
         let Some(o) = g.object(x) else { return };
-        let op = if o.is_deleting() {
-            if o.finalizers.is_empty() {
-                return;
+        let mut ops = Vec::new();
+        if o.is_deleting() {
+            if !o.finalizers.is_empty() {
+                ops.push(Operation::Update);
             }
-            Operation::Update
+            // a pod leaves storage only through the kubelet's final DELETE (grace period 0),
+            // sent once its containers have stopped (`status_manager`'s `canBeDeleted`)
+            if is_pod(o) {
+                ops.push(Operation::Delete);
+            }
         } else if x != self.target && will_be_deleted(g, o, x) {
-            Operation::Delete
-        } else {
-            return;
-        };
-        let found = self.shared.admission.interceptors(g, x, op);
-        // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
-        for hooks in by_configuration(found.iter().filter(|i| i.backend.is_dead())) {
-            self.findings.push(unavailable(g, x, &hooks));
-            self.local_stuck.push(x);
+            ops.push(Operation::Delete);
+        }
+        for op in ops {
+            let found = self.shared.admission.interceptors(g, x, op);
+            // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
+            for hooks in by_configuration(found.iter().filter(|i| i.backend.is_dead())) {
+                self.findings.push(unavailable(g, x, &hooks));
+                self.local_stuck.push(x);
+            }
         }
     }
 }
@@ -104,6 +109,11 @@ pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut 
     }
 }
 
+/// A core Pod.
+fn is_pod(o: &Object) -> bool {
+    o.kind == "Pod" && o.group().is_empty()
+}
+
 /// Whether something will send a DELETE for `x`: the namespace controller (its namespace is
 /// terminating) or the garbage collector (an owner is being deleted).
 fn will_be_deleted(g: &Graph, o: &Object, x: NodeId) -> bool {
@@ -121,6 +131,9 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
             "the UPDATE that removes {} (its controller's patch, and any patch printed here)",
             o.finalizers.join(", ")
         ),
+        Operation::Delete if o.is_deleting() && is_pod(o) => {
+            "the kubelet's final DELETE (grace period 0) that removes the pod once its containers have stopped, and any later delete, even with --force".into()
+        }
         Operation::Delete => {
             "the DELETE that removes it (the namespace controller's, the garbage collector's, and kubectl's)".into()
         }
