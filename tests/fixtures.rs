@@ -485,6 +485,11 @@ fn controller_cannot_be_judged_why_stuck() {
     check_fixture("controller-cannot-be-judged", DIAGNOSIS);
 }
 
+#[test]
+fn pod_delete_rejected_by_webhook_why_stuck() {
+    check_fixture("pod-delete-rejected-by-webhook", DIAGNOSIS);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

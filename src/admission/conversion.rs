@@ -13,7 +13,7 @@ use crate::names::CRD;
 
 use serde_json::Value;
 
-use super::backend::{self, Backend, Target};
+use super::backend::{self, Backend, Backends, Target};
 use crate::discovery::version_priority;
 use crate::graph::{Graph, NodeId};
 
@@ -49,6 +49,11 @@ pub fn dead_converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
 /// whatever the state of its backend (the planner re-judges the backend as the plan deletes
 /// things).
 pub fn converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
+    converter_judged_by(g, crd, &Backends::default())
+}
+
+/// [`converter`], its backend judged through `backends` (once for every question about it).
+pub fn converter_judged_by(g: &Graph, crd: NodeId, backends: &Backends) -> Option<DeadConverter> {
     let o = g.object(crd)?;
     if o.str_field("/spec/conversion/strategy") != Some("Webhook") {
         return None;
@@ -75,7 +80,7 @@ pub fn converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
         return None;
     }
     let target = backend::target_of(o.field("/spec/conversion/webhook/clientConfig"));
-    let backend = backend::judge(g, &target);
+    let backend = backends.judge(g, &target);
     Some(DeadConverter { crd, target, backend, preferred, stored_elsewhere })
 }
 

@@ -9,10 +9,12 @@
 
 pub mod backend;
 pub mod conversion;
+pub mod index;
 pub mod review;
 pub mod selector;
 pub mod webhooks;
 
+pub use index::Index;
 pub use webhooks::Operation;
 
 use crate::graph::{Graph, NodeId};

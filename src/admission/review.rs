@@ -9,7 +9,7 @@
 //! controller and kubectl use.
 //!
 //! Which webhooks intercept what and whether a backend serves is judged by the same functions
-//! as `why-stuck` ([`webhooks::interceptors`], [`conversion::converter`], `backend::judge`).
+//! as `why-stuck` ([`Index::interceptors`], [`conversion::converter`], `backend::judge`).
 //! The world is read through [`AdmissionView`] (as the GC's decisions read it through
 //! `GcView`), so this module knows nothing of the planner.
 //! On top of that the plan's own progress counts: a backend Service the plan deletes, one in
@@ -32,10 +32,11 @@
 
 use crate::names::CRD;
 
+use super::Index;
 use super::backend::{self, Backend, Target};
 use super::conversion;
 use super::describe;
-use super::webhooks::{self, Operation};
+use super::webhooks::Operation;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
@@ -90,7 +91,7 @@ pub fn applies(g: &Graph) -> bool {
 }
 
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
-pub fn review(w: &impl AdmissionView, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
+pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
     let g = w.graph();
     let mut notes = Vec::new();
     let obj = describe(g, n);
@@ -103,7 +104,7 @@ pub fn review(w: &impl AdmissionView, n: NodeId, req: &Request) -> (Option<Rejec
 
     if let Some(c) =
         g.object(n).filter(|o| !o.group().is_empty()).and_then(|o| conversion::crd_of(g, o.group(), &o.kind))
-        && let Some(conv) = conversion::converter(g, c)
+        && let Some(conv) = conversion::converter_judged_by(g, c, index.backends())
     {
         let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
         if backend.is_dead() {
@@ -133,7 +134,7 @@ pub fn review(w: &impl AdmissionView, n: NodeId, req: &Request) -> (Option<Rejec
 
     let mut maybe: Option<Rejection> = None;
     // a configuration the plan has deleted intercepts nothing any more
-    for i in webhooks::interceptors(g, n, *op).into_iter().filter(|i| w.stored(i.configuration)) {
+    for i in index.interceptors(g, n, *op).iter().filter(|i| w.stored(i.configuration)) {
         let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
         let hook = i.describe(g);
         let judged = backend.describe(&i.target);

@@ -19,14 +19,14 @@
 
 use serde_json::Value;
 
-use super::backend::{self, Backend, Target};
+use super::backend::{Backend, Target};
 use super::describe;
 use super::selector::selector_matches;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
 /// The request a deletion needs from the API server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// Removing a finalizer (a patch is an UPDATE to admission).
     Update,
@@ -79,40 +79,10 @@ impl Interceptor {
     }
 }
 
-/// The `failurePolicy: Fail` webhooks that intercept `op` on object `x`, with their backends.
+/// The `failurePolicy: Fail` webhooks that intercept `op` on object `x`, with their backends
+/// (one question; an answer asking many keeps an [`Index`](super::index::Index)).
 pub fn interceptors(g: &Graph, x: NodeId, op: Operation) -> Vec<Interceptor> {
-    let Some(o) = g.object(x) else { return Vec::new() };
-    if o.group() == "admissionregistration.k8s.io" {
-        return Vec::new();
-    }
-    let Some(t) = g.mapper().kind(o.group(), &o.kind) else { return Vec::new() };
-    let mut out = Vec::new();
-    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
-        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
-            let Some(conf) = g.object(c) else { continue };
-            for w in conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten() {
-                // v1 defaults failurePolicy to Fail
-                if w.get("failurePolicy").and_then(Value::as_str).unwrap_or("Fail") != "Fail" {
-                    continue;
-                }
-                let caveats = match webhook_matches(g, w, o, &t.plural, t.namespaced, op) {
-                    Match::No => continue,
-                    Match::Yes => Vec::new(),
-                    Match::Maybe(c) => c,
-                };
-                let target = backend::target_of(w.get("clientConfig"));
-                out.push(Interceptor {
-                    configuration: c,
-                    webhook: w.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
-                    operation: op,
-                    backend: backend::judge(g, &target),
-                    target,
-                    caveats,
-                });
-            }
-        }
-    }
-    out
+    super::index::Index::new(g).interceptors(g, x, op).to_vec()
 }
 
 /// Rules, then namespaceSelector, objectSelector and matchConditions, as the API server does.
@@ -144,9 +114,7 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
     }
     // objectSelector: the snapshot keeps labels of objects being deleted and of the kinds whose
     // body it reads; other objects' labels may have been dropped
-    let labels_kept =
-        o.is_deleting() || crate::snapshot::object::keeps_body(o.group(), &o.kind) || !o.labels.is_empty();
-    match selector_matches(w.get("objectSelector"), labels_kept.then_some(o.labels.as_slice())) {
+    match selector_matches(w.get("objectSelector"), labels_kept(o).then_some(o.labels.as_slice())) {
         Some(false) => return Match::No,
         None => caveats.push("the object's labels were not read, so its objectSelector may or may not match".into()),
         Some(true) => {}
@@ -159,6 +127,12 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
         ));
     }
     if caveats.is_empty() { Match::Yes } else { Match::Maybe(caveats) }
+}
+
+/// Whether the snapshot kept `o`'s labels: those of objects being deleted and of the kinds
+/// whose body it reads; other objects' labels may have been dropped (none left means unknown).
+pub fn labels_kept(o: &Object) -> bool {
+    o.is_deleting() || crate::snapshot::object::keeps_body(o.group(), &o.kind) || !o.labels.is_empty()
 }
 
 /// `predicates/rules.Matcher`: scope, operation, group, version (Exact only), resource.

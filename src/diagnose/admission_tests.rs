@@ -186,3 +186,22 @@ fn unreadable_webhook_configurations_leave_the_admission_check_unknown() {
     let e = evidence(&graph(vec![crd(), ns("finance", json!({})), account(json!({}))]));
     assert!(!e.iter().any(|e| e.contains("admission webhooks")), "{e:?}");
 }
+
+#[test]
+fn a_terminating_pod_whose_final_delete_a_dead_webhook_rejects_is_stuck() {
+    let w = json!({"name": "pods.example.org", "failurePolicy": "Fail",
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["pods"]}],
+        "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
+    let pod = obj("v1", "Pod", Some("finance"), "p", "p").deleting(DELETED);
+    let g = graph(vec![ns("finance", json!({})), ns("ledger-system", json!({})), pod, config(w)]);
+    let live = Liveness::new(&g, NOW.parse().unwrap());
+    let d = why_stuck(&g, &live, node(&g, "Pod", "p"));
+    assert!(d.stuck);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
+    assert!(f.message.contains("kubelet's final DELETE"), "{}", f.message);
+    // the same pod, no webhook on pods DELETE: no such finding
+    let g = graph(vec![ns("finance", json!({})), obj("v1", "Pod", Some("finance"), "p", "p").deleting(DELETED)]);
+    let live = Liveness::new(&g, NOW.parse().unwrap());
+    let d = why_stuck(&g, &live, node(&g, "Pod", "p"));
+    assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionWebhookUnavailable));
+}

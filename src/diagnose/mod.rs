@@ -174,7 +174,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     }
     let stuck_set = e.propagate_stuck();
     admission::warn_rejected_patches(g, &mut e.findings);
-    admission::note_unjudged(g, target, &mut e.finalizers);
+    admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
     }

@@ -27,7 +27,7 @@ use crate::names::{API_SERVICE, CRD};
 use super::step::{Reach, Step};
 use super::unconvertible;
 use super::{Explainer, FindingCode, Related, Severity, describe, remedy};
-use crate::admission::webhooks::{self, Operation};
+use crate::admission::Operation;
 use crate::admission::{backend, conversion};
 use crate::controllers::FinalizerOwner;
 use crate::graph::{Graph, NodeId};
@@ -152,7 +152,8 @@ impl Explainer<'_, '_> {
             if o.is_deleting() {
                 continue;
             }
-            for i in webhooks::interceptors(g, c, Operation::Delete).into_iter().filter(|i| i.backend.is_dead()) {
+            for i in self.shared.admission.interceptors(g, c, Operation::Delete).iter().filter(|i| i.backend.is_dead())
+            {
                 if !confs.contains(&i.configuration) {
                     confs.push(i.configuration);
                     causes.push(format!(

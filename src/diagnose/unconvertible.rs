@@ -7,7 +7,7 @@ use serde_json::json;
 use super::step::{Command, Reach, Step};
 use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe};
 use crate::admission::backend::{Backend, Target};
-use crate::admission::conversion::{DeadConverter, crd_of, dead_converter};
+use crate::admission::conversion::{DeadConverter, converter_judged_by, crd_of};
 use crate::graph::{Graph, NodeId};
 
 impl Explainer<'_, '_> {
@@ -18,7 +18,13 @@ impl Explainer<'_, '_> {
         if o.group().is_empty() || (x == self.target && !o.is_deleting()) {
             return;
         }
-        let Some(dead) = crd_of(g, o.group(), &o.kind).and_then(|c| dead_converter(g, c)) else { return };
+        let backends = self.shared.admission.backends();
+        let Some(dead) = crd_of(g, o.group(), &o.kind)
+            .and_then(|c| converter_judged_by(g, c, backends))
+            .filter(|c| c.backend.is_dead())
+        else {
+            return;
+        };
         self.findings.push(unavailable(g, x, &dead));
         self.local_stuck.push(x);
     }
@@ -101,6 +107,8 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
+
+    use crate::admission::conversion::dead_converter;
 
     use super::*;
     use crate::testing::{ObjExt, graph, node, obj};

@@ -78,8 +78,9 @@ pub struct World<'g> {
     pub gc_stuck: HashMap<NodeId, Stuck>,
     /// Requests the API server refused (admission webhooks, conversion), per object.
     pub rejected: HashMap<NodeId, Vec<Rejection>>,
-    /// Some request may be refused at all ([`admission::applies`]).
-    admission: bool,
+    /// The webhooks by what they intercept, when some request may be refused at all
+    /// ([`admission::applies`]).
+    admission: Option<crate::admission::Index>,
     visited: HashSet<NodeId>,
     notes: Vec<String>,
     noted: HashSet<String>,
@@ -105,7 +106,7 @@ impl<'g> World<'g> {
             removed: Vec::new(),
             gc_stuck: HashMap::new(),
             rejected: HashMap::new(),
-            admission: admission::applies(g),
+            admission: admission::applies(g).then(|| crate::admission::Index::new(g)),
             visited: HashSet::new(),
             notes: Vec::new(),
             noted: HashSet::new(),
@@ -617,11 +618,9 @@ impl<'g> World<'g> {
 
     /// Passes `op` on `n` through admission; a rejection is recorded (once) and false returned.
     fn admit(&mut self, n: NodeId, op: Operation, actor: &str, what: String, finalizer: Option<&str>) -> bool {
-        if !self.admission {
-            return true;
-        }
+        let Some(index) = &self.admission else { return true };
         let (rejection, notes) =
-            admission::review(self, n, &Request { op, actor, what, finalizer, preferred_version: actor == GC });
+            admission::review(self, index, n, &Request { op, actor, what, finalizer, preferred_version: actor == GC });
         for note in notes {
             self.note(note);
         }
