@@ -33,11 +33,9 @@ impl Explainer<'_, '_> {
         } else if x != self.target && will_be_deleted(g, o, x) {
             ops.push(Operation::Delete);
         }
-        if !ops.is_empty() {
-            if let Some(f) = seen_denying(g, &self.shared.events, x) {
-                self.findings.push(f);
-                self.local_stuck.push(x);
-            }
+        if let (false, Some(f)) = (ops.is_empty(), seen_denying(g, &self.shared.events, x)) {
+            self.findings.push(f);
+            self.local_stuck.push(x);
         }
         for op in ops {
             let found = self.shared.admission.interceptors(g, x, op);
