@@ -33,6 +33,10 @@ impl Explainer<'_, '_> {
         } else if x != self.target && will_be_deleted(g, o, x) {
             ops.push(Operation::Delete);
         }
+        if let (false, Some(f)) = (ops.is_empty(), seen_denying(g, &self.shared.events, x)) {
+            self.findings.push(f);
+            self.local_stuck.push(x);
+        }
         for op in ops {
             let found = self.shared.admission.interceptors(g, x, op);
             // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
@@ -215,6 +219,65 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         subject: Subject::Related,
         cannot_tell: false,
     }
+}
+
+/// `AdmissionDenied` from the object's Warning Events: a message that says `denied` and names,
+/// quoted, a webhook of a configuration or an admission policy the snapshot holds (the API
+/// server's `admission webhook "<name>" denied the request`, `ValidatingAdmissionPolicy
+/// '<name>' with binding '<b>' denied request`). Only the name the cluster holds is matched;
+/// the message is quoted as written.
+fn seen_denying(g: &Graph, events: &super::events::Index, x: NodeId) -> Option<Finding> {
+    let warnings = events.warnings(g.identity(x).uid);
+    if warnings.is_empty() {
+        return None;
+    }
+    let mut names: Vec<(NodeId, String)> = Vec::new();
+    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
+            let Some(conf) = g.object(c) else { continue };
+            for w in conf.body.get("webhooks").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                if let Some(n) = w.get("name").and_then(serde_json::Value::as_str) {
+                    names.push((c, format!("\"{n}\"")));
+                }
+            }
+        }
+    }
+    for kind in ["ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"] {
+        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
+            names.push((c, format!("'{}'", g.identity(c).name)));
+        }
+    }
+    let (e, c) = warnings.iter().find_map(|e| {
+        (e.message.contains("denied"))
+            .then(|| names.iter().find(|(_, n)| e.message.contains(n.as_str())).map(|(c, _)| (*e, *c)))?
+    })?;
+    let conf = g.identity(c);
+    let resource = conf.kind.to_lowercase();
+    Some(Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Error,
+        object: x,
+        related: vec![Related::Node(c)],
+        message: format!(
+            "{} denies a request the deletion of {} needs; its Warning Event quotes: {:?}. Until it allows it, the finalizer's removal (or the delete) is rejected, printed patches too",
+            describe(g, c),
+            describe(g, x),
+            e.message
+        ),
+        remedy: vec![
+            Step::run(
+                Reach::Inspect,
+                format!("Read {} {}: what it denies and why.", conf.kind, conf.name),
+                Command::kubectl(["get"]).arg(resource.clone()).arg(conf.name).flag("-o", "yaml"),
+            ),
+            Step::advice(
+                Reach::Disrupt,
+                "Adjust it (or its binding) so it allows this request; removing it turns off whatever it enforces for every object it covers.",
+            ),
+        ],
+        subject: Subject::Related,
+        cannot_tell: false,
+    })
 }
 
 /// Any step that removes a finalizer of an object whose UPDATE a dead webhook rejects says so,

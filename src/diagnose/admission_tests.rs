@@ -205,3 +205,44 @@ fn a_terminating_pod_whose_final_delete_a_dead_webhook_rejects_is_stuck() {
     let d = why_stuck(&g, &live, node(&g, "Pod", "p"));
     assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionWebhookUnavailable));
 }
+
+#[test]
+fn a_serving_webhook_seen_denying_in_an_event_makes_the_object_stuck() {
+    let slice = {
+        let mut s = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "lw-1", "sl")
+            .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
+        s["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
+        s
+    };
+    let event = |msg: &str| {
+        obj("v1", "Event", Some("finance"), "acme.1", "ev-1")
+            .with("involvedObject", json!({"kind": "Account", "name": "acme", "namespace": "finance", "uid": "acme"}))
+            .with("type", json!("Warning"))
+            .with("reason", json!("FinalizerRemovalFailed"))
+            .with("message", json!(msg))
+    };
+    let world = |ev: Value| {
+        graph(vec![
+            crd(),
+            ns("finance", json!({})),
+            ns("ledger-system", json!({})),
+            account(json!({})),
+            config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
+            obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc")
+                .with("spec", json!({"type": "ClusterIP"})),
+            slice.clone(),
+            ev,
+        ])
+    };
+    let g = world(event(
+        "admission webhook \"accounts.ledger.example.org\" denied the request: accounts with a balance keep their finalizer",
+    ));
+    let d = diagnose(&g);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("a seen denial");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.related, [Related::Node(node(&g, "ValidatingWebhookConfiguration", "ledger-policy"))]);
+    assert!(f.message.contains("accounts with a balance keep their finalizer"), "{}", f.message);
+    // a denial naming a webhook the cluster does not hold decides nothing
+    let g = world(event("admission webhook \"other.example.org\" denied the request: no"));
+    assert!(!diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied));
+}

@@ -54,6 +54,9 @@ pub enum FindingCode {
     /// A `failurePolicy: Fail` webhook that intercepts the finalizer's removal or the delete has
     /// no serving backend; `related` names the webhook configuration.
     AdmissionWebhookUnavailable,
+    /// A serving admission webhook or an admission policy is seen denying (in a Warning Event
+    /// that names it) a request the deletion needs; `related` names the configuration or policy.
+    AdmissionDenied,
     /// The object's CRD converts through a webhook with no serving backend; `related` names the
     /// CRD.
     ConversionWebhookUnavailable,
@@ -101,6 +104,7 @@ impl FindingCode {
             FindingCode::ControllerStalled => "ControllerStalled",
             FindingCode::FinalizerNotProgressing => "FinalizerNotProgressing",
             FindingCode::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
+            FindingCode::AdmissionDenied => "AdmissionDenied",
             FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
             FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
         }
