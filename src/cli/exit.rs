@@ -1,4 +1,4 @@
-//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked.
+//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked, 3 undecided.
 
 use std::process::ExitCode;
 
@@ -10,6 +10,8 @@ pub enum Exit {
     Failure,
     /// Answered, and the answer is "stuck" (why-stuck) or "ends blocked" (plan).
     Stuck,
+    /// Answered, but undecided: `--watch` reached `--timeout` before the deletion ended.
+    Unknown,
 }
 
 impl Exit {
@@ -24,6 +26,7 @@ impl From<Exit> for ExitCode {
             Exit::Ok => 0,
             Exit::Failure => 1,
             Exit::Stuck => 2,
+            Exit::Unknown => 3,
         })
     }
 }
