@@ -207,7 +207,9 @@ impl Store {
         for v in by_kind.values_mut() {
             v.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
         }
-        let objects = Objects { by_kind, rv: FIRST_RV, history: Vec::new(), compacted: FIRST_RV };
+        // nothing compacted yet: a watch from an object's own (older) resourceVersion replays
+        // the changes since the load, which are all there are
+        let objects = Objects { by_kind, rv: FIRST_RV, history: Vec::new(), compacted: 0 };
         Store { resources, groups, objects: std::sync::RwLock::new(objects) }
     }
 
@@ -252,9 +254,12 @@ impl Store {
         Some(rv)
     }
 
-    /// Forgets the history: a watch from any resourceVersion before now is 410 Gone.
+    /// Forgets the history: a watch from any resourceVersion seen so far is 410 Gone (the
+    /// compaction takes a resourceVersion of its own, as etcd's does, from which a relist's
+    /// watch then starts).
     pub fn compact(&self) {
         let mut w = self.objects.write().unwrap();
+        w.rv += 1;
         w.compacted = w.rv;
         w.history.clear();
     }
