@@ -1,6 +1,9 @@
-//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked, 3 undecided.
+//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked, 3 done
+//! but the answer cannot be judged.
 
 use std::process::ExitCode;
+
+use kubectl_gc::diagnose::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -10,13 +13,24 @@ pub enum Exit {
     Failure,
     /// Answered, and the answer is "stuck" (why-stuck) or "ends blocked" (plan).
     Stuck,
-    /// Answered, but undecided: `--watch` reached `--timeout` before the deletion ended.
+    /// Answered, but nothing was found stuck and something the verdict rests on could not be
+    /// read or judged (verdict `Unknown`): never "nothing to do". Also `--watch` reaching
+    /// `--timeout` before the deletion ended.
     Unknown,
 }
 
 impl Exit {
     pub fn from_stuck(stuck: bool) -> Exit {
         if stuck { Exit::Stuck } else { Exit::Ok }
+    }
+
+    /// The code of a why-stuck verdict (`--all`: the worst answer's; none answered is 0).
+    pub fn from_verdict(v: Option<Verdict>) -> Exit {
+        match v {
+            Some(Verdict::Stuck) => Exit::Stuck,
+            Some(Verdict::Unknown) => Exit::Unknown,
+            Some(Verdict::InProgress | Verdict::NotDeleting) | None => Exit::Ok,
+        }
     }
 }
 

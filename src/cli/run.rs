@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<Exit> {
             }
             out.flush()?;
             exit_without_freeing(g);
-            Ok(Exit::from_stuck(d.stuck))
+            Ok(Exit::from_verdict(Some(d.verdict())))
         }
         Command::Tree(a) => {
             let Loaded { graph: g, now, target, .. } = request::load(global, &about(&a.target, true, None)?)?;

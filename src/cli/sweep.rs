@@ -58,9 +58,10 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     }
     out.flush()?;
     output::timing("render", t);
-    let stuck = s.stuck();
+    // 2 when anything is stuck, else 3 when anything could not be judged, else 0
+    let verdict = s.verdict();
     drop(s);
     drop(live);
     exit_without_freeing(g);
-    Ok(Exit::from_stuck(stuck))
+    Ok(Exit::from_verdict(verdict))
 }

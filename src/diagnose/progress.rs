@@ -13,7 +13,7 @@ use crate::graph::{Graph, NodeId};
 
 use super::describe;
 use super::events::{self, Index};
-use super::finding::{Finding, FindingCode, Severity};
+use super::finding::{Finding, FindingCode, Severity, Subject};
 use super::remedy;
 use super::step::{Command, Reach, Step};
 
@@ -144,6 +144,8 @@ pub fn alive_finding(
                 owner.evidence.join("; ")
             ),
             remedy: steps,
+            subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
+            cannot_tell: false,
         };
         return (finding, false);
     }
@@ -179,6 +181,8 @@ pub fn alive_finding(
             crate::age::human(opts.stuck_after)
         ),
         remedy: steps,
+        subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
+        cannot_tell: false,
     };
     (finding, true)
 }
