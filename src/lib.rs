@@ -25,3 +25,4 @@ pub mod sweep;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod tree;
+pub mod watch;

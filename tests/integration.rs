@@ -15,3 +15,4 @@ mod plugin;
 mod support;
 mod sweep;
 mod util;
+mod watch;

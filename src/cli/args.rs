@@ -157,12 +157,37 @@ pub struct WhyStuckArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
     /// Also print the planner's dry run of what happens once the blocker is gone
-    #[arg(long)]
+    #[arg(long, conflicts_with = "watch")]
     pub plan: bool,
     /// How long a finalizer whose controller is alive may stay before the answer calls it
     /// stuck (FinalizerNotProgressing), as kubectl takes durations: 90s, 15m, 4h, 1h30m
     #[arg(long = "stuck-after", value_name = "DURATION", default_value = "1h")]
     pub stuck_after: KubeDuration,
+    #[command(flatten)]
+    pub watch: WatchFlags,
+}
+
+/// `--watch` and what ends it (contract §4.5).
+#[derive(ClapArgs, Debug, Clone, Copy)]
+pub struct WatchFlags {
+    /// Follow the deletion live (WATCH requests), re-judging the answer on every change, until
+    /// it ends: exit 0 when gone, 2 when Stuck for --stuck-after with nothing changing, 3 on
+    /// --timeout
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// With --watch: give up after this long, still undecided (exit 3)
+    #[arg(long, value_name = "DURATION", requires = "watch")]
+    pub timeout: Option<KubeDuration>,
+    /// With --watch: end as soon as the answer is Stuck (exit 2)
+    #[arg(long, value_enum, value_name = "stuck", requires = "watch")]
+    pub until: Option<Until>,
+}
+
+/// What ends a watch early.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Until {
+    /// As soon as the answer is Stuck.
+    Stuck,
 }
 
 impl WhyStuckArgs {
@@ -187,6 +212,12 @@ pub struct TreeArgs {
     /// Show owners upward instead of dependents downward
     #[arg(long)]
     pub owners: bool,
+    /// With --watch: how long the root may stay Stuck with nothing changing before the watch
+    /// ends (exit 2); also how long a finalizer whose controller is alive may stay
+    #[arg(long = "stuck-after", value_name = "DURATION", default_value = "1h", requires = "watch")]
+    pub stuck_after: KubeDuration,
+    #[command(flatten)]
+    pub watch: WatchFlags,
 }
 
 #[derive(ClapArgs, Debug)]

@@ -14,7 +14,8 @@ pub enum Exit {
     /// Answered, and the answer is "stuck" (why-stuck) or "ends blocked" (plan).
     Stuck,
     /// Answered, but nothing was found stuck and something the verdict rests on could not be
-    /// read or judged (verdict `Unknown`): never "nothing to do".
+    /// read or judged (verdict `Unknown`): never "nothing to do". Also `--watch` reaching
+    /// `--timeout` before the deletion ended.
     Unknown,
 }
 

@@ -9,3 +9,4 @@ pub mod request;
 pub mod run;
 pub mod snapshot_file;
 pub mod sweep;
+pub mod watch;

@@ -42,6 +42,11 @@ pub fn warn(msg: &str) {
     let _ = writeln!(io::stderr().lock(), "warning: {}", one_line(msg));
 }
 
+/// A note on stderr (why a watch ended), one line.
+pub fn note(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "{}", one_line(msg));
+}
+
 /// An error on stderr, as one `error:` line.
 pub fn error(msg: &str) {
     let _ = writeln!(io::stderr().lock(), "error: {}", one_line(msg));

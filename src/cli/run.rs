@@ -11,10 +11,29 @@ use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
 use kubectl_gc::render;
 use kubectl_gc::{diagnose, tree};
 
-use super::args::{Args, AssumeArg, CascadeArg, Command, Format, Target, TreeFormat};
+use super::args::{Args, AssumeArg, CascadeArg, Command, Format, Target, TreeFormat, WatchFlags};
 use super::exit::Exit;
 use super::output;
-use super::request::{self, Loaded, Request, connection, exit_without_freeing, style, warn_about};
+use super::request::{self, KubeDuration, Loaded, Request, connection, exit_without_freeing, style, warn_about};
+use super::watch::{Options as WatchOptions, Subject};
+
+/// How a watch of `t` ends and is shown.
+fn watch_options(
+    json: bool,
+    answer: diagnose::Options,
+    stuck_after: KubeDuration,
+    flags: WatchFlags,
+    command: &str,
+    t: &Target,
+    global: &super::args::Global,
+) -> WatchOptions {
+    let what = match &t.name {
+        Some(n) => format!("{} {n}", t.what),
+        None => t.what.clone(),
+    };
+    let ns = global.namespace.as_ref().map(|ns| format!(" -n {ns}")).unwrap_or_default();
+    WatchOptions { json, answer, stuck_after: stuck_after.0, flags, title: format!("{command} {what}{ns}") }
+}
 
 /// The request of an answer about one object.
 fn about(t: &Target, dependents_anywhere: bool, why_stuck: Option<diagnose::Options>) -> Result<Request> {
@@ -25,6 +44,22 @@ pub fn run(args: Args) -> Result<Exit> {
     let global = &args.global;
     match &args.command {
         Command::WhyStuck(a) if a.all => super::sweep::run(global, a),
+        Command::WhyStuck(a) if a.watch.watch => {
+            let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
+            let o =
+                watch_options(a.output == Format::Json, a.options(), a.stuck_after, a.watch, "why-stuck", &t, global);
+            super::watch::run(global, &about(&t, false, Some(a.options()))?, Subject::WhyStuck, &o)
+        }
+        Command::Tree(a) if a.watch.watch => {
+            if !matches!(a.output, TreeFormat::Text | TreeFormat::Json) {
+                bail!("--watch shows the tree as text or JSON lines; -o dot, mermaid and yaml draw it once");
+            }
+            let answer = diagnose::Options { stuck_after: a.stuck_after.seconds() };
+            let o =
+                watch_options(a.output == TreeFormat::Json, answer, a.stuck_after, a.watch, "tree", &a.target, global);
+            let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
+            super::watch::run(global, &about(&a.target, true, Some(answer))?, Subject::Tree(dir), &o)
+        }
         Command::WhyStuck(a) => {
             let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
             let opts = a.options();

@@ -25,6 +25,21 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
     // holds what the answers about every object in it read, judged with these options
     let request = Request { target: None, dependents_anywhere: false, why_stuck: Some(answer) };
+    if a.watch.watch {
+        let scope = if global.all_namespaces {
+            "-A".to_string()
+        } else {
+            global.namespace.as_ref().map(|ns| format!("-n {ns}")).unwrap_or_default()
+        };
+        let o = super::watch::Options {
+            json: a.output == Format::Json,
+            answer,
+            stuck_after: a.stuck_after.0,
+            flags: a.watch,
+            title: format!("why-stuck --all {scope}").trim_end().to_string(),
+        };
+        return super::watch::run(global, &request, super::watch::Subject::All { stuck_only: a.stuck_only }, &o);
+    }
     let Loaded { graph: g, now, namespace, .. } = request::load(global, &request)?;
     let scope = if global.all_namespaces { Scope::Cluster } else { Scope::Namespace(namespace) };
     let t = std::time::Instant::now();

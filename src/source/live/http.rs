@@ -227,6 +227,36 @@ impl Reader {
         }
     }
 
+    /// GET `path` as a stream (a WATCH): the answer's head within `--request-timeout`, then
+    /// its body as it comes, for as long as the server sends it. Not retried: a watch resumes
+    /// from where it was instead. An error status is a [`Failure::Status`].
+    pub async fn stream(&self, path: &str, accept: &str) -> Result<kube::client::Body, Failure> {
+        let mut req = http::Request::get(path).header(http::header::ACCEPT, accept);
+        for (name, value) in &self.headers {
+            req = req.header(name, value);
+        }
+        let req = req.body(kube::client::Body::from(Vec::new())).map_err(|e| {
+            let shown = e.to_string();
+            Failure::Transport { cause: Cause::new(e, shown), retriable: false }
+        })?;
+        let sent = self.client.send(req);
+        let resp = match self.timeout {
+            Some(t) => tokio::time::timeout(t, sent).await.map_err(|_| Failure::Timeout(t))?,
+            None => sent.await,
+        }
+        .map_err(transport)?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp.into_body());
+        }
+        let body = resp.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+        let (reason, message) = match serde_json::from_slice::<StatusBody>(&body) {
+            Ok(s) => (s.reason, s.message),
+            Err(_) => (status.canonical_reason().unwrap_or("").to_string(), String::new()),
+        };
+        Err(Failure::Status { code: status.as_u16(), reason, message })
+    }
+
     async fn get_once(&self, path: &str, accept: &str) -> Result<Answer, (Failure, Option<Duration>)> {
         let mut req = http::Request::get(path).header(http::header::ACCEPT, accept);
         for (name, value) in &self.headers {
@@ -282,7 +312,7 @@ struct StatusBody {
 
 /// Waits between attempts: 200 ms, then 400 ms, each with up to half again of random jitter
 /// (so that the plugin's concurrent lists do not retry in step).
-fn backoff(attempt: u32) -> Duration {
+pub(crate) fn backoff(attempt: u32) -> Duration {
     use std::hash::{BuildHasher, Hasher};
     let base = 100u64 << attempt;
     // a random number without a crate: the std hasher's per-process random keys

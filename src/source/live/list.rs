@@ -37,7 +37,7 @@ application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 /// in JSON, the only form a GET's answer is decoded from (no plain-JSON fallback: a 406
 /// is handled by the caller).
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
-const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
 
 /// A JSON list page. `items` is an `Option` so that an answer without it (`{}`, a Status) is
 /// told from an empty list.
@@ -60,6 +60,8 @@ impl Page {
 struct PageMeta {
     #[serde(rename = "continue")]
     continue_: Option<String>,
+    #[serde(rename = "resourceVersion")]
+    resource_version: Option<String>,
 }
 
 /// Whether a type is listed in full (its body is analysed) or metadata-only. Never the core
@@ -82,6 +84,8 @@ pub struct Listed {
     /// carries any: the server honoured the opt-out (an object written since server-side apply
     /// has at least one entry), so the managers of finalizers must be read again.
     pub managed_fields_dropped: bool,
+    /// The last page's `metadata.resourceVersion`: what a watch of the same list resumes from.
+    pub resource_version: Option<String>,
 }
 
 /// A list's narrowing: a field selector (`metadata.name=…`, `involvedObject.uid=…`) and a
@@ -106,16 +110,16 @@ pub async fn list(
     drop: bool,
     selectors: Selectors<'_>,
 ) -> Result<Listed, Failure> {
-    let kept = |docs| Listed { docs, managed_fields_dropped: false };
+    let kept = |(docs, _, resource_version)| Listed { docs, managed_fields_dropped: false, resource_version };
     if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, selectors).await.map(|(docs, _)| kept(docs));
+        return paged(r, t, namespace, JSON, selectors).await.map(kept);
     }
     // once the server has shown it does not honour the opt-out, protobuf is asked for first
     let drop = drop && r.opt_out() != OptOut::Ignored;
     let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
-    let (docs, protobuf) = match paged(r, t, namespace, accept, selectors).await {
+    let (docs, protobuf, resource_version) = match paged(r, t, namespace, accept, selectors).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
-            return paged(r, t, namespace, JSON, selectors).await.map(|(docs, _)| kept(docs));
+            return paged(r, t, namespace, JSON, selectors).await.map(kept);
         }
         other => other?,
     };
@@ -129,7 +133,7 @@ pub async fn list(
             r.learn_opt_out(OptOut::Honoured);
         }
     }
-    Ok(Listed { docs, managed_fields_dropped: drop && !carried })
+    Ok(Listed { docs, managed_fields_dropped: drop && !carried, resource_version })
 }
 
 /// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
@@ -142,7 +146,7 @@ async fn paged(
     namespace: Option<&str>,
     accept: &str,
     selectors: Selectors<'_>,
-) -> Result<(Vec<RawDoc>, bool), Failure> {
+) -> Result<(Vec<RawDoc>, bool, Option<String>), Failure> {
     let base = t.path(namespace);
     let mut protobuf = false;
     let mut relisted = false;
@@ -174,23 +178,23 @@ async fn paged(
                 Err(f) => return Err(f),
             };
             protobuf |= super::protobuf::is_protobuf(&answer.content_type);
-            let (items, next) = if super::protobuf::is_protobuf(&answer.content_type) {
+            let (items, next, version) = if super::protobuf::is_protobuf(&answer.content_type) {
                 let page = super::protobuf::decode_metadata_list(&answer.body).map_err(Failure::Decode)?;
-                (page.items, page.continue_)
+                (page.items, page.continue_, page.resource_version)
             } else {
                 let page: Page = serde_json::from_slice(&answer.body).map_err(|e| Failure::Decode(e.to_string()))?;
                 // `{}` or a Status with a 200 is not an empty list
                 if !page.is_list() {
                     return Err(Failure::NotAList(page.kind.unwrap_or_default()));
                 }
-                (page.items.unwrap_or_default(), page.metadata.continue_)
+                (page.items.unwrap_or_default(), page.metadata.continue_, page.metadata.resource_version)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
             match next.filter(|c| !c.is_empty()) {
                 Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
                 Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
                 Some(c) => token = Some(c),
-                None => return Ok((out, protobuf)),
+                None => return Ok((out, protobuf, version)),
             }
         }
     }
@@ -224,7 +228,7 @@ async fn get_as(
 
 /// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's
 /// `PartialObjectMetadata`: every object gets its type's own.
-fn stamp(mut d: RawDoc, t: &ListType) -> RawDoc {
+pub(crate) fn stamp(mut d: RawDoc, t: &ListType) -> RawDoc {
     d.api_version = Some(t.api_version());
     d.kind = Some(t.kind.clone());
     d.items = None;

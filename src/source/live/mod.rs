@@ -25,6 +25,7 @@ pub mod http;
 pub mod kubeconfig;
 pub mod list;
 pub mod protobuf;
+pub mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -158,6 +159,13 @@ impl Session {
 
     /// One ask: one request (a list is paged).
     async fn execute(&self, ask: Ask) -> Answered {
+        self.execute_versioned(ask).await.0
+    }
+
+    /// One ask, and the resourceVersion its answer is current at (a list's; a GET's object's),
+    /// from which a watch of the same objects resumes.
+    pub async fn execute_versioned(&self, ask: Ask) -> (Answered, Option<String>) {
+        let mut version = None;
         let full = ask.body == ask::Body::Full;
         let (result, managed_fields_dropped) = match &ask.fetch {
             ask::Fetch::Get(name) => {
@@ -167,6 +175,7 @@ impl Session {
                 } else {
                     list::get_metadata(&self.reader, &ask.kind, ns, name).await
                 };
+                version = res.as_ref().ok().and_then(|d| d.metadata.as_ref()?.resource_version.clone());
                 (res.map(|d| vec![d]), false)
             }
             ask::Fetch::List { field_selector, label_selector, only } => {
@@ -182,6 +191,7 @@ impl Session {
                 .await
                 {
                     Ok(l) => {
+                        version = l.resource_version;
                         let mut docs = l.docs;
                         if let Some(only) = only {
                             docs.retain(|d| {
@@ -196,7 +206,7 @@ impl Session {
                 }
             }
         };
-        Answered { ask, result, managed_fields_dropped }
+        (Answered { ask, result, managed_fields_dropped }, version)
     }
 }
 

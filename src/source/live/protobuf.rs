@@ -34,6 +34,8 @@ pub struct Page {
     pub items: Vec<RawDoc>,
     /// `metadata.continue`: the token for the next page; `None` on the last.
     pub continue_: Option<String>,
+    /// `metadata.resourceVersion`: what the list is consistent with (a watch resumes from it).
+    pub resource_version: Option<String>,
 }
 
 /// Decodes a protobuf `PartialObjectMetadataList` answer.
@@ -49,10 +51,11 @@ pub fn decode_metadata_list(body: &[u8]) -> Result<Page, String> {
     }
     let list = pb::PartialObjectMetadataList::decode(unknown.raw.as_deref().unwrap_or_default())
         .map_err(|e| format!("list: {e}"))?;
-    let continue_ = list.metadata.and_then(|m| m.r#continue).filter(|c| !c.is_empty());
+    let continue_ = list.metadata.as_ref().and_then(|m| m.r#continue.clone()).filter(|c| !c.is_empty());
+    let resource_version = list.metadata.and_then(|m| m.resource_version).filter(|v| !v.is_empty());
     let items =
         list.items.into_iter().map(|i| RawDoc { metadata: i.metadata.map(meta), ..Default::default() }).collect();
-    Ok(Page { items, continue_ })
+    Ok(Page { items, continue_, resource_version })
 }
 
 fn non_empty(s: Option<String>) -> Option<String> {

@@ -1,5 +1,8 @@
-//! `cargo run --example apiserver -- --snapshot FILE [--port N] [--legacy] [--page N] [--drop MODE]`: the test
-//! API server on its own, to point kubectl or kubectl-gc at by hand.
+//! `cargo run --example apiserver -- --snapshot FILE [--port N] [--legacy] [--page N] [--drop MODE]
+//! [--script FILE] [--bookmarks SECONDS]`: the test API server on its own, to point kubectl or
+//! kubectl-gc at by hand. A script is a JSON array of steps, each `{"after": SECONDS, ...}` with
+//! one of `"put": OBJECT`, `"remove": OBJECT`, `"drop": true` (end every open watch) or
+//! `"expire": true` (410 Gone), run from the first WATCH request on.
 
 #[path = "mod.rs"]
 mod apiserver;
@@ -25,9 +28,26 @@ fn main() {
                     _ => panic!("--drop takes honour, ignore or skip"),
                 }
             }
+            "--script" => {
+                let path = args.next().expect("--script takes a file");
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+                let steps: Vec<serde_json::Value> = serde_json::from_str(&text).expect("a script is a JSON array");
+                options.script = steps
+                    .iter()
+                    .map(|step| apiserver::watch::Scripted {
+                        after: std::time::Duration::from_secs_f64(step["after"].as_f64().unwrap_or(0.0)),
+                        action: apiserver::watch::Action::from_json(step)
+                            .unwrap_or_else(|| panic!("a step puts, removes, drops or expires: {step}")),
+                    })
+                    .collect();
+            }
+            "--bookmarks" => {
+                let secs: f64 = args.next().and_then(|p| p.parse().ok()).expect("--bookmarks takes seconds");
+                options.bookmark_every = std::time::Duration::from_secs_f64(secs);
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)]"
+                    "usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)] [--script FILE] [--bookmarks SECONDS]"
                 );
                 return;
             }

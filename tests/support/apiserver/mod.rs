@@ -7,7 +7,9 @@
 //! `reason`, `type`; any other field is refused with 400, as the API server refuses it), KEP-5958's
 //! `drop=metadata.managedFields` Accept parameter (honoured as a 1.37 server with the
 //! `ManagedFieldsOptOut` gate on, or not: see [`DropManagedFields`]), and injected faults per
-//! resource or group. Every request is recorded for assertions.
+//! resource or group. Every request is recorded for assertions. WATCH (`?watch=1`) is served
+//! from the store's history, with bookmarks, scripted changes over time and faults on the
+//! stream (see [`watch`]).
 //!
 //! Also the example binary `cargo run --example apiserver -- --snapshot FILE --port N`.
 
@@ -16,6 +18,7 @@
 pub mod builtins;
 pub mod protobuf;
 pub mod store;
+pub mod watch;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -53,6 +56,10 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    pub fn is_watch(&self) -> bool {
+        form_urlencoded::parse(self.query.as_bytes()).any(|(k, v)| k == "watch" && (v == "1" || v == "true"))
+    }
+
     pub fn wants_metadata(&self) -> bool {
         self.accept.contains("as=PartialObjectMetadata")
     }
@@ -139,6 +146,8 @@ pub struct Fault {
     pub path: Option<String>,
     /// Only requests that carry a continue token.
     pub on_continue: bool,
+    /// Only WATCH requests (`?watch=1`).
+    pub on_watch: bool,
     pub kind: FaultKind,
     /// How many times it fires (`None`: always).
     pub remaining: Option<usize>,
@@ -146,19 +155,48 @@ pub struct Fault {
 
 impl Fault {
     pub fn resource(plural: &str, kind: FaultKind) -> Fault {
-        Fault { resource: Some(plural.into()), group: None, path: None, on_continue: false, kind, remaining: None }
+        Fault {
+            resource: Some(plural.into()),
+            group: None,
+            path: None,
+            on_continue: false,
+            on_watch: false,
+            kind,
+            remaining: None,
+        }
     }
 
     pub fn group(group: &str, kind: FaultKind) -> Fault {
-        Fault { resource: None, group: Some(group.into()), path: None, on_continue: false, kind, remaining: None }
+        Fault {
+            resource: None,
+            group: Some(group.into()),
+            path: None,
+            on_continue: false,
+            on_watch: false,
+            kind,
+            remaining: None,
+        }
     }
 
     pub fn path(path: &str, kind: FaultKind) -> Fault {
-        Fault { resource: None, group: None, path: Some(path.into()), on_continue: false, kind, remaining: None }
+        Fault {
+            resource: None,
+            group: None,
+            path: Some(path.into()),
+            on_continue: false,
+            on_watch: false,
+            kind,
+            remaining: None,
+        }
     }
 
     pub fn on_continue(mut self) -> Fault {
         self.on_continue = true;
+        self
+    }
+
+    pub fn on_watch(mut self) -> Fault {
+        self.on_watch = true;
         self
     }
 
@@ -185,6 +223,10 @@ pub struct Options {
     pub protobuf: bool,
     /// The `drop=metadata.managedFields` Accept parameter (default: honoured).
     pub drop_managed_fields: DropManagedFields,
+    /// How often a watch that allows them gets a BOOKMARK (default: every second).
+    pub bookmark_every: Duration,
+    /// Changes made over time, from the first WATCH request on.
+    pub script: Vec<watch::Scripted>,
 }
 
 impl Default for Options {
@@ -196,12 +238,21 @@ impl Default for Options {
             faults: Vec::new(),
             protobuf: true,
             drop_managed_fields: DropManagedFields::Honour,
+            bookmark_every: Duration::from_secs(1),
+            script: Vec::new(),
         }
     }
 }
 
-struct Shared {
+pub struct Shared {
     store: Store,
+    bookmark_every: Duration,
+    /// The script, until the first WATCH request starts it.
+    script: Mutex<Option<Vec<watch::Scripted>>>,
+    /// What open watches are told: a change, or to drop or expire.
+    signals: tokio::sync::broadcast::Sender<watch::Signal>,
+    /// The server's runtime, for changes made from the test's thread.
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
     aggregated: bool,
     aggregated_version: &'static str,
     max_page: usize,
@@ -232,6 +283,10 @@ impl ApiServer {
     pub fn start_with(snapshot: &Path, options: Options, port: u16) -> ApiServer {
         let shared = Arc::new(Shared {
             store: Store::load(snapshot),
+            bookmark_every: options.bookmark_every,
+            script: Mutex::new(Some(options.script)),
+            signals: tokio::sync::broadcast::channel(1024).0,
+            runtime: Mutex::new(None),
             aggregated: options.aggregated,
             aggregated_version: options.aggregated_version,
             max_page: options.max_page,
@@ -248,6 +303,7 @@ impl ApiServer {
         let state = shared.clone();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            *state.runtime.lock().unwrap() = Some(rt.handle().clone());
             rt.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("binding 127.0.0.1");
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
@@ -301,6 +357,16 @@ impl ApiServer {
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
         *self.shared.faults.lock().unwrap() = faults;
+    }
+
+    /// Changes the objects (or the open watches) now, as a script's step would.
+    pub fn apply(&self, action: watch::Action) {
+        watch::apply(&self.shared, action);
+    }
+
+    /// The WATCH requests so far.
+    pub fn watches(&self) -> Vec<Recorded> {
+        self.requests().into_iter().filter(Recorded::is_watch).collect()
     }
 }
 
@@ -357,7 +423,8 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     let q: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    if let Some(r) = fault(&s, Target::Path(&path), false, &accept).await {
+    let is_watch = param("watch").is_some_and(|w| w == "true" || w == "1");
+    if let Some(r) = fault(&s, Target::Path(&path), false, is_watch, &accept).await {
         return r;
     }
     let aggregated_media = format!("g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList", s.aggregated_version);
@@ -395,7 +462,7 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
         [p, n] => (None, Some(*p), Some(*n)),
         _ => return status(404, "NotFound", "the server could not find the requested resource", None),
     };
-    if let Some(r) = fault(&s, Target::Api { group, plural }, param("continue").is_some(), &accept).await {
+    if let Some(r) = fault(&s, Target::Api { group, plural }, param("continue").is_some(), is_watch, &accept).await {
         return r;
     }
     let Some(plural) = plural else {
@@ -414,6 +481,10 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     }
     match name {
         Some(name) => get(&s, res, namespace, name, &accept),
+        None if is_watch => {
+            let (res, namespace) = (res.clone(), namespace.map(str::to_string));
+            watch::watch(s.clone(), res, namespace, &q, &accept)
+        }
         None => {
             let protobuf = s.protobuf
                 && !s.faults.lock().unwrap().iter().any(|f| {
@@ -482,7 +553,7 @@ enum Target<'a> {
     Api { group: &'a str, plural: Option<&'a str> },
 }
 
-async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str) -> Option<Response> {
+async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: bool, accept: &str) -> Option<Response> {
     let (group, plural) = match target {
         Target::Api { group, plural } => (Some(group), plural),
         Target::Path(_) => (None, None),
@@ -495,6 +566,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
             let by_resource = plural.is_some() && f.resource.as_deref() == plural;
             (by_path || by_group || by_resource)
                 && (!f.on_continue || has_continue)
+                && (!f.on_watch || is_watch)
                 && f.remaining != Some(0)
                 && (!matches!(f.kind, FaultKind::NoMetadata) || accept.contains("as=PartialObjectMetadata"))
                 && !matches!(f.kind, FaultKind::NoProtobuf)
@@ -577,6 +649,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, accept: &str)
 
 fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str) -> Response {
     let found = s.store.objects_of(res, namespace).into_iter().find(|o| o["metadata"]["name"].as_str() == Some(name));
+    let found = found.as_ref();
     let Some(o) = found else {
         return status(404, "NotFound", &format!("{}{} \"{name}\" not found", res.plural, group_suffix(res)), None);
     };
@@ -605,9 +678,6 @@ fn list(
     protobuf: bool,
 ) -> Response {
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-    if param("watch").is_some_and(|w| w == "true" || w == "1") {
-        return status(405, "MethodNotAllowed", "watch is not served by this test server", None);
-    }
     let labels = param("labelSelector").unwrap_or("");
     let fields = match field_terms(param("fieldSelector").unwrap_or("")) {
         Ok(terms) => match terms.iter().find(|(f, _, _)| !selectable(res, f)) {
@@ -616,7 +686,10 @@ fn list(
         },
         Err(term) => return status(400, "BadRequest", &format!("invalid selector: '{term}'"), None),
     };
-    let all: Vec<&Value> = s
+    // the resourceVersion the list is consistent with: read before the objects (a change in
+    // between is then replayed by a watch from it, never lost)
+    let rv = s.store.resource_version();
+    let all: Vec<Value> = s
         .store
         .objects_of(res, namespace)
         .into_iter()
@@ -633,10 +706,10 @@ fn list(
     if s.max_page > 0 {
         limit = limit.min(s.max_page);
     }
-    let page: Vec<&Value> = all.iter().skip(start).take(limit).copied().collect();
+    let page: Vec<&Value> = all.iter().skip(start).take(limit).collect();
     let next = start.saturating_add(page.len());
     let mut meta = Map::new();
-    meta.insert("resourceVersion".into(), "4242".into());
+    meta.insert("resourceVersion".into(), rv.to_string().into());
     if next < all.len() {
         meta.insert("continue".into(), format!("offset-{next}").into());
         meta.insert("remainingItemCount".into(), (all.len() - next).into());
@@ -698,7 +771,7 @@ fn list(
 }
 
 /// `a=b`, `a==b`, `a!=b`, `a`, `!a`, comma-separated (set-based forms are not needed).
-fn label_match(selector: &str, labels: &Value) -> bool {
+pub(crate) fn label_match(selector: &str, labels: &Value) -> bool {
     selector.split(',').map(str::trim).filter(|t| !t.is_empty()).all(|term| {
         let get = |k: &str| labels.get(k.trim()).and_then(|v| v.as_str());
         if let Some((k, v)) = term.split_once("!=") {
@@ -714,7 +787,7 @@ fn label_match(selector: &str, labels: &Value) -> bool {
 }
 
 /// The terms of a field selector: (field, value, equal), or the first term that is not one.
-fn field_terms(selector: &str) -> Result<Vec<(&str, &str, bool)>, &str> {
+pub(crate) fn field_terms(selector: &str) -> Result<Vec<(&str, &str, bool)>, &str> {
     selector
         .split(',')
         .map(str::trim)
@@ -734,7 +807,7 @@ fn field_terms(selector: &str) -> Result<Vec<(&str, &str, bool)>, &str> {
 /// `reason`, `type`, `source`, `reportingComponent`; for events.k8s.io/v1 Events the same under
 /// its own names (`regarding.*`, `reason`, `type`, `reportingController`). Any other field is
 /// refused (400), as the API server refuses it.
-fn selectable(res: &Res, field: &str) -> bool {
+pub(crate) fn selectable(res: &Res, field: &str) -> bool {
     const ABOUT: &[&str] = &["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"];
     let about = |prefix: &str| field.strip_prefix(prefix).is_some_and(|f| ABOUT.contains(&f));
     match (res.group.as_str(), res.kind.as_str()) {
@@ -765,7 +838,7 @@ fn field_value<'a>(o: &'a Value, field: &str) -> Option<&'a str> {
     }
 }
 
-fn field_match(terms: &[(&str, &str, bool)], o: &Value) -> bool {
+pub(crate) fn field_match(terms: &[(&str, &str, bool)], o: &Value) -> bool {
     terms.iter().all(|(k, v, eq)| (field_value(o, k) == Some(*v)) == *eq)
 }
 
@@ -835,13 +908,13 @@ fn group_doc(s: &Shared, g: &str) -> Response {
     }
 }
 
-fn json_response(v: Value, content_type: &'static str) -> Response {
+pub(crate) fn json_response(v: Value, content_type: &'static str) -> Response {
     let mut r = Response::new(Body::from(serde_json::to_vec(&v).unwrap()));
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     r
 }
 
-fn status(code: u16, reason: &str, message: &str, metadata: Option<Value>) -> Response {
+pub(crate) fn status(code: u16, reason: &str, message: &str, metadata: Option<Value>) -> Response {
     let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": metadata.unwrap_or(json!({})), "status": "Failure",
                       "message": message, "reason": reason, "code": code});
     let mut r = json_response(body, "application/json").into_response();

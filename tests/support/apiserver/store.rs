@@ -2,6 +2,11 @@
 //! derived from its own built-in table ([`super::builtins`], independent of the product's),
 //! the snapshot's CustomResourceDefinitions, its APIResourceList items and its APIServices
 //! (groups without resources of their own).
+//!
+//! The objects change ([`Store::put`], [`Store::remove`]): each change takes the next
+//! resourceVersion and is kept in a history that watches replay from any resourceVersion after
+//! the last compaction ([`Store::compact`]; an older one is 410 Gone, as etcd's compaction
+//! makes it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -61,12 +66,45 @@ impl Res {
 }
 
 pub struct Store {
-    pub objects: Vec<Value>,
     pub resources: Vec<Res>,
     /// group → versions, preferred first (groups from APIServices may have no resources).
     pub groups: BTreeMap<String, Vec<String>>,
-    by_kind: std::collections::HashMap<(String, String), Vec<usize>>,
+    objects: std::sync::RwLock<Objects>,
 }
+
+/// The objects as they are now, and how they came to be.
+struct Objects {
+    /// By (group, kind), then (namespace, name): list order.
+    by_kind: std::collections::HashMap<(String, String), Vec<Value>>,
+    /// The resourceVersion of the last change (lists answer it).
+    rv: u64,
+    /// Changes after `compacted`, oldest first.
+    history: Vec<Change>,
+    /// Watches from a resourceVersion before this one are answered 410 Gone.
+    compacted: u64,
+}
+
+/// One change to the store, as a watch replays it.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub rv: u64,
+    /// The object before (`None`: created).
+    pub before: Option<Value>,
+    /// The object after (`None`: removed).
+    pub after: Option<Value>,
+}
+
+impl Change {
+    /// The (group, kind) changed.
+    pub fn key(&self) -> (String, String) {
+        let o = self.after.as_ref().or(self.before.as_ref()).expect("a change has an object");
+        key_of(o)
+    }
+}
+
+/// Why a watch cannot start where it asks.
+#[derive(Debug)]
+pub struct Expired;
 
 impl Store {
     pub fn load(path: &Path) -> Store {
@@ -162,8 +200,77 @@ impl Store {
         for vs in groups.values_mut() {
             vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         }
-        let by_kind = index_by_kind(&objects);
-        Store { objects, resources, groups, by_kind }
+        let mut by_kind: std::collections::HashMap<(String, String), Vec<Value>> = Default::default();
+        for o in objects {
+            by_kind.entry(key_of(&o)).or_default().push(o);
+        }
+        for v in by_kind.values_mut() {
+            v.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+        }
+        // nothing compacted yet: a watch from an object's own (older) resourceVersion replays
+        // the changes since the load, which are all there are
+        let objects = Objects { by_kind, rv: FIRST_RV, history: Vec::new(), compacted: 0 };
+        Store { resources, groups, objects: std::sync::RwLock::new(objects) }
+    }
+
+    /// The resourceVersion of the last change.
+    pub fn resource_version(&self) -> u64 {
+        self.objects.read().unwrap().rv
+    }
+
+    /// Adds or replaces an object (by apiVersion's group, kind, namespace and name), with the
+    /// next resourceVersion (a uid is given to an object that has none). Returns it.
+    pub fn put(&self, mut o: Value) -> u64 {
+        let mut w = self.objects.write().unwrap();
+        w.rv += 1;
+        let rv = w.rv;
+        o["metadata"]["resourceVersion"] = rv.to_string().into();
+        if o["metadata"]["uid"].is_null() {
+            o["metadata"]["uid"] = format!("uid-{}-{rv}", name_of(&o).1).into();
+        }
+        let list = w.by_kind.entry(key_of(&o)).or_default();
+        let before = match list.binary_search_by(|x| name_of(x).cmp(&name_of(&o))) {
+            Ok(i) => Some(std::mem::replace(&mut list[i], o.clone())),
+            Err(i) => {
+                list.insert(i, o.clone());
+                None
+            }
+        };
+        w.history.push(Change { rv, before, after: Some(o) });
+        rv
+    }
+
+    /// Removes an object; `None` when there was none.
+    pub fn remove(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<u64> {
+        let mut w = self.objects.write().unwrap();
+        let key = (group_of(api_version).to_string(), kind.to_string());
+        let at = (namespace.unwrap_or_default(), name);
+        let list = w.by_kind.get_mut(&key)?;
+        let i = list.iter().position(|x| name_of(x) == at)?;
+        let before = list.remove(i);
+        w.rv += 1;
+        let rv = w.rv;
+        w.history.push(Change { rv, before: Some(before), after: None });
+        Some(rv)
+    }
+
+    /// Forgets the history: a watch from any resourceVersion seen so far is 410 Gone (the
+    /// compaction takes a resourceVersion of its own, as etcd's does, from which a relist's
+    /// watch then starts).
+    pub fn compact(&self) {
+        let mut w = self.objects.write().unwrap();
+        w.rv += 1;
+        w.compacted = w.rv;
+        w.history.clear();
+    }
+
+    /// The changes after `rv` (oldest first), or [`Expired`] when they were compacted away.
+    pub fn changes_since(&self, rv: u64) -> Result<Vec<Change>, Expired> {
+        let r = self.objects.read().unwrap();
+        if rv < r.compacted {
+            return Err(Expired);
+        }
+        Ok(r.history.iter().filter(|c| c.rv > rv).cloned().collect())
     }
 
     pub fn resources_in(&self, group: &str, version: &str) -> impl Iterator<Item = &Res> {
@@ -176,42 +283,43 @@ impl Store {
 
     /// The objects of a resource (any stored version), in etcd key order (namespace, name).
     /// Events are one resource served by two groups: `events.k8s.io` lists the core ones too.
-    pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<&Value> {
+    pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<Value> {
         let mut keys = vec![(r.group.clone(), r.kind.clone())];
         if r.group == "events.k8s.io" && r.kind == "Event" {
             keys.push((String::new(), "Event".into()));
         }
-        let mut out: Vec<&Value> = keys
+        let objects = self.objects.read().unwrap();
+        let mut out: Vec<Value> = keys
             .iter()
-            .flat_map(|k| self.by_kind.get(k).into_iter().flatten())
-            .map(|&i| &self.objects[i])
+            .flat_map(|k| objects.by_kind.get(k).into_iter().flatten())
             .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns)))
+            .cloned()
             .collect();
         if keys.len() > 1 {
             out.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
         }
         out
     }
+
+    /// Whether a change concerns resource `r` (Events: either group).
+    pub fn is_of(r: &Res, c: &Change) -> bool {
+        let (g, k) = c.key();
+        k == r.kind && (g == r.group || (r.group == "events.k8s.io" && k == "Event" && g.is_empty()))
+    }
 }
 
-/// Objects of each (group, kind), sorted by namespace and name, as lists return them.
-fn index_by_kind(objects: &[Value]) -> std::collections::HashMap<(String, String), Vec<usize>> {
-    let mut by_kind: std::collections::HashMap<(String, String), Vec<usize>> = std::collections::HashMap::new();
-    for (i, o) in objects.iter().enumerate() {
-        let key = (
-            group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(),
-            o["kind"].as_str().unwrap_or_default().to_string(),
-        );
-        by_kind.entry(key).or_default().push(i);
-    }
-    for v in by_kind.values_mut() {
-        v.sort_by(|&a, &b| name_of(&objects[a]).cmp(&name_of(&objects[b])));
-    }
-    by_kind
-}
+/// The resourceVersion of the objects as loaded (lists answered "4242" before objects changed).
+pub const FIRST_RV: u64 = 4242;
 
 fn name_of(o: &Value) -> (&str, &str) {
     (o["metadata"]["namespace"].as_str().unwrap_or_default(), o["metadata"]["name"].as_str().unwrap_or_default())
+}
+
+fn key_of(o: &Value) -> (String, String) {
+    (
+        group_of(o["apiVersion"].as_str().unwrap_or_default()).to_string(),
+        o["kind"].as_str().unwrap_or_default().to_string(),
+    )
 }
 
 /// A core (v1) Event as `events.k8s.io/v1` serves it.

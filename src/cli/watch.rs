@@ -1,0 +1,452 @@
+//! `--watch` (contract §4.5): `why-stuck <obj>`, `why-stuck --all` and `tree <obj>`, followed
+//! live until the deletion ends.
+//!
+//! The first answer is read as a single answer is (the same request, the same read plan), but
+//! through [`Kept`], which follows each read with a WATCH of exactly what it read. On each
+//! report the kept objects are updated; reports that come close together are taken as one
+//! change (debounced), then the answer is judged again through the same path: a fresh read
+//! plan answered from the kept objects (only asks it had not made before are read, and then
+//! followed too), the graph of what is kept, the analysis, the renderer. Nothing is listed
+//! again unless a watch's history is gone (410).
+//!
+//! Output: on a terminal the answer is redrawn in place under a header (verdict, elapsed time,
+//! the changes that led to it, marked); piped, one line per change with its time; `-o json`,
+//! one JSON object a line, `{"time", "change", "answer"}`. It ends by itself: 0 when gone, 2
+//! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`), 3 at
+//! `--timeout`, 1 on failure (a watch that keeps failing).
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use k8s_openapi::jiff::Timestamp;
+
+use kubectl_gc::controllers::Liveness;
+use kubectl_gc::diagnose::{self, Connection};
+use kubectl_gc::graph::{Graph, NodeId};
+use kubectl_gc::reads::{self, TargetRef, Wants};
+use kubectl_gc::render::{self, style::Style};
+use kubectl_gc::source::live::watch::Kept;
+use kubectl_gc::source::live::{ReadOptions, snapshot_so_far};
+use kubectl_gc::sweep;
+use kubectl_gc::tree::{self, Direction};
+use kubectl_gc::watch::{Change, ChangeKind, Changes, Observed, Verdict};
+
+use super::args::{Global, Until, WatchFlags};
+use super::exit::Exit;
+use super::live::Live;
+use super::output;
+use super::request::{self, Request, connection, style};
+
+/// Reports closer together than this are one change.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+/// A change is judged at the latest this long after its first report, however many follow.
+const DEBOUNCE_MAX: Duration = Duration::from_secs(1);
+
+/// What is watched.
+#[derive(Clone, Debug)]
+pub enum Subject {
+    /// `why-stuck <obj>`.
+    WhyStuck,
+    /// `tree <obj>` (dependents, or owners).
+    Tree(Direction),
+    /// `why-stuck --all`, in the `-n`/`-A` scope.
+    All {
+        /// `--stuck-only`.
+        stuck_only: bool,
+    },
+}
+
+/// How a watch is shown and when it ends.
+pub struct Options {
+    /// `-o json`: one object a line; else text.
+    pub json: bool,
+    /// How answers are judged (`--stuck-after`).
+    pub answer: diagnose::Options,
+    /// Stuck this long with nothing changing ends the watch (exit 2).
+    pub stuck_after: Duration,
+    /// The flags.
+    pub flags: WatchFlags,
+    /// What is watched, as typed (for the header).
+    pub title: String,
+}
+
+/// One answer, judged.
+struct Judged {
+    observed: Observed,
+    /// The answer's text (for the terminal and the piped summary).
+    text: Vec<u8>,
+    /// The answer's JSON (`None` once gone).
+    json: Option<serde_json::Value>,
+}
+
+/// The target's uid when the watch began: another object under its name is not it.
+struct Target {
+    reference: TargetRef,
+    uid: String,
+}
+
+/// Runs a watch; `request` is the same request a single answer makes.
+pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) -> Result<Exit> {
+    if !global.snapshot.is_empty() {
+        bail!("--watch follows the cluster live and a snapshot does not change: give --watch or --snapshot, not both");
+    }
+    let mut live = Live::open(global)?;
+    let (wants, target) = live.wants(global, request)?;
+    // `--all`: `-A`, else `-n`, else the context's namespace
+    let scope = match &global.namespace {
+        _ if global.all_namespaces => sweep::Scope::Cluster,
+        Some(ns) => sweep::Scope::Namespace(ns.clone()),
+        None => sweep::Scope::Namespace(live.session.default_namespace.clone()),
+    };
+    let conn = connection(global, live.session.context.as_deref());
+    let st = style(global);
+    let mode = if o.json {
+        Mode::Json
+    } else if std::io::stdout().is_terminal() {
+        Mode::Terminal { lines: 0 }
+    } else {
+        Mode::Lines
+    };
+    let mut out = Out { mode, started: Instant::now(), title: o.title.clone(), last: String::new() };
+    if matches!(out.mode, Mode::Terminal { .. }) {
+        terminal::hide_cursor();
+    }
+    let result = live.rt.block_on(follow(&live, global, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
+    terminal::show_cursor();
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn follow(
+    live: &Live,
+    global: &Global,
+    wants: &Wants,
+    target: Option<TargetRef>,
+    subject: (&Subject, &sweep::Scope),
+    o: &Options,
+    conn: &Connection,
+    st: Style,
+    out: &mut Out,
+) -> Result<Exit> {
+    let mut kept = Kept::default();
+    let read = ReadOptions { concurrency: live.concurrency, now: live.opened_at, progress: None };
+    let answers = kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
+    let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
+    snapshot.context = live.session.context.clone();
+    request::warn_about(&snapshot);
+    let g = request::build(snapshot);
+    let target = match target {
+        Some(t) => {
+            let x = request::locate(&g, &t)?;
+            let uid = g.object(x).map(|o| o.uid.0.clone()).unwrap_or_default();
+            Some(Target { reference: t, uid })
+        }
+        None => None,
+    };
+    let judge = |g: &Graph, prev: &Observed| -> Judged {
+        let now = judged_at(global);
+        judge(g, now, target.as_ref(), subject, o, conn, st, prev)
+    };
+    let mut changes = Changes::default();
+    let mut prev = judge(&g, &Observed::nothing());
+    out.answer(&prev, &[])?;
+    let mut last_change = Instant::now();
+    let deadline = o.flags.timeout.and_then(|t| t.limit()).map(|t| tokio::time::Instant::now() + t);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        if let Some(exit) = ended(&prev.observed, o) {
+            return Ok(exit);
+        }
+        let stuck_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
+        let stuck = prev.observed.verdict == Verdict::Stuck;
+        tokio::select! {
+            (id, event) = kept.next() => {
+                let mut changed = apply(&mut kept, id, event)?;
+                let until = Instant::now() + DEBOUNCE_MAX;
+                while Instant::now() < until {
+                    match tokio::time::timeout(DEBOUNCE, kept.next()).await {
+                        Ok((id, event)) => changed |= apply(&mut kept, id, event)?,
+                        Err(_) => break,
+                    }
+                }
+                if !changed {
+                    continue;
+                }
+                let answers =
+                    kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
+                let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
+                snapshot.context = live.session.context.clone();
+                let g = kubectl_gc::graph::Graph::build(snapshot);
+                let next = judge(&g, &prev.observed);
+                let told = changes.between(&prev.observed, &next.observed);
+                if !told.is_empty() {
+                    last_change = Instant::now();
+                    out.answer(&next, &told)?;
+                }
+                prev = next;
+            }
+            _ = tokio::time::sleep_until(stuck_at), if stuck => {
+                let quiet = request::KubeDuration(o.stuck_after);
+                output::note(&format!("stuck, with nothing changing for {}", human(quiet.0)));
+                return Ok(Exit::Stuck);
+            }
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                output::note(&format!(
+                    "--timeout passed and the deletion is still undecided ({})",
+                    prev.observed.verdict.as_str()
+                ));
+                return Ok(Exit::Unknown);
+            }
+            _ = tick.tick(), if matches!(out.mode, Mode::Terminal { .. }) => {
+                out.redraw(&prev)?;
+            }
+        }
+    }
+}
+
+/// Whether the watch ends on this answer.
+fn ended(now: &Observed, o: &Options) -> Option<Exit> {
+    match now.verdict {
+        Verdict::Gone => Some(Exit::Ok),
+        Verdict::Stuck if o.flags.until == Some(Until::Stuck) => Some(Exit::Stuck),
+        _ => None,
+    }
+}
+
+fn apply(kept: &mut Kept, id: u64, event: kubectl_gc::source::live::watch::Event) -> Result<bool> {
+    kept.apply(id, event).map_err(|failed| {
+        let (ask, f) = *failed;
+        anyhow::anyhow!("watching {} ({}) failed: {}", ask.kind.qualified(), ask.why, f.describe())
+    })
+}
+
+/// `--now`, else the clock.
+fn judged_at(global: &Global) -> Timestamp {
+    global.now.as_deref().and_then(|s| s.parse().ok()).unwrap_or_else(Timestamp::now)
+}
+
+/// Judges the answer on `g`.
+#[allow(clippy::too_many_arguments)]
+fn judge(
+    g: &Graph,
+    now: Timestamp,
+    target: Option<&Target>,
+    (subject, scope): (&Subject, &sweep::Scope),
+    o: &Options,
+    conn: &Connection,
+    st: Style,
+    prev: &Observed,
+) -> Judged {
+    let live = Liveness::new(g, now);
+    let mut text = Vec::new();
+    if let Some(t) = target {
+        let found = g.find(&t.reference.group, &t.reference.kind, t.reference.namespace.as_deref(), &t.reference.name);
+        let same = found.filter(|&x| g.object(x).is_some_and(|obj| obj.uid.0 == t.uid));
+        let Some(x) = same else {
+            // gone: what was seen of the rest stays (said gone when it goes); another object
+            // under the name is seen as such
+            let mut observed = prev.clone();
+            observed.objects.remove(&t.uid);
+            if let Some(other) = found {
+                observed.objects.extend(Observed::new(g, [other], [], Verdict::Gone).objects);
+            }
+            observed.findings.clear();
+            observed.verdict = Verdict::Gone;
+            return Judged { observed, text, json: None };
+        };
+        let d = diagnose::why_stuck_with(g, &live, x, &o.answer);
+        let verdict = Verdict::of(&d);
+        let (nodes, json) = match subject {
+            Subject::Tree(dir) => {
+                let t = tree::build(g, &live, x, *dir);
+                let _ = render::text::write_tree(g, &t, now.as_second(), st, &mut text);
+                let mut j = Vec::new();
+                let _ = render::json::write_tree(g, &t, &mut j);
+                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
+                (nodes, serde_json::from_slice(&j).ok())
+            }
+            _ => {
+                let t = tree::build(g, &live, x, Direction::Dependents);
+                let _ = render::text::write_why_stuck(g, &d, conn, st, &mut text);
+                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
+                (nodes, serde_json::to_value(render::json::why_stuck(g, &d, conn)).ok())
+            }
+        };
+        let nodes = nodes.into_iter().chain(d.findings.iter().map(|f| f.object));
+        return Judged { observed: Observed::new(g, nodes, [&d], verdict), text, json };
+    }
+    let Subject::All { stuck_only } = subject else { unreachable!("a watch of one object has a target") };
+    let options = sweep::Options { scope: scope.clone(), stuck_only: *stuck_only, answer: o.answer };
+    let s = sweep::sweep(g, &live, &options);
+    let ids = sweep::terminating(g, scope);
+    let verdict = if ids.is_empty() {
+        Verdict::Gone
+    } else if s.stuck() {
+        Verdict::Stuck
+    } else {
+        Verdict::InProgress
+    };
+    let _ = render::sweep::write_text(g, &s, conn, st, &mut text);
+    let json = serde_json::to_value(render::sweep::to_json(g, &s, conn)).ok();
+    Judged { observed: Observed::new(g, ids, &s.answers, verdict), text, json }
+}
+
+fn human(d: Duration) -> String {
+    kubectl_gc::age::human(d.as_secs() as i64)
+}
+
+enum Mode {
+    /// Redrawn in place; `lines` drawn last time.
+    Terminal { lines: usize },
+    /// One line per change.
+    Lines,
+    /// One JSON object per answer.
+    Json,
+}
+
+struct Out {
+    mode: Mode,
+    started: Instant,
+    title: String,
+    /// The changes shown in the terminal's header.
+    last: String,
+}
+
+fn mark(k: ChangeKind) -> &'static str {
+    match k {
+        ChangeKind::Deleted | ChangeKind::Recreated => "✗",
+        ChangeKind::FinalizerRemoved | ChangeKind::FindingResolved | ChangeKind::ControllerBack => "-",
+        ChangeKind::FinalizerAdded | ChangeKind::FinalizerReAdded | ChangeKind::FindingNew | ChangeKind::Appeared => {
+            "+"
+        }
+        ChangeKind::ControllerDown => "!",
+        ChangeKind::DeletionStarted | ChangeKind::Verdict => "~",
+    }
+}
+
+impl Out {
+    fn elapsed(&self) -> String {
+        format!("+{}", human(self.started.elapsed()))
+    }
+
+    /// A new answer, and the changes that led to it.
+    fn answer(&mut self, j: &Judged, changes: &[Change]) -> Result<()> {
+        let time = Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap_or_else(|_| Timestamp::now());
+        let mut w = output::stdout();
+        match self.mode {
+            Mode::Json => {
+                let change: Vec<serde_json::Value> = changes
+                    .iter()
+                    .map(|c| serde_json::json!({"type": c.kind.as_str(), "object": c.object, "message": c.message}))
+                    .collect();
+                let line = serde_json::json!({
+                    "time": time.to_string(),
+                    "verdict": j.observed.verdict.as_str(),
+                    "change": change,
+                    "answer": j.json,
+                });
+                serde_json::to_writer(&mut w, &line)?;
+                writeln!(w)?;
+            }
+            Mode::Lines => {
+                let verdict = j.observed.verdict.as_str();
+                if changes.is_empty() {
+                    let first = String::from_utf8_lossy(&j.text);
+                    let first = first.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                    writeln!(w, "{time} {} {verdict} watching {}: {first}", self.elapsed(), self.title)?;
+                }
+                for c in changes {
+                    writeln!(w, "{time} {} {verdict} {}: {}", self.elapsed(), c.kind.as_str(), c.message)?;
+                }
+            }
+            Mode::Terminal { .. } => {
+                let mut header = String::new();
+                if !changes.is_empty() {
+                    header.push_str(&format!("Changed at {time} ({}):\n", self.elapsed()));
+                    for c in changes {
+                        header.push_str(&format!("  {} {}\n", mark(c.kind), c.message));
+                    }
+                }
+                self.last = header;
+                drop(w);
+                return self.redraw(j);
+            }
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// The terminal's frame again (the elapsed time moves on): each line overwritten in place.
+    fn redraw(&mut self, j: &Judged) -> Result<()> {
+        let Mode::Terminal { lines } = &mut self.mode else { return Ok(()) };
+        let mut frame = format!(
+            "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
+            self.title,
+            j.observed.verdict.as_str(),
+            human(self.started.elapsed())
+        );
+        frame.push_str(&self.last);
+        frame.push('\n');
+        frame.push_str(&String::from_utf8_lossy(&j.text));
+        let rows = terminal_size::terminal_size().map_or(24, |(_, h)| usize::from(h.0));
+        let mut w = output::stdout();
+        if *lines > 0 {
+            if *lines >= rows {
+                // taller than the screen: the cursor cannot go back up far enough
+                write!(w, "\x1b[H\x1b[2J")?;
+            } else {
+                write!(w, "\x1b[{lines}F")?;
+            }
+        }
+        for l in frame.lines() {
+            writeln!(w, "{l}\x1b[K")?;
+        }
+        write!(w, "\x1b[J")?;
+        w.flush()?;
+        *lines = frame.lines().count();
+        Ok(())
+    }
+}
+
+/// The terminal's cursor, hidden while the frame is redrawn and shown again on every way out
+/// (Ctrl-C included: a SIGINT handler puts it back before the process ends).
+mod terminal {
+    use super::*;
+
+    static HIDDEN: AtomicBool = AtomicBool::new(false);
+    const SHOW: &[u8] = b"\x1b[?25h\n";
+
+    extern "C" fn on_interrupt(_: libc::c_int) {
+        if HIDDEN.load(Ordering::SeqCst) {
+            // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is static.
+            unsafe {
+                libc::write(1, SHOW.as_ptr().cast(), SHOW.len());
+            }
+        }
+        // SAFETY: see above; 130 is a shell's code for "ended by SIGINT".
+        unsafe { libc::_exit(130) }
+    }
+
+    pub fn hide_cursor() {
+        let mut w = std::io::stdout().lock();
+        let _ = w.write_all(b"\x1b[?25l");
+        let _ = w.flush();
+        HIDDEN.store(true, Ordering::SeqCst);
+        let handler = on_interrupt as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only calls async-signal-safe functions.
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+    }
+
+    pub fn show_cursor() {
+        if HIDDEN.swap(false, Ordering::SeqCst) {
+            let mut w = std::io::stdout().lock();
+            let _ = w.write_all(b"\x1b[?25h");
+            let _ = w.flush();
+        }
+    }
+}

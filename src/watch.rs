@@ -1,0 +1,306 @@
+//! What changed between two answers of `--watch` (contract §4.5): the objects an answer rests
+//! on gone (each said once, as `Deleted`) or recreated under the same name, finalizers
+//! removed, added or re-added, deletions started, a finalizer's controller down or back, other
+//! findings new or resolved, and the verdict. Pure: an [`Observed`] is taken of each answer,
+//! and [`Changes::between`] compares two.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::diagnose::{Diagnosis, FindingCode, describe};
+use crate::graph::{Graph, NodeId};
+
+/// Where a watched deletion stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// The object (every object, with `--all`) is gone, or another one has its name now.
+    Gone,
+    /// Something will not finish without someone acting.
+    Stuck,
+    /// Under way, as far as can be seen.
+    InProgress,
+    /// Nothing is being deleted (yet).
+    NotDeleting,
+}
+
+impl Verdict {
+    /// The name printed and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Gone => "Gone",
+            Verdict::Stuck => "Stuck",
+            Verdict::InProgress => "InProgress",
+            Verdict::NotDeleting => "NotDeleting",
+        }
+    }
+
+    /// The verdict of one why-stuck answer.
+    pub fn of(d: &Diagnosis) -> Verdict {
+        match (d.stuck, d.deletion_timestamp) {
+            (true, _) => Verdict::Stuck,
+            (false, Some(_)) => Verdict::InProgress,
+            (false, None) => Verdict::NotDeleting,
+        }
+    }
+}
+
+/// One object as an answer saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    /// `Kind namespace/name`.
+    pub name: String,
+    /// Its finalizers, in order.
+    pub finalizers: Vec<String>,
+    /// Whether it has a deletionTimestamp.
+    pub deleting: bool,
+}
+
+/// What an answer rests on, as far as changes are told: its objects by uid, its findings
+/// (code and object), and its verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Observed {
+    /// By uid.
+    pub objects: BTreeMap<String, Seen>,
+    /// (code, `Kind namespace/name` of the finding's object).
+    pub findings: BTreeSet<(FindingCode, String)>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+impl Observed {
+    /// Observes `nodes` of `g` (those observed; virtual owners have no state to change) and
+    /// the findings of `answers`, under `verdict`.
+    pub fn new<'a>(
+        g: &Graph,
+        nodes: impl IntoIterator<Item = NodeId>,
+        answers: impl IntoIterator<Item = &'a Diagnosis>,
+        verdict: Verdict,
+    ) -> Observed {
+        let mut objects = BTreeMap::new();
+        for x in nodes {
+            if let Some(o) = g.object(x) {
+                let seen = Seen { name: describe(g, x), finalizers: o.finalizers.clone(), deleting: o.is_deleting() };
+                objects.insert(o.uid.0.clone(), seen);
+            }
+        }
+        let findings = answers
+            .into_iter()
+            .flat_map(|d| d.findings.iter().map(|f| (f.code, describe(g, f.object))))
+            .filter(|(c, _)| *c != FindingCode::NotBeingDeleted)
+            .collect();
+        Observed { objects, findings, verdict }
+    }
+
+    /// Nothing at all: what a watch compares its first answer with.
+    pub fn nothing() -> Observed {
+        Observed { objects: BTreeMap::new(), findings: BTreeSet::new(), verdict: Verdict::NotDeleting }
+    }
+}
+
+/// What kind of change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangeKind {
+    /// An object is gone.
+    Deleted,
+    /// Another object (another uid) has the name of one that was there.
+    Recreated,
+    /// An object appeared (a new dependent).
+    Appeared,
+    /// An object's deletion was requested.
+    DeletionStarted,
+    /// A finalizer was removed.
+    FinalizerRemoved,
+    /// A finalizer was added.
+    FinalizerAdded,
+    /// A finalizer removed earlier was added again (by its controller, typically).
+    FinalizerReAdded,
+    /// A finalizer's controller was found down or missing.
+    ControllerDown,
+    /// A finalizer's controller that was down or missing is no longer.
+    ControllerBack,
+    /// A finding appeared.
+    FindingNew,
+    /// A finding went away.
+    FindingResolved,
+    /// The verdict changed.
+    Verdict,
+}
+
+impl ChangeKind {
+    /// The name in JSON and text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Deleted => "Deleted",
+            ChangeKind::Recreated => "Recreated",
+            ChangeKind::Appeared => "Appeared",
+            ChangeKind::DeletionStarted => "DeletionStarted",
+            ChangeKind::FinalizerRemoved => "FinalizerRemoved",
+            ChangeKind::FinalizerAdded => "FinalizerAdded",
+            ChangeKind::FinalizerReAdded => "FinalizerReAdded",
+            ChangeKind::ControllerDown => "ControllerDown",
+            ChangeKind::ControllerBack => "ControllerBack",
+            ChangeKind::FindingNew => "FindingNew",
+            ChangeKind::FindingResolved => "FindingResolved",
+            ChangeKind::Verdict => "VerdictChanged",
+        }
+    }
+}
+
+/// One change, for people and for JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// What kind.
+    pub kind: ChangeKind,
+    /// `Kind namespace/name` of the object concerned, if one is.
+    pub object: Option<String>,
+    /// One line: what happened.
+    pub message: String,
+}
+
+/// Changes told so far, across answers (a finalizer removed then added again is "re-added").
+#[derive(Default)]
+pub struct Changes {
+    removed: BTreeSet<(String, String)>,
+}
+
+fn is_controller_down(c: FindingCode) -> bool {
+    matches!(c, FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing)
+}
+
+impl Changes {
+    /// What changed from `prev` to `next`, objects first (gone, then changed, then new), then
+    /// findings, then the verdict.
+    pub fn between(&mut self, prev: &Observed, next: &Observed) -> Vec<Change> {
+        let mut out = Vec::new();
+        let change = |kind, object: &str, message: String| Change { kind, object: Some(object.into()), message };
+        let names_now: BTreeMap<&str, &str> = next.objects.iter().map(|(u, s)| (s.name.as_str(), u.as_str())).collect();
+        for (uid, was) in &prev.objects {
+            if next.objects.contains_key(uid) {
+                continue;
+            }
+            match names_now.get(was.name.as_str()) {
+                Some(_) => out.push(change(
+                    ChangeKind::Recreated,
+                    &was.name,
+                    format!("{} was deleted and another object was created under its name", was.name),
+                )),
+                None => out.push(change(ChangeKind::Deleted, &was.name, format!("Deleted {}", was.name))),
+            }
+        }
+        for (uid, now) in &next.objects {
+            let Some(was) = prev.objects.get(uid) else {
+                let recreated = prev.objects.values().any(|s| s.name == now.name);
+                if !recreated && !prev.objects.is_empty() {
+                    out.push(change(ChangeKind::Appeared, &now.name, format!("{} appeared", now.name)));
+                }
+                continue;
+            };
+            if now.deleting && !was.deleting {
+                out.push(change(ChangeKind::DeletionStarted, &now.name, format!("{} is being deleted", now.name)));
+            }
+            for f in was.finalizers.iter().filter(|f| !now.finalizers.contains(f)) {
+                self.removed.insert((uid.clone(), f.clone()));
+                out.push(change(
+                    ChangeKind::FinalizerRemoved,
+                    &now.name,
+                    format!("finalizer {f} removed from {}", now.name),
+                ));
+            }
+            for f in now.finalizers.iter().filter(|f| !was.finalizers.contains(f)) {
+                let (kind, word) = if self.removed.contains(&(uid.clone(), f.clone())) {
+                    (ChangeKind::FinalizerReAdded, "re-added to")
+                } else {
+                    (ChangeKind::FinalizerAdded, "added to")
+                };
+                out.push(change(kind, &now.name, format!("finalizer {f} {word} {}", now.name)));
+            }
+        }
+        let gone: BTreeSet<&str> =
+            prev.objects.iter().filter(|(u, _)| !next.objects.contains_key(*u)).map(|(_, s)| s.name.as_str()).collect();
+        for (code, object) in prev.findings.difference(&next.findings) {
+            if gone.contains(object.as_str()) {
+                // said once, as Deleted
+                continue;
+            }
+            if is_controller_down(*code) {
+                let back = format!("the controller of a finalizer on {object} is no longer down ({})", code.as_str());
+                out.push(change(ChangeKind::ControllerBack, object, back));
+            } else {
+                out.push(change(
+                    ChangeKind::FindingResolved,
+                    object,
+                    format!("{} resolved on {object}", code.as_str()),
+                ));
+            }
+        }
+        for (code, object) in next.findings.difference(&prev.findings) {
+            if is_controller_down(*code) {
+                let down = format!("the controller of a finalizer on {object} is down ({})", code.as_str());
+                out.push(change(ChangeKind::ControllerDown, object, down));
+            } else {
+                out.push(change(ChangeKind::FindingNew, object, format!("{} on {object}", code.as_str())));
+            }
+        }
+        if prev.verdict != next.verdict && !prev.objects.is_empty() {
+            out.push(Change {
+                kind: ChangeKind::Verdict,
+                object: None,
+                message: format!("verdict {} → {}", prev.verdict.as_str(), next.verdict.as_str()),
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(name: &str, finalizers: &[&str], deleting: bool) -> Seen {
+        Seen { name: name.into(), finalizers: finalizers.iter().map(|f| f.to_string()).collect(), deleting }
+    }
+
+    fn observed(objects: &[(&str, Seen)], findings: &[(FindingCode, &str)], verdict: Verdict) -> Observed {
+        Observed {
+            objects: objects.iter().map(|(u, s)| (u.to_string(), s.clone())).collect(),
+            findings: findings.iter().map(|(c, o)| (*c, o.to_string())).collect(),
+            verdict,
+        }
+    }
+
+    #[test]
+    fn gone_objects_are_told_once_and_a_finalizer_back_is_re_added() {
+        let mut c = Changes::default();
+        let a = observed(
+            &[("u1", seen("Site labs/alpha", &["own.io/cleanup"], true)), ("u2", seen("Pod labs/p", &[], true))],
+            &[
+                (FindingCode::FinalizerControllerDown, "Site labs/alpha"),
+                (FindingCode::BlockingDependent, "Pod labs/p"),
+            ],
+            Verdict::Stuck,
+        );
+        // the pod goes, the finalizer is removed, the controller is back
+        let b = observed(&[("u1", seen("Site labs/alpha", &[], true))], &[], Verdict::InProgress);
+        let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
+        assert_eq!(
+            kinds,
+            [ChangeKind::Deleted, ChangeKind::FinalizerRemoved, ChangeKind::ControllerBack, ChangeKind::Verdict]
+        );
+        // the controller puts it back: re-added, not merely added
+        let d = observed(&[("u1", seen("Site labs/alpha", &["own.io/cleanup"], true))], &[], Verdict::InProgress);
+        let got = c.between(&b, &d);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].kind, ChangeKind::FinalizerReAdded);
+        assert_eq!(got[0].message, "finalizer own.io/cleanup re-added to Site labs/alpha");
+        // nothing new, nothing said
+        assert!(c.between(&d, &d).is_empty());
+    }
+
+    #[test]
+    fn another_object_under_the_same_name_is_recreated_not_the_same() {
+        let mut c = Changes::default();
+        let a = observed(&[("u1", seen("Site labs/alpha", &["f"], true))], &[], Verdict::InProgress);
+        let b = observed(&[("u9", seen("Site labs/alpha", &[], false))], &[], Verdict::NotDeleting);
+        let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [ChangeKind::Recreated, ChangeKind::Verdict]);
+    }
+}

@@ -1,0 +1,248 @@
+//! `--watch` (contract §4.5) against the test API server's WATCH: scripted changes over time
+//! (from the first WATCH request on) and faults on the streams, followed to the end.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::apiserver::watch::{Action, Scripted};
+use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
+use crate::support::{Env, NOW, assert_read_only, root, run, stderr, stdout};
+
+const SITE: &str = "site-basics";
+const DEPENDENTS: [(&str, &str); 4] = [
+    ("ConfigMap", "alpha-config"),
+    ("ConfigMap", "alpha-scripts"),
+    ("Service", "alpha"),
+    ("Secret", "alpha-credentials"),
+];
+
+fn snapshot(fixture: &str) -> std::path::PathBuf {
+    root().join("tests/fixtures").join(fixture).join("snapshot.json")
+}
+
+/// An object of a fixture, by kind and name.
+fn object(fixture: &str, kind: &str, name: &str) -> Value {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(snapshot(fixture)).unwrap()).unwrap();
+    let items = v["items"].as_array().cloned().unwrap_or_default();
+    items
+        .into_iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind}/{name} is not in {fixture}"))
+}
+
+/// The Site being deleted (a minute before NOW) with these finalizers.
+fn deleting_site(finalizers: &[&str]) -> Value {
+    let mut site = object(SITE, "Site", "alpha");
+    site["metadata"]["deletionTimestamp"] = "2026-11-29T11:59:00Z".into();
+    site["metadata"]["finalizers"] = finalizers.iter().map(|f| Value::from(*f)).collect();
+    site
+}
+
+fn step(after_ms: u64, action: Action) -> Scripted {
+    Scripted { after: Duration::from_millis(after_ms), action }
+}
+
+/// A foreground deletion to its end: the Site marked, each dependent removed, the GC's
+/// finalizer removed, the operator's, then the Site — `between` each step, `extra` after the
+/// marking.
+fn foreground_deletion(extra: Vec<Scripted>) -> Vec<Scripted> {
+    let mut s = vec![step(400, Action::Put(deleting_site(&["foregroundDeletion", "own.labhub.io/cleanup"])))];
+    s.extend(extra);
+    for (kind, name) in DEPENDENTS {
+        s.push(step(300, Action::remove(&object(SITE, kind, name))));
+    }
+    s.push(step(300, Action::Put(deleting_site(&["own.labhub.io/cleanup"]))));
+    s.push(step(300, Action::remove(&deleting_site(&[]))));
+    s
+}
+
+fn server(fixture: &str, script: Vec<Scripted>, faults: Vec<Fault>) -> ApiServer {
+    let options = Options { script, faults, bookmark_every: Duration::from_millis(200), ..Options::default() };
+    ApiServer::start_with(&snapshot(fixture), options, 0)
+}
+
+fn watch(server: &ApiServer, args: &[&str]) -> (Option<i32>, String, String, Duration) {
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(["--now", NOW, "--request-timeout", "5s"]).args(args);
+    let t = Instant::now();
+    let out = run(c, Duration::from_secs(30));
+    (out.status.code(), stdout(&out), stderr(&out), t.elapsed())
+}
+
+/// The JSON lines of a watch, each parsed (a line that does not parse fails the test).
+fn lines(out: &str) -> Vec<Value> {
+    out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))).collect()
+}
+
+/// Every change of a watch's JSON lines: (type, object).
+fn changes(lines: &[Value]) -> Vec<(String, String)> {
+    lines
+        .iter()
+        .flat_map(|l| l["change"].as_array().cloned().unwrap_or_default())
+        .map(|c| (c["type"].as_str().unwrap().to_string(), c["object"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+fn deleted_once(changes: &[(String, String)], object: &str) {
+    let n = changes.iter().filter(|(t, o)| t == "Deleted" && o == object).count();
+    assert_eq!(n, 1, "{object} reported Deleted {n} times: {changes:?}");
+}
+
+/// After the first watch, only what the answer had not read yet is read (a new dependent's
+/// Events), never a list or GET made before.
+fn assert_nothing_read_again(server: &ApiServer) {
+    let log = server.requests();
+    let first_watch = log.iter().position(|r| r.is_watch()).expect("a watch");
+    let before: std::collections::HashSet<(&str, &str)> =
+        log[..first_watch].iter().map(|r| (r.path.as_str(), r.query.as_str())).collect();
+    for r in log[first_watch..].iter().filter(|r| !r.is_watch()) {
+        assert!(!before.contains(&(r.path.as_str(), r.query.as_str())), "read again: {r:?}");
+    }
+}
+
+fn assert_all_deleted_once(changes: &[(String, String)]) {
+    for (kind, name) in DEPENDENTS {
+        deleted_once(changes, &format!("{kind} labs/{name}"));
+    }
+    deleted_once(changes, "Site labs/alpha");
+}
+
+#[test]
+fn a_foreground_deletion_is_followed_to_the_end_each_dependent_gone_once_in_json_lines() {
+    let server = server(SITE, foreground_deletion(Vec::new()), Vec::new());
+    let (code, out, err, _) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let lines = lines(&out);
+    // the first answer: not being deleted yet, with the why-stuck answer itself
+    assert_eq!(lines[0]["verdict"], "NotDeleting");
+    assert_eq!(lines[0]["answer"]["object"]["name"], "alpha", "{}", lines[0]);
+    assert!(
+        lines.iter().all(|l| l["time"].as_str().is_some_and(|t| t.parse::<k8s_openapi::jiff::Timestamp>().is_ok()))
+    );
+    let changes = changes(&lines);
+    assert!(changes.contains(&("DeletionStarted".into(), "Site labs/alpha".into())), "{changes:?}");
+    assert!(changes.contains(&("FinalizerRemoved".into(), "Site labs/alpha".into())), "{changes:?}");
+    assert_all_deleted_once(&changes);
+    assert_eq!(lines.last().unwrap()["verdict"], "Gone");
+    assert!(lines.last().unwrap()["answer"].is_null());
+    // watched, never polled: nothing read before the first watch is read again
+    assert_nothing_read_again(&server);
+    let log = server.requests();
+    assert!(log.iter().filter(|r| r.is_watch()).all(|r| r.query.contains("allowWatchBookmarks=true")));
+    assert_read_only(&server);
+}
+
+#[test]
+fn a_finalizer_re_added_by_its_controller_is_reported() {
+    let both = ["own.labhub.io/cleanup", "own.labhub.io/backup"];
+    let script = vec![
+        step(400, Action::Put(deleting_site(&both))),
+        step(400, Action::Put(deleting_site(&both[1..]))),
+        step(400, Action::Put(deleting_site(&both))),
+        step(400, Action::remove(&deleting_site(&[]))),
+    ];
+    let server = server(SITE, script, Vec::new());
+    // piped text: one line per change, with its time
+    let (code, out, err, _) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let removed = out.lines().position(|l| l.contains("FinalizerRemoved: finalizer own.labhub.io/cleanup removed"));
+    let readded = out.lines().position(|l| l.contains("FinalizerReAdded: finalizer own.labhub.io/cleanup re-added"));
+    assert!(matches!((removed, readded), (Some(a), Some(b)) if a < b), "{out}");
+    assert!(
+        out.lines().all(|l| l.split(' ').next().is_some_and(|t| t.parse::<k8s_openapi::jiff::Timestamp>().is_ok())),
+        "{out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.contains("Deleted: Deleted Site labs/alpha")).count(), 1, "{out}");
+    assert!(out.lines().last().unwrap().contains(" Gone VerdictChanged: verdict InProgress → Gone"), "{out}");
+}
+
+#[test]
+fn a_stuck_object_with_nothing_changing_ends_after_stuck_after() {
+    let server = server("site-operator-gone", Vec::new(), Vec::new());
+    let args = ["why-stuck", "site/alpha", "-n", "labs", "--watch", "--stuck-after", "2s"];
+    let (code, out, err, took) = watch(&server, &args);
+    assert_eq!(code, Some(2), "{err}\n{out}");
+    assert!(took >= Duration::from_secs(2), "ended after {took:?}");
+    assert!(err.contains("stuck, with nothing changing for 2s"), "{err}");
+    assert!(out.starts_with(|c: char| c.is_ascii_digit()) && out.contains(" Stuck watching "), "{out}");
+    // --until=stuck: at once
+    let (code, _, err, took) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch", "--until=stuck"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn a_deletion_still_under_way_at_timeout_is_undecided() {
+    let script = vec![step(200, Action::Put(deleting_site(&["own.labhub.io/cleanup"])))];
+    let server = server(SITE, script, Vec::new());
+    let args = ["why-stuck", "site/alpha", "-n", "labs", "--watch", "--timeout", "1500ms", "-o", "json"];
+    let (code, out, err, took) = watch(&server, &args);
+    assert_eq!(code, Some(3), "{err}\n{out}");
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    assert!(err.contains("--timeout passed"), "{err}");
+    assert_eq!(lines(&out).last().unwrap()["verdict"], "InProgress", "{out}");
+}
+
+#[test]
+fn a_dropped_watch_is_resumed_from_where_it_was_without_losing_a_change() {
+    // every stream ends right after the marking; the first dependent goes at once after
+    let script = foreground_deletion(vec![step(300, Action::DropWatches)]);
+    let server = server(SITE, script, Vec::new());
+    let (code, out, err, _) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert_all_deleted_once(&changes(&lines(&out)));
+    // resumed with a resourceVersion, not listed again
+    assert_nothing_read_again(&server);
+    let log = server.requests();
+    let configmaps: Vec<_> =
+        log.iter().filter(|r| r.is_watch() && r.path == "/api/v1/namespaces/labs/configmaps").collect();
+    assert!(configmaps.len() >= 2, "not resumed: {configmaps:?}");
+    assert!(configmaps.iter().all(|r| r.query.contains("resourceVersion=")), "{configmaps:?}");
+}
+
+#[test]
+fn a_watch_whose_history_is_gone_relists_and_goes_on() {
+    let script = foreground_deletion(vec![step(300, Action::ExpireWatches)]);
+    let server = server(SITE, script, Vec::new());
+    let (code, out, err, _) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert_all_deleted_once(&changes(&lines(&out)));
+    let log = server.requests();
+    let first_watch = log.iter().position(|r| r.is_watch()).unwrap();
+    let relists =
+        log[first_watch..].iter().filter(|r| !r.is_watch() && r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(relists, 1, "the configmaps listed again once, after the 410");
+}
+
+#[test]
+fn a_watch_that_keeps_failing_gives_up_and_says_why() {
+    let faults = vec![Fault::resource("configmaps", FaultKind::Status(500)).on_watch()];
+    let server = server(SITE, Vec::new(), faults);
+    let (code, _, err, took) = watch(&server, &["why-stuck", "site/alpha", "-n", "labs", "--watch"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("watching configmaps") && err.contains("500"), "{err}");
+    let attempts = server.watches().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(attempts, 6, "bounded: {attempts} attempts in {took:?}");
+}
+
+#[test]
+fn tree_and_all_follow_too_and_a_snapshot_is_refused() {
+    let server = server(SITE, foreground_deletion(Vec::new()), Vec::new());
+    let (code, out, err, _) = watch(&server, &["tree", "site/alpha", "-n", "labs", "--watch", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let lines = lines(&out);
+    assert_eq!(lines[0]["answer"]["object"]["name"], "alpha", "{}", lines[0]);
+    assert_all_deleted_once(&changes(&lines));
+    // --all: nothing is being deleted in labs now, so it is done at once
+    let (code, out, err, _) = watch(&server, &["why-stuck", "--all", "-n", "labs", "--watch", "-o", "json"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    assert_eq!(super::watch::lines(&out)[0]["verdict"], "Gone");
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "--watch", "--snapshot"]).arg(snapshot(SITE));
+    let out = run(c, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("a snapshot does not change"), "{}", stderr(&out));
+}
