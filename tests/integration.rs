@@ -14,4 +14,5 @@ mod pictures;
 mod plugin;
 mod support;
 mod sweep;
+mod trips;
 mod util;

@@ -1,0 +1,95 @@
+//! Small things a user trips on (issue 24), each pinned by the answer it used to get wrong.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::{self, DEADLINE, NOW, run, stderr, stdout};
+
+fn snapshot(items: Vec<Value>) -> tempfile::NamedTempFile {
+    let f = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::fs::write(f.path(), serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap())
+        .unwrap();
+    f
+}
+
+fn gc(args: &[&str], snap: &tempfile::NamedTempFile) -> std::process::Output {
+    let mut c = Command::new(support::bin());
+    c.env_clear().env("NO_COLOR", "1").args(args).args(["--now", NOW, "--snapshot"]).arg(snap.path());
+    run(c, DEADLINE)
+}
+
+/// Applies a JSON patch of `test`/`remove` ops to an object as the API server does: all or
+/// nothing, and a successful write bumps the resourceVersion.
+fn apply(obj: &mut Value, patch: &Value) -> Result<(), String> {
+    let mut next = obj.clone();
+    for op in patch.as_array().unwrap() {
+        let path = op["path"].as_str().unwrap();
+        let ptr = path.to_string();
+        match op["op"].as_str().unwrap() {
+            "test" => {
+                if next.pointer(&ptr) != Some(&op["value"]) {
+                    return Err(format!("test {path} = {} failed (is {:?})", op["value"], next.pointer(&ptr)));
+                }
+            }
+            "remove" => {
+                let (parent, last) = ptr.rsplit_once('/').unwrap();
+                let list = next.pointer_mut(parent).and_then(Value::as_array_mut).ok_or(format!("no {parent}"))?;
+                let i: usize = last.parse().unwrap();
+                if i >= list.len() {
+                    return Err(format!("remove {path}: out of range"));
+                }
+                list.remove(i);
+            }
+            other => return Err(format!("op {other} not modelled")),
+        }
+    }
+    let rv: u64 = next["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    next["metadata"]["resourceVersion"] = (rv + 1).to_string().into();
+    *obj = next;
+    Ok(())
+}
+
+/// The JSON of `-p '…'` in a printed `kubectl patch` line.
+fn patch_of(line: &str) -> Value {
+    let p = line.split_once(" -p '").unwrap().1.strip_suffix('\'').unwrap();
+    serde_json::from_str(p).unwrap()
+}
+
+#[test]
+fn every_finalizer_patch_of_one_object_applies_in_the_order_printed() {
+    // two finalizers whose controllers are gone: each has its last-resort removal
+    let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "two", "namespace": "labs", "uid": "00000000-0000-0000-0000-000000000011", "resourceVersion": "500",
+        "creationTimestamp": "2026-11-01T00:00:00Z", "deletionTimestamp": "2026-11-29T10:00:00Z",
+        "finalizers": ["alpha.example.com/cleanup", "beta.example.com/cleanup"]}});
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "labs",
+        "uid": "00000000-0000-0000-0000-000000000010", "creationTimestamp": "2026-11-01T00:00:00Z"}});
+    let snap = snapshot(vec![ns, obj.clone()]);
+    for output in ["text", "json"] {
+        let out = gc(&["why-stuck", "cm/two", "-n", "labs", "-o", output], &snap);
+        let lines: Vec<String> = if output == "text" {
+            stdout(&out).lines().map(str::trim).filter(|l| l.starts_with("kubectl patch")).map(String::from).collect()
+        } else {
+            let v: Value = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+            let mut seen = Vec::new();
+            for f in v["findings"].as_array().unwrap() {
+                for s in f["remedy"].as_array().unwrap() {
+                    if let Some(c) = s["command"].as_str().filter(|c| c.starts_with("kubectl patch"))
+                        && !seen.contains(&c.to_string())
+                    {
+                        seen.push(c.to_string());
+                    }
+                }
+            }
+            seen
+        };
+        assert!(!lines.is_empty(), "{output}: a last-resort patch is printed: {}", stdout(&out));
+        let mut live = obj.clone();
+        for l in &lines {
+            apply(&mut live, &patch_of(l))
+                .unwrap_or_else(|e| panic!("{output}: `{l}` fails after the ones before: {e}"));
+        }
+        assert_eq!(live["metadata"]["finalizers"], json!([]), "{output}: {lines:?}");
+    }
+}
