@@ -93,3 +93,52 @@ fn every_finalizer_patch_of_one_object_applies_in_the_order_printed() {
         assert_eq!(live["metadata"]["finalizers"], json!([]), "{output}: {lines:?}");
     }
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    support::root().join("tests/fixtures").join(name).join("snapshot.json")
+}
+
+fn gc_on(args: &[&str], snap: &std::path::Path) -> std::process::Output {
+    let mut c = Command::new(support::bin());
+    c.env_clear().env("NO_COLOR", "1").args(args).args(["--now", NOW, "--snapshot"]).arg(snap);
+    run(c, DEADLINE)
+}
+
+#[test]
+fn tree_owners_draws_a_recreated_owner_as_recreated_not_as_not_found() {
+    let snap = fixture("site-uid-mismatch");
+    let args = ["tree", "cm/alpha-config", "-n", "labs", "--owners"];
+    let text = stdout(&gc_on(&args, &snap));
+    let line = text.lines().find(|l| l.contains("Site/alpha")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("Recreated"), "{line}");
+    assert!(!line.contains("(referenced, not found)"), "{line}");
+    assert!(
+        line.contains("c80fc950-f935-5065-b01d-9c488eccf41b") && line.contains("treats this owner as absent"),
+        "{line}"
+    );
+
+    let json: Value = serde_json::from_str(&stdout(&gc_on(&[&args[..], &["-o", "json"]].concat(), &snap))).unwrap();
+    let owner = &json["owners"][0];
+    assert_eq!(owner["object"]["name"], "alpha");
+    assert!(owner["object"].get("uid").is_none(), "the referenced owner itself is absent: {owner}");
+    assert_eq!(owner["recreatedAs"]["uid"], "c80fc950-f935-5065-b01d-9c488eccf41b", "{owner}");
+
+    let dot = stdout(&gc_on(&[&args[..], &["-o", "dot"]].concat(), &snap));
+    assert!(dot.contains("absent: recreated, uid c80fc950"), "{dot}");
+
+    // an owner that is nowhere, under any uid, is still "not found"
+    let lone = snapshot(vec![json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "orphan", "namespace": "labs", "uid": "00000000-0000-0000-0000-000000000021",
+        "creationTimestamp": "2026-11-01T00:00:00Z",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "gone",
+                             "uid": "00000000-0000-0000-0000-000000000022"}]}})]);
+    let text = stdout(&gc(&["tree", "cm/orphan", "-n", "labs", "--owners"], &lone));
+    assert!(
+        text.contains("Absent") && text.contains("(referenced, not found)") && !text.contains("Recreated"),
+        "{text}"
+    );
+    let json: Value =
+        serde_json::from_str(&stdout(&gc(&["tree", "cm/orphan", "-n", "labs", "--owners", "-o", "json"], &lone)))
+            .unwrap();
+    assert!(json["owners"][0].get("recreatedAs").is_none());
+}

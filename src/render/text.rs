@@ -242,6 +242,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             name = format!("{name} -n {ns}");
         }
         let (ready, status, age) = match g.object(e.node) {
+            None if e.recreated_as.is_some() => ("-".to_string(), "Recreated".to_string(), "-".to_string()),
             None => ("-".to_string(), "Absent".to_string(), "-".to_string()),
             Some(o) => {
                 let ready = o.condition("Ready").map(|c| c.status.to_string()).filter(|s| !s.is_empty());
@@ -270,7 +271,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
     for (e, row) in tree.entries.iter().zip(&rows) {
         let status = match row[2].as_str() {
             "Terminating" => st.warn(&pad(&row[2], widths[2])),
-            "Absent" => st.bad(&pad(&row[2], widths[2])),
+            "Absent" | "Recreated" => st.bad(&pad(&row[2], widths[2])),
             _ => pad(&row[2], widths[2]),
         };
         let mut line =
@@ -287,9 +288,15 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
                 line.push_str(&st.dim(&format!("  [{}]", marks.join(", "))));
             }
         }
-        match g.object(e.node) {
-            None => line.push_str(&st.bad("  (referenced, not found)")),
-            Some(o) => {
+        match (g.object(e.node), e.recreated_as) {
+            (None, Some(live)) => line.push_str(&st.bad(&format!(
+                "  (uid {} not found: {} has uid {} now, the owner was recreated; the GC treats this owner as absent)",
+                sanitize(&g.identity(e.node).uid.0),
+                sanitize(&crate::diagnose::describe(g, live)),
+                sanitize(&g.identity(live).uid.0)
+            ))),
+            (None, None) => line.push_str(&st.bad("  (referenced, not found)")),
+            (Some(o), _) => {
                 if let Some(dt) = o.deletion_timestamp {
                     line.push_str(&format!("  deleting for {}", age::human(now_s - dt.as_second())));
                     if !o.finalizers.is_empty() {
