@@ -142,3 +142,36 @@ fn tree_owners_draws_a_recreated_owner_as_recreated_not_as_not_found() {
             .unwrap();
     assert!(json["owners"][0].get("recreatedAs").is_none());
 }
+
+/// The columns a line takes (no colour here: NO_COLOR).
+fn columns(l: &str) -> usize {
+    l.chars().count()
+}
+
+#[test]
+fn tree_and_plan_wrap_at_width_and_keep_every_word() {
+    let cases: [(&str, &[&str]); 4] = [
+        ("cross-namespace", &["tree", "site/alpha", "-n", "labs"]),
+        ("site-basics", &["tree", "deploy/web", "-n", "labs"]),
+        ("site-basics", &["plan", "deploy/web", "-n", "labs", "--cascade=foreground"]),
+        ("webhook-blocks-finalizer", &["plan", "account/acme-payroll", "-n", "finance"]),
+    ];
+    for (fixture_name, args) in cases {
+        let snap = fixture(fixture_name);
+        let at = |w: &str| stdout(&gc_on(&[args, &["--width", w]].concat(), &snap));
+        let (flat, narrow) = (at("0"), at("60"));
+        let words = |s: &str| {
+            s.split_whitespace().filter(|w| !["│", "├──", "└──"].contains(w)).map(String::from).collect::<Vec<_>>()
+        };
+        assert_eq!(words(&flat), words(&narrow), "{args:?}: wrapping changed the words");
+        // what sticks out past column 60, in all
+        let over = |s: &str| s.lines().map(|l| columns(l).saturating_sub(60)).sum::<usize>();
+        assert!(over(&flat) > 0, "{args:?}: the case has long lines to wrap");
+        assert!(
+            over(&narrow) * 2 < over(&flat),
+            "{args:?}: {} of {} columns past 60 left:\n{narrow}",
+            over(&narrow),
+            over(&flat)
+        );
+    }
+}

@@ -220,6 +220,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
     let is_last = last_siblings(tree);
     // first pass: the cells (whether the ancestor at each depth was the last of its siblings)
     let mut rows: Vec<[String; 4]> = Vec::with_capacity(tree.entries.len());
+    let mut conts: Vec<String> = Vec::with_capacity(tree.entries.len());
     let mut last_at_depth: Vec<bool> = Vec::new();
     for (i, e) in tree.entries.iter().enumerate() {
         last_at_depth.truncate(e.depth);
@@ -230,9 +231,15 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         if e.depth >= MAX_DRAWN_DEPTH {
             prefix.push_str(&format!("… [depth {}] ", e.depth));
         }
+        // where a wrapped line goes on: under the entry, the tree's guides kept
+        let mut cont = prefix.clone();
         if e.depth > 0 {
             prefix.push_str(if is_last[i] { "└── " } else { "├── " });
+            cont.push_str(if is_last[i] { "    " } else { "│   " });
         }
+        let has_children = tree.entries.get(i + 1).is_some_and(|n| n.depth > e.depth);
+        cont.push_str(if has_children { "│     " } else { "      " });
+        conts.push(cont);
         last_at_depth.push(is_last[i]);
         let id = &g.identity(e.node);
         let mut name = format!("{}/{}", id.kind, id.name);
@@ -268,14 +275,16 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         if c >= n { s.to_string() } else { format!("{s}{}", " ".repeat(n - c)) }
     };
     writeln!(w, "{}  {}  {}  AGE", pad("NAME", widths[0]), pad("READY", widths[1]), pad("STATUS", widths[2]))?;
-    for (e, row) in tree.entries.iter().zip(&rows) {
+    for ((e, row), cont) in tree.entries.iter().zip(&rows).zip(&conts) {
         let status = match row[2].as_str() {
             "Terminating" => st.warn(&pad(&row[2], widths[2])),
             "Absent" | "Recreated" => st.bad(&pad(&row[2], widths[2])),
             _ => pad(&row[2], widths[2]),
         };
-        let mut line =
+        let columns =
             format!("{}  {}  {status}  {}", st.strong(&pad(&row[0], widths[0])), pad(&row[1], widths[1]), row[3]);
+        // what follows the columns: wrapped at --width (the columns themselves stay whole)
+        let mut line = String::new();
         if let Some(edge) = e.edge {
             let mut marks = Vec::new();
             if edge.controller {
@@ -312,7 +321,12 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
             line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
         }
-        writeln!(w, "{}", line.trim_end())?;
+        let line = line.trim();
+        if line.is_empty() {
+            writeln!(w, "{}", columns.trim_end())?;
+        } else {
+            writeln!(w, "{}", st.wrap_after(line, &format!("{}  ", columns.trim_end()), cont))?;
+        }
     }
     if tree.entries.len() == 1 {
         let what = match tree.direction {
