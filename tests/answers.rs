@@ -230,7 +230,8 @@ fn text_output_grows_linearly_with_stuck_content() {
     let size = |n: usize| {
         let file = namespace_with_stuck_content(dir.path(), n, &|i| format!("cm-{i:06}"), "big");
         let out = why_stuck_file(&["why-stuck", "ns/big"], &file);
-        assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
+        // stuck, or (nothing in the file shows where example.com's controller would run) unknown
+        assert!(matches!(out.status.code(), Some(2 | 3)), "{}", stderr(&out));
         assert_eq!(text_commands(&stdout(&out)).len(), n, "one removal per object");
         out.stdout.len() as f64
     };
