@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Builds kubectl-gc and packs the release archive that krew (krew/gc.yaml) installs:
+# Builds kubectl-gc and packs the release archive that krew installs:
 #
 #   target/dist/kubectl-gc_v<version>_<os>_<arch>.tar.gz    (.zip for windows)
 #
 # holding exactly kubectl-gc, kubectl_complete-gc and LICENSE at the top level (.exe on
 # windows). Prints "<sha256>  <archive>" on stdout (progress goes to stderr) and writes it
-# beside the archive as <archive>.sha256.
+# beside the archive as <archive>.sha256. Then renders the krew manifest for the archives in
+# the output directory (krew/manifest.sh) as target/dist/gc.yaml: its uri names the archive as
+# the release publishes it and its sha256 is the archive's, so
+#   kubectl krew install --manifest=target/dist/gc.yaml --archive=<archive>
+# installs exactly what was built (the release workflow runs this script once per platform,
+# then krew/manifest.sh --all over every archive).
 #
 # Usage: krew/release.sh [--target TRIPLE] [--bin-dir DIR] [--out DIR]
 #   --target TRIPLE  cargo build --profile release-lto --target TRIPLE; os/arch follow the triple
@@ -96,7 +101,12 @@ name="kubectl-gc_v${version}_${os}_${arch}"
 if [ "$os" = windows ]; then
     archive="$out/$name.zip"
     rm -f "$archive"
-    (cd "$stage" && touch -d "@$epoch" "${files[@]}" 2>/dev/null; zip -q -X "$archive" "${files[@]}")
+    # zip where it is installed; the Windows runners of the release workflow have 7-Zip instead
+    if command -v zip >/dev/null; then
+        (cd "$stage" && touch -d "@$epoch" "${files[@]}" 2>/dev/null; zip -q -X "$archive" "${files[@]}")
+    else
+        (cd "$stage" && 7z a -tzip -bd -bso0 "$archive" "${files[@]}" >&2)
+    fi
 else
     archive="$out/$name.tar.gz"
     if tar --version 2>/dev/null | grep -q 'GNU tar'; then
@@ -113,4 +123,7 @@ else
 fi
 echo "$sum  $(basename "$archive")" >"$archive.sha256"
 echo "packed $(basename "$archive"): ${files[*]}" >&2
+"$root/krew/manifest.sh" --tag "v$version" --dist "$out" >"$out/gc.yaml.tmp"
+mv "$out/gc.yaml.tmp" "$out/gc.yaml"
+echo "wrote $out/gc.yaml (the krew manifest of the archives in $out)" >&2
 echo "$sum  $archive"

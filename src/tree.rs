@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::collector::classify_reference;
+use crate::collector::{Dangling, OwnerState, classify_reference};
 use crate::controllers::{ControllerState, Liveness};
 use crate::diagnose::FindingCode;
 use crate::graph::{Graph, NodeId};
@@ -53,6 +53,10 @@ pub struct Entry {
     pub problems: Vec<FindingCode>,
     /// Already shown above: listed, not expanded again.
     pub repeated: bool,
+    /// An owner the reference names by a uid that is gone, while an object of its kind and
+    /// name exists under another uid (the owner was deleted and recreated): that object. The
+    /// GC treats the owner as absent; the tree says it was recreated rather than not found.
+    pub recreated_as: Option<NodeId>,
 }
 
 #[derive(Clone, Debug)]
@@ -70,30 +74,39 @@ pub fn build(g: &Graph, live: &Liveness, root: NodeId, direction: Direction) -> 
     let cycles: HashSet<NodeId> = crate::graph::owner_cycles(g).into_iter().flatten().collect();
     let mut entries = Vec::new();
     let mut shown = HashSet::new();
-    // (depth, node, edge)
-    let mut stack = vec![(0usize, root, None)];
-    while let Some((depth, node, edge)) = stack.pop() {
+    // (depth, node, edge, recreated as)
+    let mut stack = vec![(0usize, root, None, None)];
+    while let Some((depth, node, edge, recreated_as)) = stack.pop() {
         let repeated = !shown.insert(node);
-        entries.push(Entry { depth, node, edge, problems: problems(g, live, node, &cycles), repeated });
+        let problems = problems(g, live, node, &cycles);
+        entries.push(Entry { depth, node, edge, problems, repeated, recreated_as });
         if repeated {
             continue;
         }
-        let mut next: Vec<(NodeId, Edge)> = match direction {
-            Direction::Dependents => g.node(node).dependents.iter().map(|&d| (d, edge_between(g, d, node))).collect(),
+        let mut next: Vec<(NodeId, Edge, Option<NodeId>)> = match direction {
+            Direction::Dependents => {
+                g.node(node).dependents.iter().map(|&d| (d, edge_between(g, d, node), None)).collect()
+            }
             Direction::Owners => {
-                let mut owners: Vec<(NodeId, Edge)> = g
+                let mut owners: Vec<(NodeId, Edge, Option<NodeId>)> = g
                     .owners(node)
                     .iter()
-                    .filter_map(|r| g.by_uid(&r.uid))
-                    .map(|o| (o, edge_between(g, node, o)))
+                    .filter_map(|r| {
+                        let o = g.by_uid(&r.uid)?;
+                        let recreated = match classify_reference(g, node, r) {
+                            OwnerState::Dangling(Dangling::UidMismatch { live }) => Some(live),
+                            _ => None,
+                        };
+                        Some((o, edge_between(g, node, o), recreated))
+                    })
                     .collect();
-                owners.dedup_by_key(|(o, _)| *o);
+                owners.dedup_by_key(|(o, ..)| *o);
                 owners
             }
         };
         next.sort_by(|a, b| order_key(g, a.0).cmp(&order_key(g, b.0)));
-        for (n, e) in next.into_iter().rev() {
-            stack.push((depth + 1, n, Some(e)));
+        for (n, e, recreated) in next.into_iter().rev() {
+            stack.push((depth + 1, n, Some(e), recreated));
         }
     }
     Tree { direction, entries }

@@ -14,5 +14,6 @@ mod pictures;
 mod plugin;
 mod support;
 mod sweep;
+mod trips;
 mod util;
 mod watch;

@@ -21,6 +21,7 @@ mod gc_steps;
 mod grounds;
 mod namespace;
 mod owners;
+mod patches;
 pub mod progress;
 pub mod reads;
 pub mod remedy;
@@ -174,6 +175,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     }
     let stuck_set = e.propagate_stuck();
     admission::warn_rejected_patches(g, &mut e.findings);
+    patches::merge_per_object(g, &mut e.findings);
     admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);

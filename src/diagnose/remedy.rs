@@ -38,12 +38,33 @@ pub fn remove_finalizer_at(g: &Graph, x: NodeId, at: Option<usize>, finalizer: &
         Some(i) if o.finalizers.get(i).is_some_and(|f| f == finalizer) => i,
         _ => o.finalizers.iter().position(|f| f == finalizer)?,
     };
+    remove_finalizers_at(g, x, &[i])
+}
+
+/// One JSON patch that removes the finalizers at positions `at` (each as the object holds it):
+/// the resourceVersion and every finalizer tested first, then removed from the last position
+/// down, so no removal shifts the position of one still to come. None when a position is out
+/// of range or `at` is empty.
+pub fn remove_finalizers_at(g: &Graph, x: NodeId, at: &[usize]) -> Option<Command> {
+    let o = g.object(x)?;
+    let mut at: Vec<usize> = at.to_vec();
+    at.sort_unstable();
+    at.dedup();
+    if at.is_empty() || at.iter().any(|&i| i >= o.finalizers.len()) {
+        return None;
+    }
     let mut ops = Vec::new();
     if let Some(rv) = &o.resource_version {
         ops.push(serde_json::json!({"op": "test", "path": "/metadata/resourceVersion", "value": rv}));
     }
-    ops.push(serde_json::json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": finalizer}));
-    ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}));
+    for &i in &at {
+        ops.push(
+            serde_json::json!({"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": o.finalizers[i]}),
+        );
+    }
+    for &i in at.iter().rev() {
+        ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}));
+    }
     Some(on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string()))
 }
 

@@ -270,6 +270,9 @@ struct TreeNodeHead<'a> {
     problems: Vec<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     already_shown: bool,
+    /// An absent owner that was recreated: the object that has its kind and name now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recreated_as: Option<ObjectRef>,
 }
 
 #[derive(Serialize)]
@@ -300,6 +303,7 @@ pub(crate) fn tree_head<'a>(g: &'a Graph, e: &crate::tree::Entry) -> impl Serial
         edge: e.edge.map(|x| EdgeJson { controller: x.controller, block_owner_deletion: x.block_owner_deletion }),
         problems: e.problems.iter().map(|p| p.as_str()).collect(),
         already_shown: e.repeated,
+        recreated_as: e.recreated_as.map(|live| object_ref(g, live)),
     }
 }
 

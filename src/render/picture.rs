@@ -112,18 +112,26 @@ pub fn build(g: &Graph, tree: &Tree) -> Picture {
         }
         path.push(e.node);
         if seen.insert(e.node) {
-            nodes.push(node(g, e.node, &e.problems, i == 0));
+            nodes.push(node(g, e, i == 0));
         }
     }
     Picture { direction: tree.direction, nodes, edges }
 }
 
-fn node(g: &Graph, n: NodeId, problems: &[FindingCode], root: bool) -> Node {
+fn node(g: &Graph, e: &crate::tree::Entry, root: bool) -> Node {
+    let (n, problems) = (e.node, &e.problems);
     let id = &g.identity(n);
     let object = g.object(n);
     let mut details = Vec::new();
     match object {
-        None => details.push("absent: referenced, not found".to_string()),
+        None => match e.recreated_as {
+            Some(live) => details.push(format!(
+                "absent: recreated, uid {} now (uid {} not found)",
+                sanitize(&g.identity(live).uid.0),
+                sanitize(&id.uid.0)
+            )),
+            None => details.push("absent: referenced, not found".to_string()),
+        },
         Some(o) if o.is_deleting() => {
             details.push("Terminating".to_string());
             if !o.finalizers.is_empty() {

@@ -272,14 +272,23 @@ pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mu
             Action::Remove => p.good(&action),
             _ => action,
         };
-        writeln!(
-            w,
-            "  {:>4}  {:<actor_width$}  {action} {}{}",
-            s.seq,
-            sanitize(&s.actor),
-            show(&ObjRef::of_node(g, s.object)),
-            p.dim(&step_detail(&s.action)),
-        )?;
+        // seq, actor, action and object stay whole; the detail wraps at --width, under the
+        // object's column (or all of it under the actor when even the object does not fit)
+        let head = format!("  {:>4}  {:<actor_width$}  {action} ", s.seq, sanitize(&s.actor));
+        let object = show(&ObjRef::of_node(g, s.object));
+        let detail = step_detail(&s.action);
+        let fits = st.width.is_none_or(|wd| super::style::columns(&head) + super::style::columns(&object) <= wd);
+        if fits {
+            let rest = " ".repeat(super::style::columns(&head));
+            match detail.strip_prefix(' ') {
+                Some(detail) => writeln!(w, "{}", st.wrap_after(&p.dim(detail), &format!("{head}{object} "), &rest))?,
+                None => writeln!(w, "{head}{object}{}", p.dim(&detail))?,
+            }
+        } else {
+            // too narrow for the columns: the object and its detail go on under the actor
+            let text = format!("{object}{}", p.dim(&detail));
+            writeln!(w, "{}\n{}", head.trim_end(), st.wrap(&text, "        ", "        "))?;
+        }
     }
     let r = &plan.result;
     writeln!(w)?;

@@ -38,6 +38,19 @@ impl Style {
         if self.color { s.bold().to_string() } else { s.to_string() }
     }
 
+    /// [`Style::wrap`], where `first` is a row's fixed columns (a tree's, a plan step's) that
+    /// stay whole: when not even the first word fits after them, the text starts on the next
+    /// line, at `rest`.
+    pub fn wrap_after(self, text: &str, first: &str, rest: &str) -> String {
+        let Some(width) = self.width else { return format!("{first}{text}") };
+        let first_word = text.split(' ').find(|w| !w.is_empty()).map(columns).unwrap_or(0);
+        if columns(first) + first_word > width && columns(first) > columns(rest) {
+            format!("{}\n{}", first.trim_end(), self.wrap(text, rest, rest))
+        } else {
+            self.wrap(text, first, rest)
+        }
+    }
+
     /// `text` as lines of at most `width` columns: the first starts with `first`, the others
     /// with `rest`. Breaks only at spaces; a word wider than a line (a URL, a long name) stays
     /// whole on a line of its own. `text` must be sanitized already (it may carry this

@@ -229,6 +229,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
     let is_last = last_siblings(tree);
     // first pass: the cells (whether the ancestor at each depth was the last of its siblings)
     let mut rows: Vec<[String; 4]> = Vec::with_capacity(tree.entries.len());
+    let mut conts: Vec<String> = Vec::with_capacity(tree.entries.len());
     let mut last_at_depth: Vec<bool> = Vec::new();
     for (i, e) in tree.entries.iter().enumerate() {
         last_at_depth.truncate(e.depth);
@@ -239,9 +240,15 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         if e.depth >= MAX_DRAWN_DEPTH {
             prefix.push_str(&format!("… [depth {}] ", e.depth));
         }
+        // where a wrapped line goes on: under the entry, the tree's guides kept
+        let mut cont = prefix.clone();
         if e.depth > 0 {
             prefix.push_str(if is_last[i] { "└── " } else { "├── " });
+            cont.push_str(if is_last[i] { "    " } else { "│   " });
         }
+        let has_children = tree.entries.get(i + 1).is_some_and(|n| n.depth > e.depth);
+        cont.push_str(if has_children { "│     " } else { "      " });
+        conts.push(cont);
         last_at_depth.push(is_last[i]);
         let id = &g.identity(e.node);
         let mut name = format!("{}/{}", id.kind, id.name);
@@ -251,6 +258,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             name = format!("{name} -n {ns}");
         }
         let (ready, status, age) = match g.object(e.node) {
+            None if e.recreated_as.is_some() => ("-".to_string(), "Recreated".to_string(), "-".to_string()),
             None => ("-".to_string(), "Absent".to_string(), "-".to_string()),
             Some(o) => {
                 let ready = o.condition("Ready").map(|c| c.status.to_string()).filter(|s| !s.is_empty());
@@ -276,14 +284,16 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         if c >= n { s.to_string() } else { format!("{s}{}", " ".repeat(n - c)) }
     };
     writeln!(w, "{}  {}  {}  AGE", pad("NAME", widths[0]), pad("READY", widths[1]), pad("STATUS", widths[2]))?;
-    for (e, row) in tree.entries.iter().zip(&rows) {
+    for ((e, row), cont) in tree.entries.iter().zip(&rows).zip(&conts) {
         let status = match row[2].as_str() {
             "Terminating" => st.warn(&pad(&row[2], widths[2])),
-            "Absent" => st.bad(&pad(&row[2], widths[2])),
+            "Absent" | "Recreated" => st.bad(&pad(&row[2], widths[2])),
             _ => pad(&row[2], widths[2]),
         };
-        let mut line =
+        let columns =
             format!("{}  {}  {status}  {}", st.strong(&pad(&row[0], widths[0])), pad(&row[1], widths[1]), row[3]);
+        // what follows the columns: wrapped at --width (the columns themselves stay whole)
+        let mut line = String::new();
         if let Some(edge) = e.edge {
             let mut marks = Vec::new();
             if edge.controller {
@@ -296,9 +306,15 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
                 line.push_str(&st.dim(&format!("  [{}]", marks.join(", "))));
             }
         }
-        match g.object(e.node) {
-            None => line.push_str(&st.bad("  (referenced, not found)")),
-            Some(o) => {
+        match (g.object(e.node), e.recreated_as) {
+            (None, Some(live)) => line.push_str(&st.bad(&format!(
+                "  (uid {} not found: {} has uid {} now, the owner was recreated; the GC treats this owner as absent)",
+                sanitize(&g.identity(e.node).uid.0),
+                sanitize(&crate::diagnose::describe(g, live)),
+                sanitize(&g.identity(live).uid.0)
+            ))),
+            (None, None) => line.push_str(&st.bad("  (referenced, not found)")),
+            (Some(o), _) => {
                 if let Some(asked) = o.deletion_requested_at() {
                     line.push_str(&format!("  deleting for {}", age::human(now_s - asked.as_second())));
                     if !o.finalizers.is_empty() {
@@ -314,7 +330,12 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
             let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
             line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
         }
-        writeln!(w, "{}", line.trim_end())?;
+        let line = line.trim();
+        if line.is_empty() {
+            writeln!(w, "{}", columns.trim_end())?;
+        } else {
+            writeln!(w, "{}", st.wrap_after(line, &format!("{}  ", columns.trim_end()), cont))?;
+        }
     }
     if tree.entries.len() == 1 {
         let what = match tree.direction {

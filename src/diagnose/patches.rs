@@ -1,0 +1,100 @@
+//! One patch per object: the finalizer-removal patches of an answer, merged when several are
+//! for the same object. Each patch is guarded by the object's resourceVersion and by the
+//! finalizer's position, so of two patches for one object the second always fails: the first
+//! changes the resourceVersion (and shifts the positions after the one it removed). One patch
+//! that tests every finalizer it removes, then removes them from the last position down, does
+//! what the two were meant to.
+
+use std::collections::BTreeMap;
+
+use crate::graph::{Graph, NodeId};
+
+use super::finding::{Finding, Related};
+use super::remedy;
+use super::step::{Command, Reach, Step};
+
+/// Replaces, in every finding's remedy, the steps that remove finalizers of the same object one
+/// patch each by one step with one patch for all of them (the text keeps each step's condition).
+pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
+    // (object, finalizer position) of every single-finalizer patch the answer prints, with
+    // the text of the step that carries it, in the order first seen
+    let mut by_object: BTreeMap<NodeId, Vec<(usize, String)>> = BTreeMap::new();
+    let mut single: Vec<(Command, NodeId, usize)> = Vec::new();
+    for f in findings.iter() {
+        for s in f.remedy.iter().filter(|s| s.reach == Reach::Destructive) {
+            let Some(c) = &s.command else { continue };
+            let Some((x, i)) = removal_of(g, f, c, &mut single) else { continue };
+            let wanted = by_object.entry(x).or_default();
+            if !wanted.iter().any(|(j, _)| *j == i) {
+                wanted.push((i, s.text.clone()));
+            }
+        }
+    }
+    by_object.retain(|_, w| w.len() > 1);
+    if by_object.is_empty() {
+        return;
+    }
+    let merged: BTreeMap<NodeId, Step> = by_object
+        .iter()
+        .filter_map(|(&x, wanted)| {
+            let at: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
+            let patch = remedy::remove_finalizers_at(g, x, &at)?;
+            let conditions: Vec<&str> = wanted.iter().map(|(_, t)| t.as_str()).collect();
+            let text = format!(
+                "Remove {} finalizers of {} in one patch (a patch for each would fail after the first, which changes the object's resourceVersion), each only on its own condition — {}",
+                at.len(),
+                crate::diagnose::describe(g, x),
+                conditions.join(" — ")
+            );
+            Some((x, Step::run(Reach::Destructive, text, patch)))
+        })
+        .collect();
+    for f in findings.iter_mut() {
+        let mut out: Vec<Step> = Vec::with_capacity(f.remedy.len());
+        for s in std::mem::take(&mut f.remedy) {
+            let target = s
+                .command
+                .as_ref()
+                .filter(|_| s.reach == Reach::Destructive)
+                .and_then(|c| single.iter().find(|(p, ..)| p == c))
+                .and_then(|(_, x, _)| merged.get(x));
+            match target {
+                Some(m) if out.contains(m) => {}
+                Some(m) => out.push(m.clone()),
+                None => out.push(s),
+            }
+        }
+        f.remedy = out;
+    }
+}
+
+/// Which finalizer of which object `c` removes, if it is one of the single-finalizer patches
+/// [`remedy::remove_finalizer_at`] writes for the finding's object or an object it names (the
+/// objects whose finalizer patches a finding prints); memoised in `single`.
+fn removal_of(
+    g: &Graph,
+    f: &Finding,
+    c: &Command,
+    single: &mut Vec<(Command, NodeId, usize)>,
+) -> Option<(NodeId, usize)> {
+    let found = |single: &[(Command, NodeId, usize)]| single.iter().find(|(p, ..)| p == c).map(|(_, y, i)| (*y, *i));
+    if let Some(hit) = found(single) {
+        return Some(hit);
+    }
+    let named = f.related.iter().filter_map(|r| match r {
+        Related::Node(n) => Some(*n),
+        _ => None,
+    });
+    for x in std::iter::once(f.object).chain(named) {
+        if single.iter().any(|(_, y, _)| *y == x) {
+            continue;
+        }
+        let Some(o) = g.object(x) else { continue };
+        for (i, fin) in o.finalizers.iter().enumerate() {
+            if let Some(p) = remedy::remove_finalizer_at(g, x, Some(i), fin) {
+                single.push((p, x, i));
+            }
+        }
+    }
+    found(single)
+}
