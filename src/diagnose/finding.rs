@@ -1,4 +1,4 @@
-//! Finding codes (contract §4.3; stable names, documented in the README).
+//! Finding codes (contract §4.3; stable names, documented in docs/findings.md).
 
 use crate::collector::{Dangling, OwnerState};
 use crate::controllers::FinalizerOwner;

@@ -13,9 +13,8 @@
 
 use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
-pub mod backend;
+mod admission;
 pub mod builtin_conditions;
-pub mod conversion;
 pub mod events;
 pub mod finding;
 mod gc_steps;
@@ -27,13 +26,14 @@ pub mod reads;
 pub mod remedy;
 pub mod shared;
 pub mod step;
+mod unconvertible;
 pub mod verdict;
-pub mod webhooks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use k8s_openapi::jiff::Timestamp;
 
+use crate::admission::backend;
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
@@ -169,8 +169,8 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         });
     }
     let stuck_set = e.propagate_stuck();
-    webhooks::warn_rejected_patches(g, &mut e.findings);
-    webhooks::note_unjudged(g, target, &mut e.finalizers);
+    admission::warn_rejected_patches(g, &mut e.findings);
+    admission::note_unjudged(g, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
     }

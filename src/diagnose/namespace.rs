@@ -24,11 +24,11 @@
 
 use crate::names::{API_SERVICE, CRD};
 
-use super::backend;
-use super::conversion;
 use super::step::{Reach, Step};
-use super::webhooks::{self, Operation};
+use super::unconvertible;
 use super::{Explainer, FindingCode, Related, Severity, describe, remedy};
+use crate::admission::webhooks::{self, Operation};
+use crate::admission::{backend, conversion};
 use crate::controllers::FinalizerOwner;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
@@ -143,7 +143,7 @@ impl Explainer<'_, '_> {
             if held == 0 {
                 // its objects are not in what was read (they cannot be listed live): say it on
                 // the CRD, or nothing would carry the remedies
-                let f = conversion::unavailable(g, crd, &dead);
+                let f = unconvertible::unavailable(g, crd, &dead);
                 self.findings.push(f);
             }
         }

@@ -11,12 +11,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::admission::{self, Rejection, Request};
 use super::queue::Queues;
 use super::step::{Action, Cascade, ObjRef, Step};
+use crate::admission::Operation;
+use crate::admission::review::{self as admission, AdmissionView, Rejection, Request};
 use crate::collector::decide::{Decision, GcView, LiveItem, Propagation, Stuck};
 use crate::collector::references::LiveOwner;
-use crate::diagnose::webhooks::Operation;
 use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId, Presence};
 use crate::snapshot::{Object, OwnerRef};
@@ -620,7 +620,8 @@ impl<'g> World<'g> {
         if !self.admission {
             return true;
         }
-        let (rejection, notes) = admission::review(self, n, &Request { op, actor, what, finalizer });
+        let (rejection, notes) =
+            admission::review(self, n, &Request { op, actor, what, finalizer, preferred_version: actor == GC });
         for note in notes {
             self.note(note);
         }
@@ -808,6 +809,24 @@ impl<'g> World<'g> {
         if orphaned {
             self.remove_finalizer(n, ORPHAN, GC);
         }
+    }
+}
+
+impl AdmissionView for World<'_> {
+    fn graph(&self) -> &Graph {
+        self.g
+    }
+
+    fn stored(&self, n: NodeId) -> bool {
+        World::stored(self, n)
+    }
+
+    fn deleting(&self, n: NodeId) -> bool {
+        self.deletion_of(n).is_some()
+    }
+
+    fn owners_of(&self, n: NodeId) -> &[OwnerRef] {
+        World::owners_of(self, n)
     }
 }
 

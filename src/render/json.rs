@@ -86,7 +86,7 @@ pub struct WhyStuckJson {
     /// What could not be read, in words; non-empty means the answer may be missing something.
     pub incomplete: Vec<String>,
     /// The most recent Warning events of the object and of the objects the answer names
-    /// (README: "Events as evidence"); empty when none was found.
+    /// (docs/stuck-or-in-progress.md: "Events as evidence"); empty when none was found.
     pub events: Vec<EventJson>,
     /// With `why-stuck --plan`: the planner's dry run once the blockers are gone.
     #[serde(skip_serializing_if = "Option::is_none")]
