@@ -168,3 +168,7 @@ pub fn by_the_controller(component: &str, owner: &FinalizerOwner, finalizer: &st
         .is_some_and(|d| c == d || c.strip_prefix(&d).is_some_and(|rest| rest.starts_with('/')));
     by_workload || by_name || by_domain
 }
+
+#[cfg(test)]
+#[path = "clock_tests.rs"]
+mod tests;
