@@ -490,6 +490,38 @@ fn pod_delete_rejected_by_webhook_why_stuck() {
     check_fixture("pod-delete-rejected-by-webhook", DIAGNOSIS);
 }
 
+/// A controller that cannot be judged: exit 3, alone and in `why-stuck --all`, and the text
+/// is headed UNKNOWN, never IN PROGRESS.
+#[test]
+fn an_answer_that_cannot_be_judged_exits_3_alone_and_in_all() {
+    let snap = fixtures_dir().join("controller-cannot-be-judged/snapshot.json");
+    let snap = snap.to_str().unwrap();
+    let with = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.extend(["--snapshot", snap, "--now", "2026-11-29T12:00:00Z"]);
+        run(&a)
+    };
+    let one = ["why-stuck", "quotas.quota.example.org/compute", "-n", "team-blue"];
+    let text = with(&one);
+    assert_eq!(code(&text), 3);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(text.starts_with("UNKNOWN Quota team-blue/compute"), "{text}");
+    let j = stdout_json(&with(&[&one[..], &["-o", "json"]].concat()));
+    assert_eq!((j["verdict"].as_str(), j["stuck"].as_bool()), (Some("Unknown"), Some(false)), "{j}");
+    let all = with(&["why-stuck", "--all", "-n", "team-blue", "-o", "json"]);
+    assert_eq!(code(&all), 3, "{}", crate::util::stderr(&all));
+    let j = stdout_json(&all);
+    let verdicts: Vec<&str> = j["groups"].as_array().unwrap().iter().filter_map(|g| g["verdict"].as_str()).collect();
+    assert!(verdicts.contains(&"Unknown") && !verdicts.contains(&"Stuck"), "{verdicts:?}");
+    let text = with(&["why-stuck", "--all", "-n", "team-blue"]);
+    assert_eq!(code(&text), 3);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    assert!(
+        text.starts_with("UNKNOWN nothing in scope was found stuck, but 1 object(s) could not be judged"),
+        "{text}"
+    );
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

@@ -95,6 +95,11 @@ impl Index {
         self.any
     }
 
+    /// Every Event of one object (Normal and Warning), most recent first.
+    pub fn about(&self, uid: &Uid) -> &[Event] {
+        self.by_uid.get(uid).map_or(&[], Vec::as_slice)
+    }
+
     /// The Warning events of one object, most recent first.
     pub fn warnings(&self, uid: &Uid) -> Vec<&Event> {
         self.by_uid.get(uid).into_iter().flatten().filter(|e| e.is_warning()).collect()

@@ -15,6 +15,7 @@ use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
 mod admission;
 pub mod builtin_conditions;
+pub mod clock;
 pub mod events;
 pub mod finding;
 mod gc_steps;

@@ -13,7 +13,7 @@ use crate::graph::{Graph, NodeId};
 
 use super::describe;
 use super::events::{self, Index};
-use super::finding::{Finding, FindingCode, Severity, Subject};
+use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
 use super::step::{Command, Reach, Step};
 
@@ -113,8 +113,13 @@ pub fn alive_finding(
     opts: &Options,
 ) -> (Finding, bool) {
     let o = g.object(x).expect("explained objects are observed");
+    let clock = super::clock::judge(g, idx, x, finalizer, owner, now, opts.stuck_after);
     let since = o.deletion_timestamp.unwrap_or(now);
-    let waited = (now.as_second() - since.as_second()).max(0);
+    // how long the finalizer has waited since the wait began (the grace period's end, or a sign
+    // of progress since), for the logs' --since: from the grace period's end
+    let waited = (now.as_second() - clock.start.as_second()).max(0);
+    let waited_all = (now.as_second() - since.as_second()).max(0);
+    let signs = if clock.signs.is_empty() { String::new() } else { format!("; {}", clock.signs.join("; ")) };
     let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {finalizer}"));
     let warnings = idx.warnings(&o.uid);
     let evidence = match warnings.first() {
@@ -130,15 +135,35 @@ pub fn alive_finding(
             describe(g, x)
         ),
     };
-    let mut steps = look_at(g, x, owner, waited);
-    if waited <= opts.stuck_after {
+    let mut steps = look_at(g, x, owner, waited_all);
+    let related: Vec<Related> = clock.in_grace.iter().map(|&p| Related::Node(p)).collect();
+    if !clock.in_grace.is_empty() {
+        // the pods' own promise of time: in progress whatever --stuck-after says
         let finding = Finding {
             code: FindingCode::FinalizerPending,
             severity: Severity::Info,
             object: x,
-            related: Vec::new(),
+            related,
             message: format!(
-                "{finalizer} is removed by {who}, which is alive; it has waited {} of the {} allowed before the answer calls it stuck (--stuck-after){evidence} ({})",
+                "{finalizer} is removed by {who}, which is alive, once the pods it waits for are gone; they are within their grace period, so the deletion is in progress whatever --stuck-after says, and --stuck-after ({}) counts from {}{signs}{evidence} ({})",
+                crate::age::human(opts.stuck_after),
+                clock.start,
+                owner.evidence.join("; ")
+            ),
+            remedy: steps,
+            subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
+            cannot_tell: false,
+        };
+        return (finding, false);
+    }
+    if clock.failing.is_none() && waited <= opts.stuck_after {
+        let finding = Finding {
+            code: FindingCode::FinalizerPending,
+            severity: Severity::Info,
+            object: x,
+            related,
+            message: format!(
+                "{finalizer} is removed by {who}, which is alive; it has waited {} of the {} allowed before the answer calls it stuck (--stuck-after){signs}{evidence} ({})",
                 crate::age::human(waited),
                 crate::age::human(opts.stuck_after),
                 owner.evidence.join("; ")
@@ -174,12 +199,22 @@ pub fn alive_finding(
         severity: Severity::Error,
         object: x,
         related: Vec::new(),
-        message: format!(
-            "{} has kept {finalizer} since {since} ({}, longer than --stuck-after {}); it is removed by {who}, which is alive but not acting on it{evidence}",
-            describe(g, x),
-            crate::age::human(waited),
-            crate::age::human(opts.stuck_after)
-        ),
+        message: match &clock.failing {
+            // a repeating failure ends the wait early: more time changes nothing
+            Some(failing) if waited <= opts.stuck_after => format!(
+                "{} has kept {finalizer} since {since} ({}); it is removed by {who}, which is alive but failing at it: {failing}, which ends the wait before --stuck-after ({}){signs}{evidence}",
+                describe(g, x),
+                crate::age::human(waited_all),
+                crate::age::human(opts.stuck_after)
+            ),
+            _ => format!(
+                "{} has kept {finalizer} since {since} ({}, longer than --stuck-after {} since the wait began at {}); it is removed by {who}, which is alive but not acting on it{signs}{evidence}",
+                describe(g, x),
+                crate::age::human(waited_all),
+                crate::age::human(opts.stuck_after),
+                clock.start
+            ),
+        },
         remedy: steps,
         subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
         cannot_tell: false,

@@ -322,6 +322,30 @@ mod tests {
     }
 
     #[test]
+    fn the_answers_steps_are_ranked_across_findings_and_name_the_findings_they_serve() {
+        let patch = |n: &str| Command::kubectl(["patch"]).arg(n);
+        let a = [Step::run(Reach::Destructive, "remove it", patch("a")), Step::advice(Reach::Inspect, "look")];
+        let b = [
+            Step::run(Reach::Destructive, "remove it", patch("b")),
+            Step::advice(Reach::Inspect, "look"),
+            Step::advice(Reach::Restore, "bring it back"),
+        ];
+        let steps = a.iter().map(|s| (0, s)).chain(b.iter().map(|s| (1, s)));
+        let got: Vec<(&str, Option<&Command>, Vec<usize>)> =
+            served(steps).into_iter().map(|s| (s.step.text.as_str(), s.command, s.findings)).collect();
+        let (pa, pb) = (patch("a"), patch("b"));
+        assert_eq!(
+            got,
+            [
+                ("look", None, vec![0, 1]),
+                ("bring it back", None, vec![1]),
+                ("remove it", Some(&pa), vec![0]),
+                ("remove it", Some(&pb), vec![1]),
+            ]
+        );
+    }
+
+    #[test]
     fn ranking_is_stable_and_safest_first() {
         let mut steps = vec![
             Step::advice(Reach::Destructive, "d"),

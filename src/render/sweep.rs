@@ -167,11 +167,19 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
             groups(Verdict::Stuck)
         );
         writeln!(w, "{}", st.wrap(&head, "", ""))?;
+    } else if unknown > 0 {
+        // the exit code is 3: the first line says why, never "nothing stuck" alone
+        let head = format!(
+            "{} nothing in scope was found stuck, but {unknown} object(s) could not be judged, for {} cause(s).",
+            st.strong("UNKNOWN"),
+            groups(Verdict::Unknown)
+        );
+        writeln!(w, "{}", st.wrap(&head, "", ""))?;
     } else {
         writeln!(w, "{} no deletion in scope is stuck.", st.good("NOTHING STUCK"))?;
     }
     let mut also = Vec::new();
-    if unknown > 0 {
+    if unknown > 0 && stuck > 0 {
         also.push(format!("{unknown} cannot be judged"));
     }
     if moving > 0 {
