@@ -293,7 +293,7 @@ impl Explainer<'_, '_> {
                 self.report_blocking(x, blocking);
             }
             ORPHAN => self.gc_finalizer_idle(x, f, age, None),
-            f if builtin_conditions::judged(f) => {
+            f if builtin_conditions::judged(g, x, f) => {
                 if let Some(j) = builtin_conditions::judge(g, self.shared, x, f) {
                     self.builtin_condition(x, f, &who, j);
                 }
@@ -358,7 +358,7 @@ impl Explainer<'_, '_> {
                 }
             }
             Judgement::Waits { on, what, stuck, remedy } => {
-                self.findings.push(builtin_conditions::waits_finding(x, f, who, &what, &on, remedy));
+                self.findings.push(builtin_conditions::waits_finding(x, f, who, &what, &on, stuck, remedy));
                 if stuck {
                     self.local_stuck.push(x);
                 }
