@@ -302,7 +302,10 @@ struct ObjectCause<'d> {
 fn is_context(code: FindingCode) -> bool {
     matches!(
         code,
-        FindingCode::NotBeingDeleted | FindingCode::NamespaceContentRemaining | FindingCode::OwnerReferenceCycle
+        FindingCode::NotBeingDeleted
+            | FindingCode::NamespaceContentRemaining
+            | FindingCode::NamespaceWaitingForPods
+            | FindingCode::OwnerReferenceCycle
     )
 }
 

@@ -579,28 +579,7 @@ impl Explainer<'_, '_> {
             self.local_stuck.push(x);
         }
         self.explain_namespace_conditions(x);
-        // Content: everything still in the namespace. Pods go first (§5.2).
-        let content: Vec<NodeId> = g.in_namespace(Some(ns.name.as_str())).map(|(id, _)| id).collect();
-        let pods_left = content.iter().any(|&c| g.identity(c).kind == "Pod" && g.identity(c).group().is_empty());
-        for c in content {
-            let o = g.object(c).expect("observed");
-            let state = if o.is_deleting() {
-                format!("is being deleted and keeps finalizers [{}]", o.finalizers.join(", "))
-            } else if pods_left && o.kind != "Pod" {
-                "is not deleted yet: the namespace controller deletes pods first".to_string()
-            } else {
-                "has not been deleted yet".to_string()
-            };
-            self.finding(
-                FindingCode::NamespaceContentRemaining,
-                Severity::Warning,
-                c,
-                vec![Related::Node(x)],
-                format!("terminating namespace {} still holds {}, which {state}", ns.name, describe(g, c)),
-                Vec::new(),
-            );
-            self.wait_for(x, c);
-        }
+        self.explain_namespace_content(x);
         // Nothing left and every group discovered: the namespace controller has nothing to wait for.
         let discovery_failing = condition.is_some() || !failing.is_empty();
         if !discovery_failing && g.in_namespace(Some(ns.name.as_str())).next().is_none() {
