@@ -28,11 +28,13 @@ pub fn context_namespace() -> Option<String> {
 /// namespace, so every namespace is listed (metadata-only), as offline sees them.
 /// `why_stuck`: the answer is why-stuck's, judged with these options: its webhooks and the
 /// Events of the objects it names are read too.
+/// `version`: whether the server's version is read after the objects (`reads::VersionRead`).
 pub fn read(
     global: &Global,
     target: Option<&Target>,
     dependents_anywhere: bool,
     why_stuck: Option<kubectl_gc::diagnose::Options>,
+    version: reads::VersionRead,
 ) -> Result<Snapshot> {
     let opts = connect_options(&global.connection)?;
     let now = Timestamp::now();
@@ -127,6 +129,12 @@ pub fn read(
         }
         if tty {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+        }
+        if version.wanted(wants.target.as_ref(), &snapshot) {
+            match session.server_version().await {
+                Ok(v) => snapshot.server_version = Some(v),
+                Err(why) => snapshot.warnings.push(format!("the server's version could not be read: {why}")),
+            }
         }
         snapshot.context = session.context.clone();
         Ok(snapshot)

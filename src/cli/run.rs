@@ -11,6 +11,7 @@ use kubectl_gc::controllers::Liveness;
 use kubectl_gc::diagnose::Connection;
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
+use kubectl_gc::reads::VersionRead;
 use kubectl_gc::render::{self, style::Style};
 use kubectl_gc::snapshot::Snapshot;
 use kubectl_gc::{diagnose, source, tree};
@@ -26,7 +27,7 @@ pub fn run(args: Args) -> Result<Exit> {
         Command::WhyStuck(a) => {
             let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
             let opts = diagnose::Options { stuck_after: a.stuck_after };
-            let (g, now) = load(global, Some(&t), false, Some(opts))?;
+            let (g, now) = load(global, Some(&t), false, Some(opts), VersionRead::WhereJudged)?;
             let target = resolve(&g, &t, global)?;
             let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
@@ -83,7 +84,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::from_stuck(d.stuck))
         }
         Command::Tree(a) => {
-            let (g, now) = load(global, Some(&a.target), true, None)?;
+            let (g, now) = load(global, Some(&a.target), true, None, VersionRead::Never)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
@@ -102,7 +103,7 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Plan(a) => {
-            let (g, now) = load(global, Some(&a.target), true, None)?;
+            let (g, now) = load(global, Some(&a.target), true, None, VersionRead::WhereJudged)?;
             let target = resolve(&g, &a.target, global)?;
             let live = Liveness::new(&g, now);
             let opts = PlanOptions {
@@ -142,7 +143,8 @@ pub fn run(args: Args) -> Result<Exit> {
                 bail!("{} exists: give --force to replace it, or another --file", path.display());
             }
             // the answers a capture is taken for are judged with why-stuck's default options
-            let snapshot = super::live::read(global, None, false, Some(diagnose::Options::default()))?;
+            let snapshot =
+                super::live::read(global, None, false, Some(diagnose::Options::default()), VersionRead::Record)?;
             warn_about(&snapshot);
             match &a.file {
                 Some(path) => super::snapshot_file::write(path, a.force, |w| {
@@ -236,8 +238,9 @@ fn load(
     target: Option<&Target>,
     dependents_anywhere: bool,
     why_stuck: Option<diagnose::Options>,
+    version: VersionRead,
 ) -> Result<(Graph, Timestamp)> {
-    load_from(global, || super::live::read(global, target, dependents_anywhere, why_stuck))
+    load_from(global, || super::live::read(global, target, dependents_anywhere, why_stuck, version))
 }
 
 /// [`load`], with the live read given.

@@ -24,7 +24,9 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     let answer = diagnose::Options { stuck_after: a.stuck_after };
     // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
     // holds what the answers about every object in it read, judged with these options
-    let (g, now) = load_from(global, || super::live::read(global, None, false, Some(answer)))?;
+    let (g, now) = load_from(global, || {
+        super::live::read(global, None, false, Some(answer), kubectl_gc::reads::VersionRead::WhereJudged)
+    })?;
     let scope = if global.all_namespaces {
         Scope::Cluster
     } else {

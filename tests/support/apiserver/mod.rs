@@ -185,7 +185,12 @@ pub struct Options {
     pub protobuf: bool,
     /// The `drop=metadata.managedFields` Accept parameter (default: honoured).
     pub drop_managed_fields: DropManagedFields,
+    /// The `gitVersion` that `/version` reports (default: [`VERSION`]).
+    pub version: &'static str,
 }
+
+/// The `gitVersion` the server reports unless told otherwise: a 1.37 server.
+pub const VERSION: &str = "v1.37.0-kubectl-gc-test";
 
 impl Default for Options {
     fn default() -> Options {
@@ -196,6 +201,7 @@ impl Default for Options {
             faults: Vec::new(),
             protobuf: true,
             drop_managed_fields: DropManagedFields::Honour,
+            version: VERSION,
         }
     }
 }
@@ -206,6 +212,7 @@ struct Shared {
     aggregated_version: &'static str,
     max_page: usize,
     protobuf: bool,
+    version: &'static str,
     drop_managed_fields: Mutex<DropManagedFields>,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
@@ -236,6 +243,7 @@ impl ApiServer {
             aggregated_version: options.aggregated_version,
             max_page: options.max_page,
             protobuf: options.protobuf,
+            version: options.version,
             drop_managed_fields: Mutex::new(options.drop_managed_fields),
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
@@ -367,7 +375,7 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
 
     // (group, version, rest of the path)
     let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
-        ["version"] => return json_response(version_info(), "application/json"),
+        ["version"] => return json_response(version_info(s.version), "application/json"),
         ["api"] if wants_aggregated => return json_response(aggregated(&s, true), aggregated_type),
         ["api"] => {
             return json_response(
@@ -773,8 +781,9 @@ fn group_suffix(r: &Res) -> String {
     if r.group.is_empty() { String::new() } else { format!(".{}", r.group) }
 }
 
-fn version_info() -> Value {
-    json!({"major": "1", "minor": "37", "gitVersion": "v1.37.0-kubectl-gc-test", "gitCommit": "0", "gitTreeState": "clean",
+fn version_info(git_version: &str) -> Value {
+    let minor = git_version.split('.').nth(1).unwrap_or("37");
+    json!({"major": "1", "minor": minor, "gitVersion": git_version, "gitCommit": "0", "gitTreeState": "clean",
            "buildDate": "2026-11-29T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64"})
 }
 
