@@ -29,6 +29,9 @@ pub mod shared;
 pub mod step;
 pub mod webhooks;
 
+#[cfg(test)]
+mod blockers_tests;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use k8s_openapi::jiff::Timestamp;
@@ -617,14 +620,7 @@ impl Explainer<'_, '_> {
                     "{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating",
                     describe(g, x)
                 ),
-                vec![
-                    Step::advice(Reach::Restore, format!("Bring the node {node_name} back; its kubelet then confirms the deletion.")),
-                    Step::run(
-                        Reach::Destructive,
-                        "Once the node is certainly gone (its containers may still run if it is only unreachable), force the deletion.",
-                        remedy::on_object(g, x, ["delete"]).flag("--grace-period", "0").switch("--force"),
-                    ),
-                ],
+                lost_node_steps(g, x, node_name, node.is_some()),
             );
             self.local_stuck.push(x);
         }
@@ -653,4 +649,32 @@ impl Explainer<'_, '_> {
         }
         stuck
     }
+}
+
+/// What frees a pod on a lost node, safest first: the node back (its kubelet confirms the
+/// deletion); once the node is certainly off, the `node.kubernetes.io/out-of-service` taint
+/// (KEP-2268, GA in 1.28), with which the pod garbage collector force-deletes its pods and the
+/// attach-detach controller detaches their volumes at once; and the force delete, last (it
+/// leaves the volumes attached to the lost node).
+fn lost_node_steps(g: &Graph, pod: NodeId, node_name: &str, node_exists: bool) -> Vec<Step> {
+    let mut steps = vec![Step::advice(
+        Reach::Restore,
+        format!("Bring the node {node_name} back; its kubelet then confirms the deletion."),
+    )];
+    if node_exists {
+        const TAINT: &str = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute";
+        steps.push(Step::run(
+            Reach::Disrupt,
+            format!(
+                "If {node_name} cannot come back: once it is certainly shut down (not merely unreachable, where its containers still run and write to their volumes), taint it out of service. Its pods are then deleted without the kubelet and their volumes detached, so they can start elsewhere (KEP-2268, Kubernetes 1.28+). Remove the taint once the node is back or deleted (kubectl taint nodes {node_name} {TAINT}-)."
+            ),
+            Command::kubectl(["taint"]).arg("nodes").arg(node_name).arg(TAINT),
+        ));
+    }
+    steps.push(Step::run(
+        Reach::Destructive,
+        "Or, once the node is certainly gone, force the pod's deletion (unlike the taint, this does not detach its volumes from the lost node at once).",
+        remedy::on_object(g, pod, ["delete"]).flag("--grace-period", "0").switch("--force"),
+    ));
+    steps
 }
