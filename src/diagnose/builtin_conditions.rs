@@ -34,7 +34,7 @@ use super::shared::Shared;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
-use super::finding::{Finding, FindingCode, Related, Severity};
+use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
 use super::step::{Command, Reach, Step};
 use super::{describe, grounds};
@@ -561,6 +561,8 @@ pub fn holds_finding(
                     requeue.command,
                 ),
             ],
+            subject: Subject::Related,
+            cannot_tell: false,
         };
         return (finding, false);
     }
@@ -599,6 +601,8 @@ pub fn holds_finding(
             crate::age::human(waited)
         ),
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     };
     (finding, true)
 }
@@ -635,6 +639,8 @@ pub fn blind_finding(g: &Graph, x: NodeId, finalizer: &str, who: &str, what: &st
             describe(g, x)
         ),
         remedy: vec![check],
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
@@ -656,6 +662,8 @@ pub fn waits_finding(
         related: on.iter().map(|&n| Related::Node(n)).collect(),
         message: format!("{finalizer} is removed by {who} once its condition holds; not yet: {what}"),
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 

@@ -18,13 +18,19 @@ type ClaimUsers = HashMap<String, Vec<NodeId>>;
 pub struct Shared {
     /// Events by involved object (built once: a pass over every object of the snapshot).
     pub events: super::events::Index,
+    /// The webhooks by what they intercept, and their backends judged once.
+    pub admission: crate::admission::Index,
     claim_users: Mutex<HashMap<Option<String>, Arc<ClaimUsers>>>,
 }
 
 impl Shared {
     /// The indexes for answers over `g`.
     pub fn new(g: &Graph) -> Shared {
-        Shared { events: super::events::Index::new(g), claim_users: Mutex::new(HashMap::new()) }
+        Shared {
+            events: super::events::Index::new(g),
+            admission: crate::admission::Index::new(g),
+            claim_users: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The pods of `namespace` whose volumes name the claim `claim`.
