@@ -465,6 +465,16 @@ fn pod_delete_rejected_by_webhook_why_stuck() {
     check_fixture("pod-delete-rejected-by-webhook", DIAGNOSIS);
 }
 
+#[test]
+fn volume_still_bound_why_stuck() {
+    check_fixture("volume-still-bound", DIAGNOSIS);
+}
+
+#[test]
+fn namespace_waiting_for_pods_why_stuck() {
+    check_fixture("namespace-waiting-for-pods", DIAGNOSIS);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {
