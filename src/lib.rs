@@ -18,6 +18,7 @@ pub mod graph;
 pub mod names;
 pub mod plan;
 pub mod reads;
+pub mod release;
 pub mod render;
 pub mod snapshot;
 pub mod source;

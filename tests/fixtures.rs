@@ -522,6 +522,16 @@ fn an_answer_that_cannot_be_judged_exits_3_alone_and_in_all() {
     );
 }
 
+#[test]
+fn volume_still_bound_why_stuck() {
+    check_fixture("volume-still-bound", DIAGNOSIS);
+}
+
+#[test]
+fn namespace_waiting_for_pods_why_stuck() {
+    check_fixture("namespace-waiting-for-pods", DIAGNOSIS);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::apiserver::{ApiServer, DropManagedFields, Fault, FaultKind, Options};
+use crate::support::apiserver::{self, ApiServer, DropManagedFields, Fault, FaultKind, Options};
 use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, checks, fixtures, run, stderr, stdout};
 
 /// The checks a fixture's answers are compared on: its why-stuck, tree and plan checks with
@@ -49,10 +49,19 @@ fn served_as_stored(fixture: &Path, mut answer: Value) -> Value {
     answer
 }
 
+/// The offline answer on the fixture as the test server presents it: with the version its
+/// `/version` reports recorded (`serverVersion`), as a capture of that server would; a live
+/// answer that judges by the server's version (ordered namespace deletion) reads it.
 fn offline(fixture: &Path, args: &[String]) -> Output {
     let env = Env::new("http://127.0.0.1:9", None);
+    let mut file: Value = serde_json::from_slice(&std::fs::read(fixture.join("snapshot.json")).unwrap()).unwrap();
+    if file.get("serverVersion").is_none() {
+        file["serverVersion"] = apiserver::VERSION.into();
+    }
+    let served = env.dir.path().join("served.json");
+    std::fs::write(&served, serde_json::to_vec(&file).unwrap()).unwrap();
     let mut c = env.command(support::bin());
-    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(fixture.join("snapshot.json"));
+    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&served);
     run(c, DEADLINE)
 }
 

@@ -334,3 +334,56 @@ fn a_namespace_capture_holds_the_events_its_answers_show_from_elsewhere() {
     assert_eq!(json(&replay), json(&live));
     assert_read_only(&server);
 }
+
+/// The server's version (`/version`) is read only by answers that judge by it (a Namespace's
+/// deletion, which goes pods first from 1.33) and by a capture, which records it; the same
+/// namespace on a 1.32 server is deleted in one wave, and its answer says so.
+#[test]
+fn the_server_version_is_read_only_where_an_answer_judges_by_it() {
+    let file = fixture("namespace-waiting-for-pods");
+    let is_version = |r: &Recorded| r.path == "/version";
+    let waiting = |answer: &Value| {
+        answer["findings"].as_array().unwrap().iter().find(|f| f["code"] == "NamespaceWaitingForPods").cloned()
+    };
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    for args in [&["why-stuck", "pod/trainer-0", "-n", "labs"][..], &["tree", "ns/labs"][..]] {
+        server.clear_requests();
+        let o = gc(&env, args);
+        assert!(matches!(o.status.code(), Some(0 | 2)), "{args:?}: {}", stderr(&o));
+        assert!(!server.requests().iter().any(is_version), "{args:?} read /version");
+    }
+    for args in [&["why-stuck", "ns/labs"][..], &["plan", "ns/labs"][..]] {
+        server.clear_requests();
+        let o = gc(&env, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(server.requests().iter().filter(|r| is_version(r)).count(), 1, "{args:?}: one /version read");
+        let answer = json(&o);
+        let judged = match args[0] {
+            "plan" => answer["notes"].to_string(),
+            _ => waiting(&answer).expect("the pod wave")["message"].to_string(),
+        };
+        assert!(judged.contains(crate::support::apiserver::VERSION), "{args:?}: judged by /version: {judged}");
+    }
+    // a capture records it, and answers from the capture judge by it as live ones do
+    let capture = env.dir.path().join("capture.json");
+    let mut c = env.gc();
+    c.args(["snapshot", "-A", "--file"]).arg(&capture);
+    let o = run(c, DEADLINE);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written: Value = serde_json::from_slice(&std::fs::read(&capture).unwrap()).unwrap();
+    assert_eq!(written["serverVersion"], crate::support::apiserver::VERSION);
+    assert_eq!(unbound(&offline(&capture, &["why-stuck", "ns/labs"])), unbound(&gc(&env, &["why-stuck", "ns/labs"])));
+    assert_read_only(&server);
+
+    // a 1.32 server: one wave, so no pod wave; the ConfigMaps are content like the pod
+    let old = ApiServer::start_with(&file, Options { version: "v1.32.4", ..Options::default() }, 0);
+    let env = Env::new(&old.url(), None);
+    let answer = json(&gc(&env, &["why-stuck", "ns/labs"]));
+    assert!(waiting(&answer).is_none(), "{answer}");
+    let remaining = answer["findings"].as_array().unwrap().iter().filter(|f| f["code"] == "NamespaceContentRemaining");
+    assert!(remaining.count() > 1);
+    let plan = json(&gc(&env, &["plan", "ns/labs"]));
+    assert!(plan["notes"].to_string().contains("one wave"), "{}", plan["notes"]);
+    assert_read_only(&old);
+}

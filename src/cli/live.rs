@@ -37,7 +37,13 @@ pub struct Live {
 pub fn read(global: &Global, request: &Request) -> Result<LiveRead> {
     let mut live = Live::open(global)?;
     let (wants, target) = live.wants(global, request)?;
-    let snapshot = live.read(&wants)?;
+    let mut snapshot = live.read(&wants)?;
+    if request.version.wanted(wants.target.as_ref(), &snapshot) {
+        match live.rt.block_on(live.session.server_version()) {
+            Ok(v) => snapshot.server_version = Some(v),
+            Err(why) => snapshot.warnings.push(format!("the server's version could not be read: {why}")),
+        }
+    }
     Ok(LiveRead { snapshot, target, context_namespace: live.session.default_namespace.clone() })
 }
 

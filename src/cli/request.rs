@@ -83,6 +83,8 @@ pub struct Request {
     pub dependents_anywhere: bool,
     /// The answer is why-stuck's, judged with these options.
     pub why_stuck: Option<diagnose::Options>,
+    /// Whether the server's version is read after the objects.
+    pub version: kubectl_gc::reads::VersionRead,
 }
 
 /// What a read gave: the graph, the time it is judged at, the target found in it, and the

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use kubectl_gc::controllers::Liveness;
 use kubectl_gc::plan::{self, AssumeFinalizers, Cascade, PlanOptions};
+use kubectl_gc::reads::VersionRead;
 use kubectl_gc::render;
 use kubectl_gc::{diagnose, tree};
 
@@ -36,8 +37,13 @@ fn watch_options(
 }
 
 /// The request of an answer about one object.
-fn about(t: &Target, dependents_anywhere: bool, why_stuck: Option<diagnose::Options>) -> Result<Request> {
-    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck })
+fn about(
+    t: &Target,
+    dependents_anywhere: bool,
+    why_stuck: Option<diagnose::Options>,
+    version: VersionRead,
+) -> Result<Request> {
+    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck, version })
 }
 
 pub fn run(args: Args) -> Result<Exit> {
@@ -48,7 +54,12 @@ pub fn run(args: Args) -> Result<Exit> {
             let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
             let o =
                 watch_options(a.output == Format::Json, a.options(), a.stuck_after, a.watch, "why-stuck", &t, global);
-            super::watch::run(global, &about(&t, false, Some(a.options()))?, Subject::WhyStuck, &o)
+            super::watch::run(
+                global,
+                &about(&t, false, Some(a.options()), VersionRead::WhereJudged)?,
+                Subject::WhyStuck,
+                &o,
+            )
         }
         Command::Tree(a) if a.watch.watch => {
             if !matches!(a.output, TreeFormat::Text | TreeFormat::Json) {
@@ -58,12 +69,18 @@ pub fn run(args: Args) -> Result<Exit> {
             let o =
                 watch_options(a.output == TreeFormat::Json, answer, a.stuck_after, a.watch, "tree", &a.target, global);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
-            super::watch::run(global, &about(&a.target, true, Some(answer))?, Subject::Tree(dir), &o)
+            super::watch::run(
+                global,
+                &about(&a.target, true, Some(answer), VersionRead::Never)?,
+                Subject::Tree(dir),
+                &o,
+            )
         }
         Command::WhyStuck(a) => {
             let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
             let opts = a.options();
-            let Loaded { graph: g, now, target, .. } = request::load(global, &about(&t, false, Some(opts))?)?;
+            let Loaded { graph: g, now, target, .. } =
+                request::load(global, &about(&t, false, Some(opts), VersionRead::WhereJudged)?)?;
             let target = target.context("no object was named")?;
             let t = std::time::Instant::now();
             let live = Liveness::new(&g, now);
@@ -120,7 +137,8 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::from_verdict(Some(d.verdict())))
         }
         Command::Tree(a) => {
-            let Loaded { graph: g, now, target, .. } = request::load(global, &about(&a.target, true, None)?)?;
+            let Loaded { graph: g, now, target, .. } =
+                request::load(global, &about(&a.target, true, None, VersionRead::Never)?)?;
             let target = target.context("no object was named")?;
             let live = Liveness::new(&g, now);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
@@ -139,7 +157,8 @@ pub fn run(args: Args) -> Result<Exit> {
             Ok(Exit::Ok)
         }
         Command::Plan(a) => {
-            let Loaded { graph: g, now, target, .. } = request::load(global, &about(&a.target, true, None)?)?;
+            let Loaded { graph: g, now, target, .. } =
+                request::load(global, &about(&a.target, true, None, VersionRead::WhereJudged)?)?;
             let target = target.context("no object was named")?;
             let live = Liveness::new(&g, now);
             let opts = PlanOptions {
@@ -179,8 +198,12 @@ pub fn run(args: Args) -> Result<Exit> {
                 bail!("{} exists: give --force to replace it, or another --file", path.display());
             }
             // the answers a capture is taken for are judged with why-stuck's default options
-            let capture =
-                Request { target: None, dependents_anywhere: false, why_stuck: Some(diagnose::Options::default()) };
+            let capture = Request {
+                target: None,
+                dependents_anywhere: false,
+                why_stuck: Some(diagnose::Options::default()),
+                version: VersionRead::Record,
+            };
             let snapshot = super::live::read(global, &capture)?.snapshot;
             warn_about(&snapshot);
             match &a.file {

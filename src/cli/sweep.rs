@@ -24,7 +24,12 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     let answer = a.options();
     // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
     // holds what the answers about every object in it read, judged with these options
-    let request = Request { target: None, dependents_anywhere: false, why_stuck: Some(answer) };
+    let request = Request {
+        target: None,
+        dependents_anywhere: false,
+        why_stuck: Some(answer),
+        version: kubectl_gc::reads::VersionRead::WhereJudged,
+    };
     if a.watch.watch {
         let scope = if global.all_namespaces {
             "-A".to_string()

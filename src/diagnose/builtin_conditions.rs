@@ -48,10 +48,21 @@ pub fn grace(finalizer: &str) -> i64 {
     }
 }
 
-/// The built-in finalizers this module judges.
-pub fn judged(finalizer: &str) -> bool {
+/// The finalizers this module judges on object `x`: the built-in ones, and the CSI
+/// external-attacher's on a PersistentVolume (its condition is as plain: no VolumeAttachment
+/// names the volume).
+pub fn judged(g: &Graph, x: NodeId, finalizer: &str) -> bool {
     matches!(finalizer, PVC_PROTECTION | PV_PROTECTION | JOB_TRACKING | CRD_CLEANUP)
+        || attacher_on_volume(g, x, finalizer)
 }
+
+/// `external-attacher/<driver>` on a PersistentVolume.
+fn attacher_on_volume(g: &Graph, x: NodeId, finalizer: &str) -> bool {
+    finalizer.starts_with("external-attacher/") && g.observed_kind(x) == Some(("", "PersistentVolume"))
+}
+
+/// VolumeAttachment: a CSI volume's attachment to a node.
+const VOLUME_ATTACHMENT: (&str, &str) = ("storage.k8s.io", "VolumeAttachment");
 
 /// What the input says about a built-in finalizer's condition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,7 +108,8 @@ pub fn judge(g: &Graph, shared: &Shared, x: NodeId, finalizer: &str) -> Option<J
     let o = g.object(x)?;
     Some(match finalizer {
         PVC_PROTECTION => claim(g, shared, o),
-        PV_PROTECTION => volume(g, o),
+        PV_PROTECTION => volume(g, shared, o),
+        f if attacher_on_volume(g, x, f) => attached_volume(g, o),
         JOB_TRACKING => job_pod(g, x, o),
         CRD_CLEANUP => crd(g, o),
         _ => return None,
@@ -165,33 +177,50 @@ fn claim(g: &Graph, shared: &Shared, pvc: &Object) -> Judgement {
         stuck = true;
         let finished = matches!(phase, "Succeeded" | "Failed");
         parts.push(format!("{} ({phase}{})", describe(g, u), if finished { ", finished but not deleted" } else { "" }));
-        match workload_of(g, u) {
-            Some(w) if !finished && scalable(g, w) => remedy.push(Step::run(
-                Reach::Disrupt,
-                format!(
-                    "Scale {} to zero: its pod {} uses the claim, and deleting only the pod would not do (the controller recreates it at once).",
-                    describe(g, w),
-                    p.name
-                ),
-                remedy::on_object(g, w, ["scale"]).flag("--replicas", "0"),
-            )),
-            Some(w) if !finished => remedy.push(Step::run(
-                Reach::Disrupt,
-                format!("Stop {} (it recreates {}, which uses the claim).", describe(g, w), p.name),
-                remedy::inspect(g, w),
-            )),
-            _ => remedy.push(Step::run(
-                Reach::Disrupt,
-                format!(
-                    "Delete {}{}: the claim stays in use for as long as the pod exists.",
-                    describe(g, u),
-                    if finished { ", which has finished" } else { "" }
-                ),
-                remedy::on_object(g, u, ["delete"]),
-            )),
-        }
+        remedy.push(stop_pod(g, u, finished));
     }
     Judgement::Waits { on: users, what: format!("the claim is still used by {}", parts.join(", ")), stuck, remedy }
+}
+
+/// The steps that stop the pods using a claim (each by its workload, which would recreate it).
+fn stop_users(g: &Graph, users: &[NodeId]) -> Vec<Step> {
+    users
+        .iter()
+        .filter_map(|&u| {
+            let p = g.object(u).filter(|p| !p.is_deleting())?;
+            let finished = matches!(p.str_field("/status/phase"), Some("Succeeded" | "Failed"));
+            Some(stop_pod(g, u, finished))
+        })
+        .collect()
+}
+
+/// Stopping one pod that uses a claim: its workload scaled to zero or stopped, else the pod deleted.
+fn stop_pod(g: &Graph, u: NodeId, finished: bool) -> Step {
+    let name = &g.identity(u).name;
+    match workload_of(g, u) {
+        Some(w) if !finished && scalable(g, w) => Step::run(
+            Reach::Disrupt,
+            format!(
+                "Scale {} to zero: its pod {name} uses the claim, and deleting only the pod would not do (the controller recreates it at once).",
+                describe(g, w),
+            ),
+            remedy::on_object(g, w, ["scale"]).flag("--replicas", "0"),
+        ),
+        Some(w) if !finished => Step::run(
+            Reach::Disrupt,
+            format!("Stop {} (it recreates {name}, which uses the claim).", describe(g, w)),
+            remedy::inspect(g, w),
+        ),
+        _ => Step::run(
+            Reach::Disrupt,
+            format!(
+                "Delete {}{}: the claim stays in use for as long as the pod exists.",
+                describe(g, u),
+                if finished { ", which has finished" } else { "" }
+            ),
+            remedy::on_object(g, u, ["delete"]),
+        ),
+    }
 }
 
 /// The workload that controls a pod: ReplicaSet → Deployment, StatefulSet, DaemonSet,
@@ -216,7 +245,7 @@ fn scalable(g: &Graph, w: NodeId) -> bool {
     )
 }
 
-fn volume(g: &Graph, pv: &Object) -> Judgement {
+fn volume(g: &Graph, shared: &Shared, pv: &Object) -> Judgement {
     let Some(phase) = pv.str_field("/status/phase") else {
         return Judgement::Blind {
             what: "the volume's phase".into(),
@@ -234,20 +263,131 @@ fn volume(g: &Graph, pv: &Object) -> Judgement {
     }
     let ns = pv.str_field("/spec/claimRef/namespace");
     let name = pv.str_field("/spec/claimRef/name").unwrap_or("");
-    let claim = g.find("", "PersistentVolumeClaim", ns, name);
-    let on: Vec<NodeId> = claim.into_iter().collect();
-    let what = match claim {
-        Some(c) => format!("the volume is still Bound to {}", describe(g, c)),
-        None => format!(
-            "the volume is still Bound (phase Bound) to claim {}/{name}, which the input does not hold; the persistent volume controller marks it Released once the claim is gone",
-            ns.unwrap_or("")
+    let Some(c) = g.find("", "PersistentVolumeClaim", ns, name) else {
+        return Judgement::Waits {
+            on: Vec::new(),
+            what: format!(
+                "the volume is still Bound (phase Bound) to claim {}/{name}, which the input does not hold; the persistent volume controller marks it Released once the claim is gone",
+                ns.unwrap_or("")
+            ),
+            stuck: false,
+            remedy: Vec::new(),
+        };
+    };
+    let claim = g.object(c).expect("found objects are observed");
+    if claim.is_deleting() {
+        // the claim goes first (its own pvc-protection is judged on it), then the volume is Released
+        return Judgement::Waits {
+            on: vec![c],
+            what: format!("the volume is still Bound to {}, which is being deleted", describe(g, c)),
+            stuck: false,
+            remedy: vec![Step::run(
+                Reach::Inspect,
+                format!("{} must go first.", describe(g, c)),
+                remedy::inspect(g, c),
+            )],
+        };
+    }
+    bound_in_use(g, shared, pv, c, claim)
+}
+
+/// A volume deleted while its claim is Bound and nobody deletes the claim: the PV-protection
+/// controller is right to wait, and nothing will unbind the claim on its own, so the deletion
+/// is stuck until someone stops what uses the claim and deletes it.
+fn bound_in_use(g: &Graph, shared: &Shared, pv: &Object, c: NodeId, claim: &Object) -> Judgement {
+    let users = claim_users(g, shared, claim);
+    let used_by: Vec<String> = users
+        .iter()
+        .map(|&u| match workload_of(g, u) {
+            Some(w) => format!("{} of {}", describe(g, u), describe(g, w)),
+            None => describe(g, u),
+        })
+        .collect();
+    let use_text = if used_by.is_empty() {
+        "no pod in the input uses it".to_string()
+    } else {
+        format!("it is used by {}", used_by.join(", "))
+    };
+    let reclaim = pv.str_field("/spec/persistentVolumeReclaimPolicy").unwrap_or("Retain");
+    let what = format!(
+        "the volume is still Bound to {}, which nothing is deleting ({use_text}); the claim keeps it bound for as long as it exists, so the deletion finishes only once the claim is gone",
+        describe(g, c)
+    );
+    let mut steps = vec![
+        Step::run(
+            Reach::Inspect,
+            format!(
+                "See what uses {} (Used By): the volume goes only after the claim does. Meanwhile the volume keeps serving it, and its data is safe.",
+                describe(g, c)
+            ),
+            remedy::on_object(g, c, ["describe"]),
         ),
-    };
-    let remedy = match claim {
-        Some(c) => vec![Step::run(Reach::Inspect, format!("{} must go first.", describe(g, c)), remedy::inspect(g, c))],
-        None => Vec::new(),
-    };
-    Judgement::Waits { on, what, stuck: false, remedy }
+        Step::advice(
+            Reach::Inspect,
+            format!(
+                "Do not remove {PV_PROTECTION} by hand: that takes the volume away from a claim that is bound{}.",
+                if used_by.is_empty() { "" } else { " and mounted" }
+            ),
+        ),
+    ];
+    steps.extend(stop_users(g, &users));
+    steps.push(Step::run(
+        Reach::Destructive,
+        format!(
+            "If the volume really is to go, delete the claim once no pod uses it (reclaim policy {reclaim}: {}); the volume is then Released and goes.",
+            if reclaim == "Delete" {
+                "the disk is deleted with it"
+            } else {
+                "the disk itself survives, to be bound again through a new PersistentVolume"
+            }
+        ),
+        remedy::on_object(g, c, ["delete"]),
+    ));
+    Judgement::Waits { on: vec![c], what, stuck: true, remedy: steps }
+}
+
+/// The external-attacher's finalizer on a PersistentVolume: removed once no VolumeAttachment
+/// names the volume (the attachment goes when the volume is detached, after its pods leave the
+/// node).
+fn attached_volume(g: &Graph, pv: &Object) -> Judgement {
+    let attachments: Vec<NodeId> = g
+        .of_kind(VOLUME_ATTACHMENT.0, VOLUME_ATTACHMENT.1)
+        .iter()
+        .copied()
+        .filter(|&a| {
+            g.object(a).and_then(|o| o.str_field("/spec/source/persistentVolumeName")) == Some(pv.name.as_str())
+        })
+        .collect();
+    if attachments.is_empty() {
+        if let Some(why) = grounds::blind_to(g, VOLUME_ATTACHMENT.0, VOLUME_ATTACHMENT.1, None) {
+            return Judgement::Blind {
+                what: "no VolumeAttachment in the input names the volume".into(),
+                why,
+                check: Step::run(
+                    Reach::Inspect,
+                    "See whether a VolumeAttachment still names the volume.",
+                    Command::kubectl(["get"]).arg("volumeattachments.storage.k8s.io"),
+                ),
+            };
+        }
+        return Judgement::Holds { what: "no VolumeAttachment names the volume".into(), since: None };
+    }
+    let parts: Vec<String> = attachments
+        .iter()
+        .filter_map(|&a| {
+            let o = g.object(a)?;
+            Some(format!("{} (node {})", describe(g, a), o.str_field("/spec/nodeName").unwrap_or("unknown")))
+        })
+        .collect();
+    Judgement::Waits {
+        what: format!(
+            "the volume is still attached: {} names it; it is detached once no pod on that node uses it",
+            parts.join(", ")
+        ),
+        on: attachments,
+        stuck: false,
+        remedy: Vec::new(),
+    }
 }
 
 fn job_pod(g: &Graph, x: NodeId, pod: &Object) -> Judgement {
@@ -504,11 +644,20 @@ pub fn blind_finding(g: &Graph, x: NodeId, finalizer: &str, who: &str, what: &st
     }
 }
 
-/// The finding for a condition that does not hold yet.
-pub fn waits_finding(x: NodeId, finalizer: &str, who: &str, what: &str, on: &[NodeId], remedy: Vec<Step>) -> Finding {
+/// The finding for a condition that does not hold yet; `stuck`: nothing in flight will make
+/// it hold (an Error then: someone has to act).
+pub fn waits_finding(
+    x: NodeId,
+    finalizer: &str,
+    who: &str,
+    what: &str,
+    on: &[NodeId],
+    stuck: bool,
+    remedy: Vec<Step>,
+) -> Finding {
     Finding {
         code: FindingCode::FinalizerPending,
-        severity: Severity::Info,
+        severity: if stuck { Severity::Error } else { Severity::Info },
         object: x,
         related: on.iter().map(|&n| Related::Node(n)).collect(),
         message: format!("{finalizer} is removed by {who} once its condition holds; not yet: {what}"),

@@ -167,6 +167,37 @@ fn a_volume_that_is_no_longer_bound_is_stalled_past_the_grace_time_from_when_it_
     assert_eq!(d.findings[0].related.len(), 1);
 }
 
+#[test]
+fn a_volume_bound_to_a_claim_nobody_deletes_is_stuck_on_the_claim_and_its_users_not_on_a_controller() {
+    let live_claim = obj("v1", "PersistentVolumeClaim", Some("batch"), "data", "pvc-1")
+        .finalizers(&["kubernetes.io/pvc-protection"])
+        .with("spec", json!({"volumeName": "pv-1"}))
+        .with("status", json!({"phase": "Bound"}));
+    let g = graph(vec![
+        kcm_alive(),
+        volume("Bound", "2026-11-20T00:00:00Z"),
+        live_claim,
+        pod_with_claim("user", "p-1", "data", Some("w1"), "Running"),
+    ]);
+    let d = diagnose(&g, "PersistentVolume", "pv-1", Options::default());
+    assert!(d.stuck, "nothing will unbind the claim: {:?}", d.findings);
+    let pending = &d.findings[0];
+    assert_eq!(pending.code, FindingCode::FinalizerPending);
+    assert_eq!(pending.related, vec![crate::diagnose::Related::Node(node(&g, "PersistentVolumeClaim", "data"))]);
+    assert!(pending.message.contains("Pod batch/user"), "names what uses the claim: {}", pending.message);
+    // the claim's deletion is the way out; no finalizer is stripped, no controller restarted
+    let commands: Vec<String> = pending
+        .remedy
+        .iter()
+        .filter_map(|s| s.command.as_ref())
+        .map(|c| c.line(&crate::diagnose::Connection::unbound("t")))
+        .collect();
+    assert!(commands.iter().any(|c| c.contains("delete persistentvolumeclaims data")), "{commands:?}");
+    assert!(!commands.iter().any(|c| c.contains("patch") || c.contains("rollout")), "{commands:?}");
+    assert_eq!(pending.remedy[0].reach, Reach::Inspect);
+    assert!(!codes(&d).contains(&FindingCode::ControllerStalled));
+}
+
 fn job_pod(phase: &str, deleted: &str) -> Value {
     obj("v1", "Pod", Some("billing"), "run-1", "pod-1")
         .deleting(deleted)

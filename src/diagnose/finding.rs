@@ -62,6 +62,10 @@ pub enum FindingCode {
     ConversionWebhookUnavailable,
     /// The namespace controller reports it could not delete content (its condition, quoted).
     NamespaceContentDeletionFailure,
+    /// Ordered namespace deletion (1.33+, KEP-5080): the namespace controller deletes nothing
+    /// but pods until every pod is gone; `related` names the pods that remain, and the rest of
+    /// the content has not been attempted yet.
+    NamespaceWaitingForPods,
 }
 
 impl FindingCode {
@@ -107,6 +111,7 @@ impl FindingCode {
             FindingCode::AdmissionDenied => "AdmissionDenied",
             FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
             FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
+            FindingCode::NamespaceWaitingForPods => "NamespaceWaitingForPods",
         }
     }
 }

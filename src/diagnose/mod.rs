@@ -31,6 +31,9 @@ pub mod step;
 mod unconvertible;
 pub mod verdict;
 
+#[cfg(test)]
+mod blockers_tests;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use k8s_openapi::jiff::Timestamp;
@@ -334,7 +337,7 @@ impl Explainer<'_, '_> {
                 self.report_blocking(x, blocking);
             }
             ORPHAN => self.gc_finalizer_idle(x, f, age, None),
-            f if builtin_conditions::judged(f) => {
+            f if builtin_conditions::judged(g, x, f) => {
                 if let Some(j) = builtin_conditions::judge(g, self.shared, x, f) {
                     self.builtin_condition(x, f, &owner, &who, j);
                 }
@@ -408,7 +411,7 @@ impl Explainer<'_, '_> {
                 }
             }
             Judgement::Waits { on, what, stuck, remedy } => {
-                let found = builtin_conditions::waits_finding(x, f, who, &what, &on, remedy);
+                let found = builtin_conditions::waits_finding(x, f, who, &what, &on, stuck, remedy);
                 self.findings.push(Finding { subject, ..found });
                 if stuck {
                     self.local_stuck.push(x);
@@ -649,29 +652,7 @@ impl Explainer<'_, '_> {
             self.local_stuck.push(x);
         }
         self.explain_namespace_conditions(x);
-        // Content: everything still in the namespace. Pods go first (§5.2).
-        let content: Vec<NodeId> = g.in_namespace(Some(ns.name.as_str())).map(|(id, _)| id).collect();
-        let pods_left = content.iter().any(|&c| g.identity(c).kind == "Pod" && g.identity(c).group().is_empty());
-        for c in content {
-            let o = g.object(c).expect("observed");
-            let state = if o.is_deleting() {
-                format!("is being deleted and keeps finalizers [{}]", o.finalizers.join(", "))
-            } else if pods_left && o.kind != "Pod" {
-                "is not deleted yet: the namespace controller deletes pods first".to_string()
-            } else {
-                "has not been deleted yet".to_string()
-            };
-            self.finding(
-                FindingCode::NamespaceContentRemaining,
-                Severity::Warning,
-                c,
-                vec![Related::Node(x)],
-                format!("terminating namespace {} still holds {}, which {state}", ns.name, describe(g, c)),
-                Vec::new(),
-            )
-            .subject = Subject::Context;
-            self.wait_for(x, c);
-        }
+        self.explain_namespace_content(x);
         // Nothing left and every group discovered: the namespace controller has nothing to wait for.
         let discovery_failing = condition.is_some() || !failing.is_empty();
         if !discovery_failing && g.in_namespace(Some(ns.name.as_str())).next().is_none() {
@@ -709,14 +690,7 @@ impl Explainer<'_, '_> {
                     "{} is in graceful termination but {problem}: no kubelet will confirm it, so it stays Terminating",
                     describe(g, x)
                 ),
-                vec![
-                    Step::advice(Reach::Restore, format!("Bring the node {node_name} back; its kubelet then confirms the deletion.")),
-                    Step::run(
-                        Reach::Destructive,
-                        "Once the node is certainly gone (its containers may still run if it is only unreachable), force the deletion.",
-                        remedy::on_object(g, x, ["delete"]).flag("--grace-period", "0").switch("--force"),
-                    ),
-                ],
+                lost_node_steps(g, x, node_name, node.is_some()),
             );
             self.local_stuck.push(x);
         }
@@ -745,4 +719,32 @@ impl Explainer<'_, '_> {
         }
         stuck
     }
+}
+
+/// What frees a pod on a lost node, safest first: the node back (its kubelet confirms the
+/// deletion); once the node is certainly off, the `node.kubernetes.io/out-of-service` taint
+/// (KEP-2268, GA in 1.28), with which the pod garbage collector force-deletes its pods and the
+/// attach-detach controller detaches their volumes at once; and the force delete, last (it
+/// leaves the volumes attached to the lost node).
+fn lost_node_steps(g: &Graph, pod: NodeId, node_name: &str, node_exists: bool) -> Vec<Step> {
+    let mut steps = vec![Step::advice(
+        Reach::Restore,
+        format!("Bring the node {node_name} back; its kubelet then confirms the deletion."),
+    )];
+    if node_exists {
+        const TAINT: &str = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute";
+        steps.push(Step::run(
+            Reach::Disrupt,
+            format!(
+                "If {node_name} cannot come back: once it is certainly shut down (not merely unreachable, where its containers still run and write to their volumes), taint it out of service. Its pods are then deleted without the kubelet and their volumes detached, so they can start elsewhere (KEP-2268, Kubernetes 1.28+). Remove the taint once the node is back or deleted (kubectl taint nodes {node_name} {TAINT}-)."
+            ),
+            Command::kubectl(["taint"]).arg("nodes").arg(node_name).arg(TAINT),
+        ));
+    }
+    steps.push(Step::run(
+        Reach::Destructive,
+        "Or, once the node is certainly gone, force the pod's deletion (unlike the taint, this does not detach its volumes from the lost node at once).",
+        remedy::on_object(g, pod, ["delete"]).flag("--grace-period", "0").switch("--force"),
+    ));
+    steps
 }

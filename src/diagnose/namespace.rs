@@ -119,6 +119,112 @@ impl Explainer<'_, '_> {
         self.local_stuck.push(x);
     }
 
+    /// The content still in terminating namespace `x`, each object waited for. Under ordered
+    /// namespace deletion ([`crate::release`]) pods go first and nothing else is attempted
+    /// while one remains: one `NamespaceWaitingForPods` names the pods and counts what waits
+    /// behind them, instead of a finding for each object not attempted yet.
+    pub(super) fn explain_namespace_content(&mut self, x: NodeId) {
+        let g = self.g;
+        let Some(ns) = g.object(x) else { return };
+        let is_pod = |c: NodeId| {
+            let id = g.identity(c);
+            id.kind == "Pod" && id.group().is_empty()
+        };
+        let content: Vec<NodeId> = g.in_namespace(Some(ns.name.as_str())).map(|(id, _)| id).collect();
+        let pods: Vec<NodeId> = content.iter().copied().filter(|&c| is_pod(c)).collect();
+        let order = crate::release::namespace_deletion(g);
+        let waiting = order.pods_first && !pods.is_empty();
+        let untouched = |c: NodeId| !is_pod(c) && g.object(c).is_some_and(|o| !o.is_deleting());
+        if waiting {
+            self.waiting_for_pods(
+                x,
+                &pods,
+                &content.iter().copied().filter(|&c| untouched(c)).collect::<Vec<_>>(),
+                &order,
+            );
+        }
+        for c in content {
+            let o = g.object(c).expect("observed");
+            if waiting && untouched(c) {
+                // counted in NamespaceWaitingForPods; still explained (its own problems show)
+                self.wait_for(x, c);
+                continue;
+            }
+            let state = if o.is_deleting() {
+                format!("is being deleted and keeps finalizers [{}]", o.finalizers.join(", "))
+            } else {
+                "has not been deleted yet".to_string()
+            };
+            self.finding(
+                FindingCode::NamespaceContentRemaining,
+                Severity::Warning,
+                c,
+                vec![Related::Node(x)],
+                format!("terminating namespace {} still holds {}, which {state}", ns.name, describe(g, c)),
+                Vec::new(),
+            )
+            .subject = super::Subject::Context;
+            self.wait_for(x, c);
+        }
+    }
+
+    fn waiting_for_pods(
+        &mut self,
+        x: NodeId,
+        pods: &[NodeId],
+        untouched: &[NodeId],
+        order: &crate::release::NamespaceDeletion,
+    ) {
+        let g = self.g;
+        let name = g.identity(x).name.to_string();
+        let shown: Vec<String> = pods.iter().take(10).map(|&p| describe(g, p)).collect();
+        let more =
+            if pods.len() > shown.len() { format!(" and {} more", pods.len() - shown.len()) } else { String::new() };
+        let rest = if untouched.is_empty() {
+            "Nothing else is left in it".to_string()
+        } else {
+            let mut kinds: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            for &u in untouched {
+                *kinds.entry(g.identity(u).kind).or_default() += 1;
+            }
+            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            format!(
+                "The rest of its content ({} object(s): {}) has not been attempted yet (none of it is being deleted); the controller deletes it once the pods are gone",
+                untouched.len(),
+                kinds.join(", ")
+            )
+        };
+        let message = format!(
+            "namespace {name} is in its pod wave: under ordered namespace deletion the namespace controller deletes nothing but pods until every pod is gone, and {} remain ({}{more}). {rest}. What holds the pods is the cause. (Ordered deletion: {}.) The namespace's conditions may read as if nothing were left: the controller writes them without counting what remains while pods do",
+            pods.len(),
+            shown.join(", "),
+            order.basis
+        );
+        let remedies = vec![
+            Step::run(
+                Reach::Inspect,
+                format!("See the pods that hold namespace {name} (each is explained below):"),
+                crate::diagnose::Command::kubectl(["get"])
+                    .arg("pods")
+                    .namespace(Some(name.as_str()))
+                    .flag("-o", "wide"),
+            ),
+            Step::advice(
+                Reach::Inspect,
+                "Do not clear the namespace's 'kubernetes' finalizer by hand: everything not attempted yet would be stranded in storage.",
+            ),
+        ];
+        self.finding(
+            FindingCode::NamespaceWaitingForPods,
+            Severity::Warning,
+            x,
+            pods.iter().map(|&p| Related::Node(p)).collect(),
+            message,
+            remedies,
+        )
+        .subject = super::Subject::Context;
+    }
+
     /// Causes of a content-deletion failure: CRDs with a dead conversion webhook, admission
     /// webhooks that reject the DELETE of the content, unavailable APIServices.
     fn content_failure_causes(&mut self, x: NodeId) -> (Vec<String>, Vec<Related>, Vec<Step>) {

@@ -270,3 +270,52 @@ fn a_scaled_down_controller_in_the_terminating_namespace_gets_no_scale_step() {
         f.remedy
     );
 }
+
+/// A namespace holding a pod that cannot go (its finalizer's controller was never installed)
+/// and a ConfigMap nothing has deleted yet, on a cluster whose nodes run `kubelet`.
+fn pod_held_namespace(kubelet: &str) -> (Graph, Diagnosis) {
+    let pod = obj("v1", "Pod", Some("labs"), "trainer-0", "pod-1")
+        .deleting(DELETED)
+        .finalizers(&["gpu.example.net/checkpoint"])
+        .with("spec", json!({"nodeName": "w1"}));
+    let node = obj("v1", "Node", None, "w1", "node-1").with(
+        "status",
+        json!({"nodeInfo": {"kubeletVersion": kubelet}, "conditions": [{"type": "Ready", "status": "True"}]}),
+    );
+    let cm = obj("v1", "ConfigMap", Some("labs"), "settings", "cm-1");
+    diagnose(vec![dying("labs", Vec::new()), pod, node, cm], ("Namespace", "labs"))
+}
+
+#[test]
+fn on_a_1_34_cluster_a_namespace_waits_for_its_pods_and_the_rest_is_not_attempted() {
+    let (g, d) = pod_held_namespace("v1.34.2");
+    let f = d.findings.iter().find(|f| f.code == FindingCode::NamespaceWaitingForPods).expect("pod wave");
+    assert_eq!(f.related, vec![Related::Node(node(&g, "Pod", "trainer-0"))]);
+    assert!(f.message.contains("1 ConfigMap") && f.message.contains("not been attempted"), "{}", f.message);
+    assert!(f.message.contains("v1.34.2"), "says what the behaviour was judged by: {}", f.message);
+    // the ConfigMap is counted there, not reported on its own; the pod still is
+    let remaining: Vec<&str> = d
+        .findings
+        .iter()
+        .filter(|f| f.code == FindingCode::NamespaceContentRemaining)
+        .map(|f| g.identity(f.object).kind)
+        .collect();
+    assert_eq!(remaining, ["Pod"]);
+    assert!(d.stuck, "the pod's finalizer has no controller");
+    assert!(!f.remedy[0].reach.destructive());
+}
+
+#[test]
+fn before_1_33_a_namespace_is_deleted_in_one_wave() {
+    // kubelets of 1.29: the API server is 1.32 at the newest, before ordered deletion
+    let (g, d) = pod_held_namespace("v1.29.4");
+    assert!(!has(&d, FindingCode::NamespaceWaitingForPods));
+    let remaining: Vec<&str> = d
+        .findings
+        .iter()
+        .filter(|f| f.code == FindingCode::NamespaceContentRemaining)
+        .map(|f| g.identity(f.object).kind)
+        .collect();
+    assert_eq!(remaining.len(), 2, "{remaining:?}");
+    assert!(d.findings.iter().all(|f| !f.message.contains("pods first")));
+}

@@ -13,6 +13,8 @@
 //!   `spec.conversion`, `spec.versions`, `status.storedVersions`;
 //! - namespaces, with labels (metadata-only is enough): `namespaceSelector`, and whether a
 //!   backend's namespace is terminating;
+//! - for a PersistentVolume bound to a claim, the pods of the claim's namespace, full: which
+//!   of them use the claim (`spec.volumes`) is what the volume waits for;
 //! - for each Service a webhook or conversion webhook names (only those that could intercept the
 //!   target or its namespace's content): the Service (full: `spec.type`) and its EndpointSlices
 //!   by the label `kubernetes.io/service-name=<name>` (full: `endpoints[].conditions.ready`).
@@ -120,6 +122,15 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
         crds.extend(g.of_kind(CRD.0, CRD.1).iter().copied());
     }
     out.extend(backends(g, &crds));
+    // a bound volume waits for its claim, and the answer names the pods that use the claim
+    if id.kind == "PersistentVolume"
+        && id.group().is_empty()
+        && let Some(ns) = g.object(target).and_then(|o| o.str_field("/spec/claimRef/namespace"))
+    {
+        let mut pods = list("", "v1", "pods", true, "the pods that use a bound volume's claim");
+        pods.namespace = Some(ns.to_string());
+        out.push(pods);
+    }
     out
 }
 

@@ -351,6 +351,12 @@ impl Graph {
         self.snapshot.context.as_deref()
     }
 
+    /// The server's version (`gitVersion`) the input records: read from `/version` live, or
+    /// written by `kubectl gc snapshot`; `None` for other files.
+    pub fn server_version(&self) -> Option<&str> {
+        self.snapshot.server_version.as_deref()
+    }
+
     /// Whether the input carries discovery data (what `kubectl gc snapshot` writes): without
     /// it, a kind absent from the input may simply not have been listed.
     pub fn has_discovery(&self) -> bool {

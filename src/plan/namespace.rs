@@ -1,6 +1,8 @@
 //! The namespace controller (`namespaced_resources_deleter.go`, gc-semantics §5.2): pods
 //! first, then every other namespaced type with `propagationPolicy: Background`; the
-//! `kubernetes` spec finalizer goes only once nothing remains and discovery works.
+//! `kubernetes` spec finalizer goes only once nothing remains and discovery works. Pods first
+//! is ordered namespace deletion (KEP-5080, 1.33+); before 1.33 everything is deleted in one
+//! wave, as `crate::release` judges the cluster's version (the plan's notes say how).
 
 use std::collections::HashMap;
 
@@ -24,6 +26,8 @@ enum Phase {
 
 struct NsState {
     phase: Phase,
+    /// Ordered namespace deletion: nothing but pods until every pod is gone.
+    pods_first: bool,
     /// Pods, then the other objects by (group, resource, name).
     pods: Vec<NodeId>,
     others: Vec<NodeId>,
@@ -61,24 +65,17 @@ impl NamespaceController {
                         }
                     }
                     st.phase = Phase::PodsDeleted;
+                    if !st.pods_first {
+                        // one wave: the rest goes in the same pass, whatever the pods do
+                        delete_others(w, ns, st);
+                    }
                     changed = true;
                 }
                 Phase::PodsDeleted => {
                     if st.pods.iter().any(|&p| w.stored(p)) {
                         continue;
                     }
-                    for &o in &st.others {
-                        if w.stored(o) {
-                            w.delete(o, NAMESPACE_CONTROLLER, Some(Cascade::Background), None);
-                        }
-                    }
-                    if st.others.len() > 1 {
-                        let name = &w.g.identity(ns).name;
-                        w.note(format!(
-                            "namespace {name}: the namespace controller and the garbage collector both delete owned objects; whichever comes first wins, the other sees NotFound"
-                        ));
-                    }
-                    st.phase = Phase::ContentDeleted;
+                    delete_others(w, ns, st);
                     changed = true;
                 }
                 Phase::ContentDeleted => {
@@ -113,7 +110,7 @@ impl NamespaceController {
         let pods: Vec<NodeId> = st.pods.iter().copied().filter(|&p| w.stored(p)).collect();
         if st.phase == Phase::PodsDeleted && !pods.is_empty() {
             why.push(format!(
-                "pods are deleted first and {} remain ({}); nothing else is deleted meanwhile",
+                "ordered namespace deletion: pods are deleted first and {} remain ({}); nothing else has been attempted meanwhile",
                 pods.len(),
                 list(w, &pods)
             ));
@@ -128,6 +125,22 @@ impl NamespaceController {
         }
         (!why.is_empty()).then(|| format!("{NS_FINALIZER}: {}", why.join("; ")))
     }
+}
+
+/// Deletes every non-pod object of the namespace (Background), as one pass of the controller.
+fn delete_others(w: &mut World, ns: NodeId, st: &mut NsState) {
+    for &o in &st.others {
+        if w.stored(o) {
+            w.delete(o, NAMESPACE_CONTROLLER, Some(Cascade::Background), None);
+        }
+    }
+    if st.others.len() > 1 {
+        let name = &w.g.identity(ns).name;
+        w.note(format!(
+            "namespace {name}: the namespace controller and the garbage collector both delete owned objects; whichever comes first wins, the other sees NotFound"
+        ));
+    }
+    st.phase = Phase::ContentDeleted;
 }
 
 fn remaining<'a>(w: &'a World, st: &'a NsState) -> impl Iterator<Item = NodeId> + 'a {
@@ -184,12 +197,23 @@ fn scan(w: &mut World, ns: NodeId) -> NsState {
         }
     }
     others.sort();
+    let order = crate::release::namespace_deletion(w.g);
+    w.note(format!(
+        "namespace {name}: {}; {}",
+        if order.pods_first {
+            "the namespace controller deletes its pods first, and nothing else until every pod is gone"
+        } else {
+            "the namespace controller deletes all of its content in one wave"
+        },
+        order.basis
+    ));
     for &u in &undeletable {
         let r = ObjRef::of_node(w.g, u).display();
         w.note(format!("{r}: its type is not discoverable as a deletable namespaced resource, so the namespace controller cannot delete it"));
     }
     NsState {
         phase: Phase::Start,
+        pods_first: order.pods_first,
         pods,
         others: others.into_iter().map(|t| t.3).collect(),
         undeletable,

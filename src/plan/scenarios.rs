@@ -111,8 +111,17 @@ pub fn crd(group: &str, kind: &str, plural: &str, scope: &str) -> Obj {
 }
 
 pub fn graph(objs: &[Obj]) -> Graph {
-    let items: Vec<Value> = objs.iter().map(|o| o.0.clone()).collect();
-    let text = serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": items})).unwrap();
+    graph_of_list(json!({"apiVersion": "v1", "kind": "List"}), objs)
+}
+
+/// A graph read from a `kubectl gc snapshot` file that records the server's version.
+pub fn graph_at(server_version: &str, objs: &[Obj]) -> Graph {
+    graph_of_list(json!({"apiVersion": "v1", "kind": "List", "serverVersion": server_version}), objs)
+}
+
+fn graph_of_list(mut list: Value, objs: &[Obj]) -> Graph {
+    list["items"] = objs.iter().map(|o| o.0.clone()).collect();
+    let text = serde_json::to_vec(&list).unwrap();
     let mut flat = crate::snapshot::raw::Flattened::default();
     crate::source::file::parse_into(Path::new("scenario.json"), &text, &mut flat).unwrap();
     Graph::build(Snapshot::from_flattened(flat))
@@ -686,6 +695,37 @@ fn n3_resource_without_objects_or_delete_support_does_not_block() {
     let o = delete(&g, &ns, Some(Cascade::Background));
     assert!(o.gone("Namespace//n3"));
     assert!(o.blocked.is_empty());
+}
+
+/// A namespace holding a pod that cannot go (its finalizer's controller is gone) and a
+/// ConfigMap, planned against a server of `version`.
+fn namespace_with_a_stuck_pod(version: &str) -> (Graph, Outcome) {
+    let ns = namespace("n5");
+    let pod = obj("v1", "Pod", Some("n5"), "pod").on_node("node-1").fin(&["e2e.example.com/finalizer"]);
+    let cm = obj("v1", "ConfigMap", Some("n5"), "cm");
+    let g = graph_at(version, &[ns.clone(), pod, cm, ready_node("node-1")]);
+    let o = delete(&g, &ns, Some(Cascade::Background));
+    (g, o)
+}
+
+#[test]
+fn ordered_namespace_deletion_follows_the_servers_version() {
+    // 1.34: ordered deletion is locked on; the ConfigMap is not even attempted
+    let (g, o) = namespace_with_a_stuck_pod("v1.34.1");
+    assert!(o.deleting("Pod/n5/pod"));
+    assert!(o.exists("ConfigMap/n5/cm") && !o.deleting("ConfigMap/n5/cm"));
+    assert_eq!(o.blocked, ["Namespace//n5", "Pod/n5/pod"]);
+    let ns = id(&g, &namespace("n5"));
+    let why = &o.plan.result.blocked.iter().find(|b| b.object == ns).expect("the namespace is blocked").reason;
+    assert!(why.contains("pods are deleted first"), "{why}");
+    assert!(o.plan.notes.iter().any(|n| n.contains("pods first") && n.contains("v1.34.1")), "{:?}", o.plan.notes);
+    // 1.32: one wave; the ConfigMap goes while the pod stays
+    let (g, o) = namespace_with_a_stuck_pod("v1.32.9");
+    assert!(o.deleting("Pod/n5/pod"));
+    assert!(o.gone("ConfigMap/n5/cm"), "before 1.33 the rest is deleted in the same pass");
+    assert_eq!(o.blocked, ["Namespace//n5", "Pod/n5/pod"]);
+    assert!(o.removed_at(&g, "ConfigMap/n5/cm") > 0);
+    assert!(o.plan.notes.iter().any(|n| n.contains("one wave") && n.contains("v1.32.9")), "{:?}", o.plan.notes);
 }
 
 #[test]

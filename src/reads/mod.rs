@@ -169,6 +169,34 @@ pub struct Wants {
     pub why_stuck: Option<WhyStuck>,
 }
 
+/// Whether an answer reads the server's version (`/version`) after the objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VersionRead {
+    /// A capture (`kubectl gc snapshot`): always, to record it (`serverVersion`).
+    Record,
+    /// An answer that judges behaviour that changed between releases (ordered namespace
+    /// deletion, `crate::release`): only where it does, [`VersionRead::wanted`].
+    WhereJudged,
+    /// An answer that never depends on it (`tree`).
+    Never,
+}
+
+impl VersionRead {
+    /// Whether to read it, given the object asked about (`None` for `why-stuck --all`) and what
+    /// was read: an answer about a Namespace (its deletion's waves), or `why-stuck --all` over
+    /// objects among which a namespace is terminating.
+    pub fn wanted(self, target: Option<&TargetRef>, read: &crate::snapshot::Snapshot) -> bool {
+        match (self, target) {
+            (VersionRead::Record, _) => true,
+            (VersionRead::Never, _) => false,
+            (VersionRead::WhereJudged, Some(t)) => t.group.is_empty() && t.kind == "Namespace",
+            (VersionRead::WhereJudged, None) => {
+                read.objects.iter().any(|o| o.kind == "Namespace" && o.group().is_empty() && o.is_deleting())
+            }
+        }
+    }
+}
+
 /// How a why-stuck answer is judged, for the reads that depend on the answer itself (which
 /// objects it names): the same as the answer's, or the Events read would not be its.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -52,6 +52,10 @@ pub struct Snapshot {
     /// The kubeconfig context the objects were read through (live, or as a `kubectl gc
     /// snapshot` file recorded it): the cluster printed commands are bound to.
     pub context: Option<String>,
+    /// The server's version (`gitVersion`, e.g. `v1.34.2`), as read from `/version` live or
+    /// recorded by `kubectl gc snapshot`: behaviour that changed between releases (ordered
+    /// namespace deletion) is judged by it. `None` when unread or unrecorded.
+    pub server_version: Option<String>,
     /// The objects, in the order read (the graph sorts its own nodes).
     pub objects: Vec<Object>,
     /// The discovery data read with the objects; empty for a file without any.
@@ -77,6 +81,9 @@ impl Snapshot {
         if f.contexts_differ {
             warnings
                 .push("the snapshot files were captured from different contexts; printed commands name none".into());
+        }
+        if f.versions_differ {
+            warnings.push("the snapshot files record different server versions; none is assumed".into());
         }
         if f.skipped.owner_refs > 0 {
             warnings.push(format!(
@@ -150,6 +157,7 @@ impl Snapshot {
         Snapshot {
             captured_at: f.captured_at,
             context: f.captured_context,
+            server_version: f.server_version,
             objects,
             resource_lists: f.resource_lists,
             incomplete: f.incomplete,

@@ -39,6 +39,9 @@ pub struct RawDoc {
     pub captured_at: Option<Time>,
     /// The kubeconfig context `kubectl gc snapshot` read from.
     pub captured_context: Option<String>,
+    /// The server's version as `kubectl gc snapshot` read it from `/version`: its `gitVersion`
+    /// as a string, or the `/version` document itself.
+    pub server_version: Option<RawServerVersion>,
     /// What `kubectl gc snapshot` could not read, as recorded phrases (become [`super::Gap`]s).
     pub incomplete: Option<Vec<String>>,
     /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
@@ -90,7 +93,7 @@ pub const BODY_FIELDS: &[&str] = &[
 
 /// The fields of [`RawDoc`] read as themselves, in the order a derived struct would number
 /// them (before the body fields).
-const HEAD_FIELDS: [&str; 9] = [
+const HEAD_FIELDS: [&str; 10] = [
     "apiVersion",
     "kind",
     "metadata",
@@ -100,6 +103,7 @@ const HEAD_FIELDS: [&str; 9] = [
     "capturedAt",
     "capturedContext",
     "incomplete",
+    "serverVersion",
 ];
 
 /// Every field name [`RawDoc`] reads, as `deserialize_struct` is told them.
@@ -128,6 +132,7 @@ enum Field {
     CapturedAt,
     CapturedContext,
     Incomplete,
+    ServerVersion,
     /// One of [`BODY_FIELDS`], by index.
     Body(usize),
     Other,
@@ -136,7 +141,7 @@ enum Field {
 impl Field {
     /// The field numbered `i` in [`ALL_FIELDS`] (as formats that name fields by number do).
     fn numbered(i: usize) -> Field {
-        const HEAD: [Field; 9] = [
+        const HEAD: [Field; 10] = [
             Field::ApiVersion,
             Field::Kind,
             Field::Metadata,
@@ -146,6 +151,7 @@ impl Field {
             Field::CapturedAt,
             Field::CapturedContext,
             Field::Incomplete,
+            Field::ServerVersion,
         ];
         match i.checked_sub(HEAD.len()) {
             None => HEAD[i],
@@ -165,6 +171,7 @@ impl Field {
             "capturedAt" => Field::CapturedAt,
             "capturedContext" => Field::CapturedContext,
             "incomplete" => Field::Incomplete,
+            "serverVersion" => Field::ServerVersion,
             _ => BODY_FIELDS.iter().position(|f| *f == key).map_or(Field::Other, Field::Body),
         }
     }
@@ -181,6 +188,7 @@ impl Field {
             Field::CapturedAt => 6,
             Field::CapturedContext => 7,
             Field::Incomplete => 8,
+            Field::ServerVersion => 9,
             Field::Body(b) => HEAD_FIELDS.len() + b,
             Field::Other => return None,
         })
@@ -246,6 +254,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
                 Field::CapturedAt => doc.captured_at = map.next_value()?,
                 Field::CapturedContext => doc.captured_context = map.next_value()?,
                 Field::Incomplete => doc.incomplete = map.next_value()?,
+                Field::ServerVersion => doc.server_version = map.next_value()?,
                 Field::Body(b) => body[b] = map.next_value()?,
                 Field::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -280,7 +289,8 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
             doc.resources,
             doc.captured_at,
             doc.captured_context,
-            doc.incomplete
+            doc.incomplete,
+            doc.server_version
         );
         for b in 0..BODY_FIELDS.len() {
             next!(body[b]);
@@ -293,6 +303,39 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
 /// The body fields given, named, in table order.
 fn keep_present(body: [Option<Value>; BODY_FIELDS.len()]) -> Vec<(&'static str, Value)> {
     BODY_FIELDS.iter().zip(body).filter_map(|(k, v)| Some((*k, v?))).collect()
+}
+
+/// `serverVersion` as a snapshot file records it: the `gitVersion` alone (`"v1.34.2"`), or
+/// the whole `/version` document (`gitVersion`, `major`, `minor`, …).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawServerVersion {
+    /// The `gitVersion` string.
+    Text(String),
+    /// The `/version` document.
+    Info {
+        /// `gitVersion` (`v1.34.2`).
+        #[serde(rename = "gitVersion", default)]
+        git_version: Option<String>,
+        /// `major` (`1`).
+        #[serde(default)]
+        major: Option<String>,
+        /// `minor` (`34`, or `34+` on some distributions).
+        #[serde(default)]
+        minor: Option<String>,
+    },
+}
+
+impl RawServerVersion {
+    /// The version as `gitVersion` spells it, made from `major`/`minor` when it is absent.
+    pub fn git_version(self) -> Option<String> {
+        match self {
+            RawServerVersion::Text(s) => Some(s).filter(|s| !s.is_empty()),
+            RawServerVersion::Info { git_version: Some(v), .. } if !v.is_empty() => Some(v),
+            RawServerVersion::Info { major: Some(a), minor: Some(b), .. } => Some(format!("v{a}.{b}")),
+            RawServerVersion::Info { .. } => None,
+        }
+    }
 }
 
 /// `metadata`, keeping only what the graph, the GC model and the answers read.
@@ -483,6 +526,10 @@ pub struct Flattened {
     pub captured_context: Option<String>,
     /// Whether two files named different contexts (then no context is named at all).
     pub contexts_differ: bool,
+    /// The server version a `kubectl gc snapshot` file recorded; files that disagree record none.
+    pub server_version: Option<String>,
+    /// Whether two files recorded different server versions (then none is kept).
+    pub versions_differ: bool,
     /// What the snapshot recorded it could not read.
     pub incomplete: Vec<super::Gap>,
     /// What was read but not kept, counted.
@@ -505,9 +552,24 @@ impl Flattened {
             self.record_context(c);
         }
         self.contexts_differ |= other.contexts_differ;
+        if let Some(v) = other.server_version {
+            self.record_version(v);
+        }
+        self.versions_differ |= other.versions_differ;
         self.incomplete.append(&mut other.incomplete);
         self.skipped.objects += other.skipped.objects;
         self.skipped.owner_refs += other.skipped.owner_refs;
+    }
+
+    fn record_version(&mut self, v: String) {
+        match &self.server_version {
+            Some(have) if *have != v => {
+                self.versions_differ = true;
+                self.server_version = None;
+            }
+            _ if self.versions_differ => {}
+            _ => self.server_version = Some(v),
+        }
     }
 
     fn record_context(&mut self, c: String) {
@@ -531,6 +593,9 @@ impl Flattened {
             }
             if let Some(c) = doc.captured_context.take() {
                 self.record_context(c);
+            }
+            if let Some(v) = doc.server_version.take().and_then(RawServerVersion::git_version) {
+                self.record_version(v);
             }
             if let Some(inc) = doc.incomplete.take() {
                 self.incomplete.extend(inc.into_iter().map(super::Gap::recorded));

@@ -20,6 +20,9 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     if let Some(c) = &snapshot.context {
         head.insert("capturedContext".into(), c.clone().into());
     }
+    if let Some(v) = &snapshot.server_version {
+        head.insert("serverVersion".into(), v.clone().into());
+    }
     head.insert("incomplete".into(), json!(snapshot.incomplete.iter().map(ToString::to_string).collect::<Vec<_>>()));
     let head = serde_json::to_string(&Value::Object(head))?;
     // `{…}` without its closing brace, then the items one a line
@@ -163,6 +166,23 @@ mod tests {
         assert_eq!(a.objects, b.objects);
         assert_eq!(a.resource_lists, b.resource_lists);
         assert_eq!(a.incomplete, b.incomplete);
+        assert_eq!(a.server_version, b.server_version);
+    }
+
+    #[test]
+    fn the_server_version_is_written_and_read_back_as_text_or_as_the_version_document() {
+        let as_document =
+            read(br#"{"kind":"List","serverVersion":{"major":"1","minor":"34","gitVersion":"v1.34.2"},"items":[]}"#);
+        assert_eq!(as_document.server_version.as_deref(), Some("v1.34.2"));
+        let mut buf = Vec::new();
+        write(&as_document, &mut buf).unwrap();
+        assert!(String::from_utf8_lossy(&buf).contains(r#""serverVersion":"v1.34.2""#));
+        assert_same(&as_document, &read(&buf));
+        // major and minor alone (some distributions leave gitVersion out)
+        let bare = read(br#"{"kind":"List","serverVersion":{"major":"1","minor":"32+"},"items":[]}"#);
+        assert_eq!(bare.server_version.as_deref(), Some("v1.32+"));
+        // a file without one records none
+        assert_eq!(read(br#"{"kind":"List","items":[]}"#).server_version, None);
     }
 
     #[test]

@@ -110,6 +110,7 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
                 Field::Resources => doc.resources = map.next_value()?,
                 Field::CapturedAt => doc.captured_at = map.next_value()?,
                 Field::CapturedContext => doc.captured_context = map.next_value()?,
+                Field::ServerVersion => doc.server_version = map.next_value()?,
                 Field::Incomplete => doc.incomplete = map.next_value()?,
                 Field::Body(i) => {
                     if wanted() {

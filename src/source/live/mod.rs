@@ -137,6 +137,15 @@ impl Session {
         }
     }
 
+    /// The server's `gitVersion` from `/version`; `Err` says why it could not be read (the
+    /// answer then judges by the nodes' kubelet versions, and says so).
+    pub async fn server_version(&self) -> Result<String, String> {
+        let answer = self.reader.get("/version", "application/json").await.map_err(|f| f.describe())?;
+        let v: crate::snapshot::raw::RawServerVersion =
+            serde_json::from_slice(&answer.body).map_err(|e| format!("not a version document: {e}"))?;
+        v.git_version().ok_or_else(|| "the version document names no version".to_string())
+    }
+
     /// Reads what `plan` asks for, round by round, into a snapshot; what could not be read is
     /// named in `incomplete`.
     pub async fn read<P: ReadPlan>(&self, d: &Discovery, o: &ReadOptions<'_>, plan: &mut P) -> Snapshot {

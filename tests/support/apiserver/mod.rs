@@ -227,7 +227,12 @@ pub struct Options {
     pub bookmark_every: Duration,
     /// Changes made over time, from the first WATCH request on.
     pub script: Vec<watch::Scripted>,
+    /// The `gitVersion` that `/version` reports (default: [`VERSION`]).
+    pub version: &'static str,
 }
+
+/// The `gitVersion` the server reports unless told otherwise: a 1.37 server.
+pub const VERSION: &str = "v1.37.0-kubectl-gc-test";
 
 impl Default for Options {
     fn default() -> Options {
@@ -240,6 +245,7 @@ impl Default for Options {
             drop_managed_fields: DropManagedFields::Honour,
             bookmark_every: Duration::from_secs(1),
             script: Vec::new(),
+            version: VERSION,
         }
     }
 }
@@ -257,6 +263,7 @@ pub struct Shared {
     aggregated_version: &'static str,
     max_page: usize,
     protobuf: bool,
+    version: &'static str,
     drop_managed_fields: Mutex<DropManagedFields>,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
@@ -291,6 +298,7 @@ impl ApiServer {
             aggregated_version: options.aggregated_version,
             max_page: options.max_page,
             protobuf: options.protobuf,
+            version: options.version,
             drop_managed_fields: Mutex::new(options.drop_managed_fields),
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
@@ -434,7 +442,7 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
 
     // (group, version, rest of the path)
     let (group, version, rest): (Option<&str>, Option<&str>, &[&str]) = match segs.as_slice() {
-        ["version"] => return json_response(version_info(), "application/json"),
+        ["version"] => return json_response(version_info(s.version), "application/json"),
         ["api"] if wants_aggregated => return json_response(aggregated(&s, true), aggregated_type),
         ["api"] => {
             return json_response(
@@ -846,8 +854,9 @@ fn group_suffix(r: &Res) -> String {
     if r.group.is_empty() { String::new() } else { format!(".{}", r.group) }
 }
 
-fn version_info() -> Value {
-    json!({"major": "1", "minor": "37", "gitVersion": "v1.37.0-kubectl-gc-test", "gitCommit": "0", "gitTreeState": "clean",
+fn version_info(git_version: &str) -> Value {
+    let minor = git_version.split('.').nth(1).unwrap_or("37");
+    json!({"major": "1", "minor": minor, "gitVersion": git_version, "gitCommit": "0", "gitTreeState": "clean",
            "buildDate": "2026-11-29T00:00:00Z", "goVersion": "go1.26", "compiler": "gc", "platform": "linux/amd64"})
 }
 
