@@ -16,10 +16,17 @@ use kubectl_gc::source::live::{self, ConnectOptions, Progress, ReadOptions};
 use super::args::{Connection, Global, Target};
 
 static CONTEXT_NAMESPACE: OnceLock<String> = OnceLock::new();
+static KUBECONFIG_READ: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
 
 /// The kubeconfig context's namespace, once the live path has loaded it.
 pub fn context_namespace() -> Option<String> {
     CONTEXT_NAMESPACE.get().cloned()
+}
+
+/// The kubeconfig file the live path read its context through, when not the default path
+/// (see `kubeconfig::Loaded::kubeconfig`); `None` before a live read, or when there was none.
+pub fn kubeconfig_read() -> Option<std::path::PathBuf> {
+    KUBECONFIG_READ.get().cloned().flatten()
 }
 
 /// Reads what an answer about `target` needs (or, without a target, the `-n`/`-A` scope of
@@ -49,6 +56,7 @@ pub fn read(
     rt.block_on(async {
         let session = live::connect(&opts).await?;
         let _ = CONTEXT_NAMESPACE.set(session.default_namespace.clone());
+        let _ = KUBECONFIG_READ.set(session.kubeconfig.clone());
         let concurrency = global.connection.concurrency.max(1);
         let cache_dir = cache_dir(&global.connection);
         let unix = now.as_second();

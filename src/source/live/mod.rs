@@ -49,6 +49,9 @@ pub struct Session {
     pub default_namespace: String,
     /// The kubeconfig context in use, if one was (see `kubeconfig::Loaded::context`).
     pub context: Option<String>,
+    /// The kubeconfig file that context was read through, when not the default path (see
+    /// `kubeconfig::Loaded::kubeconfig`).
+    pub kubeconfig: Option<std::path::PathBuf>,
 }
 
 /// Loads the kubeconfig and builds the client (no request is sent yet).
@@ -58,6 +61,7 @@ pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
         reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?,
         default_namespace: loaded.default_namespace,
         context: loaded.context,
+        kubeconfig: loaded.kubeconfig,
     })
 }
 
