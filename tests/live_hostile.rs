@@ -56,6 +56,61 @@ fn a_200_answer_that_is_not_a_list_is_flagged_not_taken_as_empty() {
     }
 }
 
+/// The answer of `args` on `fixture` with `plural` answered by `wrong`, and its `incomplete`.
+fn with_wrong_list(fixture: &str, plural: &str, wrong: Value, args: &[&str]) -> (Option<i32>, String, Vec<String>) {
+    let dir = support::root().join("tests/fixtures").join(fixture);
+    let faults = vec![Fault::resource(plural, FaultKind::NotAList(wrong))];
+    let server = ApiServer::start_with(&dir.join("snapshot.json"), Options { faults, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(args).args(["-o", "json", "--now", NOW, "--request-timeout", "5s"]);
+    let o = run(c, DEADLINE);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(&o)));
+    let inc = v["incomplete"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect();
+    assert_read_only(&server);
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), inc)
+}
+
+/// A 200 list of another kind (a PodList where ConfigMaps were asked, a SecretList for
+/// webhook configurations, a PodList for Events) is named in `incomplete` and never used:
+/// nothing of what it held reaches the answer.
+#[test]
+fn a_list_of_another_kind_is_named_and_never_used() {
+    let pod = json!({"metadata": {"name": "intruder-pod", "namespace": "labs", "uid": "u-intruder",
+        "ownerReferences": [{"apiVersion": "own.labhub.io/v1", "kind": "Site", "name": "alpha",
+            "uid": "3a9bd23b-a2e4-5cab-97ef-4534cd4b58f4", "blockOwnerDeletion": true}],
+        "finalizers": ["intruder/hold"], "deletionTimestamp": "2026-11-29T10:00:00Z"}});
+    let pods = json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [pod]});
+    let (code, out, inc) =
+        with_wrong_list("site-basics", "configmaps", pods.clone(), &["why-stuck", "site/alpha", "-n", "labs"]);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(
+        inc.iter().any(|i| i.starts_with("configmaps")
+            && i.contains("the answer is a PodList (v1), asked for ConfigMap (v1): not used")),
+        "{inc:?}"
+    );
+    assert!(!out.contains("intruder"), "the PodList was used: {out}");
+
+    let secret = json!({"metadata": {"name": "intruder-secret", "namespace": "finance", "uid": "u-secret"}, "data": {"k": "c2VjcmV0"}});
+    let secrets = json!({"kind": "SecretList", "apiVersion": "v1", "metadata": {}, "items": [secret]});
+    let webhook = ["why-stuck", "account/acme-payroll", "-n", "finance"];
+    let (code, out, inc) =
+        with_wrong_list("webhook-blocks-finalizer", "validatingwebhookconfigurations", secrets, &webhook);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(
+        inc.iter()
+            .any(|i| i.starts_with("validatingwebhookconfigurations") && i.contains("the answer is a SecretList (v1)")),
+        "{inc:?}"
+    );
+    assert!(!out.contains("intruder") && !out.contains("c2VjcmV0"), "the SecretList was used: {out}");
+
+    let events = ["why-stuck", "bucket/raw-footage", "-n", "studio"];
+    let (code, out, inc) = with_wrong_list("operator-alive-not-acting", "events", pods, &events);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(inc.iter().any(|i| i.starts_with("events") && i.contains("the answer is a PodList (v1)")), "{inc:?}");
+    assert!(!out.contains("intruder"), "the PodList was used: {out}");
+}
+
 #[test]
 fn an_answer_too_large_is_refused_and_named() {
     let server = faulty(vec![Fault::resource("configmaps", FaultKind::Oversized)]);

@@ -78,6 +78,14 @@ pub enum Failure {
     /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
     /// it said it was, if any.
     NotAList(String),
+    /// A 200 answer that is a list, but not of what was asked (a PodList where ConfigMaps were
+    /// asked, or an item of another kind): never used as the asked-for list.
+    WrongList {
+        /// What came, as `Kind (apiVersion)`, from the server's words (cut when printed).
+        got: String,
+        /// The kind asked for, as `Kind (apiVersion)`.
+        asked: String,
+    },
     /// Paging that would not end.
     Paging(Paging),
     /// An answer larger than the reader accepts ([`Reader::max_body`]), in bytes.
@@ -126,6 +134,10 @@ impl Failure {
                 let kind: String = kind.chars().take(60).collect();
                 format!("the answer is a {kind}, not a list")
             }
+            Failure::WrongList { got, asked } => {
+                let got: String = got.chars().take(120).collect();
+                format!("the answer is a {got}, asked for {asked}: not used")
+            }
             Failure::Paging(Paging::RepeatedToken) => {
                 "the server sent a continue token again (the list would never end)".into()
             }
@@ -145,9 +157,11 @@ impl Failure {
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
             Failure::Transport { cause, .. } => Error::Unreachable { server, source: cause },
-            f @ (Failure::Decode(_) | Failure::NotAList(_) | Failure::Paging(_) | Failure::TooLarge(_)) => {
-                Error::Decode { server, path, source: Cause::plain(f.describe()) }
-            }
+            f @ (Failure::Decode(_)
+            | Failure::NotAList(_)
+            | Failure::WrongList { .. }
+            | Failure::Paging(_)
+            | Failure::TooLarge(_)) => Error::Decode { server, path, source: Cause::plain(f.describe()) },
         }
     }
 }
