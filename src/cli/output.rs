@@ -57,8 +57,9 @@ pub fn one_line(msg: &str) -> String {
     if clean.contains('\n') { clean.replace('\n', "\\u{a}") } else { clean }
 }
 
+/// `-o yaml`: block YAML, escaped as text and JSON are (`render::safe_yaml`).
 pub fn yaml<T: serde::Serialize>(value: &T, w: &mut impl Write) -> anyhow::Result<()> {
-    let text = serde_saphyr::to_string(value)?;
+    let text = kubectl_gc::render::safe_yaml::to_string(value)?;
     w.write_all(text.as_bytes())?;
     Ok(())
 }
