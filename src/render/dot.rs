@@ -262,7 +262,7 @@ mod tests {
         assert_eq!(quote("a\"b"), "\"a\\\"b\"");
         assert_eq!(quote("x\\N\\ly"), "\"x\\\\N\\\\ly\"");
         assert_eq!(quote("two\nlines"), "\"two\\nlines\"");
-        assert_eq!(quote("rtl\u{202e}x\u{9b}"), "\"rtl\\u{202e}x\\u{9b}\"");
+        assert_eq!(quote("rtl\u{202e}x\u{9b}"), r#""rtl\\u{202e}x\\u{9b}""#);
         assert_eq!(quote("ünï <b>{x|y}</b>"), "\"ünï <b>{x|y}</b>\"");
     }
 }
