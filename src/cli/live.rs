@@ -204,6 +204,17 @@ fn connect_options(c: &Connection) -> Result<ConnectOptions> {
         certificate_authority: c.certificate_authority.clone(),
         tls_server_name: c.tls_server_name.clone(),
         no_proxy: env("NO_PROXY").or_else(|| env("no_proxy")),
+        memory_budget: match env("KUBECTL_GC_MEMORY_BUDGET") {
+            Some(mib) => Some(
+                mib.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&m| m > 0)
+                    .and_then(|m| m.checked_mul(1024 * 1024))
+                    .with_context(|| format!("KUBECTL_GC_MEMORY_BUDGET={mib:?} is not a size in MiB"))?,
+            ),
+            None => None,
+        },
     })
 }
 

@@ -58,6 +58,9 @@ pub struct ConnectOptions {
     pub tls_server_name: Option<String>,
     /// The value of `NO_PROXY`/`no_proxy`.
     pub no_proxy: Option<String>,
+    /// The run's memory budget for answers, in bytes (`KUBECTL_GC_MEMORY_BUDGET`, in MiB);
+    /// `None`: [`super::http::MEMORY_BUDGET`].
+    pub memory_budget: Option<u64>,
 }
 
 const FLAGS: &str = "kubectl-gc-flags";

@@ -15,7 +15,7 @@ use super::discovery::ListType;
 use super::http::{Failure, OptOut, Paging, Reader};
 
 /// Objects per page (`limit`), kubectl's default `--chunk-size`: few round trips, and a page in
-/// full is typically tens of MB (see [`super::http::MAX_BODY`]).
+/// full is typically tens of MB (see [`super::http::MAX_BODY`], [`super::http::MEMORY_BUDGET`]).
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
@@ -178,9 +178,17 @@ pub async fn list(
     Ok(Listed { docs, managed_fields_dropped: drop && !carried })
 }
 
-/// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
-/// any cluster; a server still sending continue tokens then is paging forever.
-pub const MAX_PAGES: usize = 25_000;
+/// The fewest bytes an object of a list takes (name, namespace, uid, resourceVersion and a
+/// timestamp, in protobuf): what the page cap is reckoned with.
+pub const MIN_OBJECT_BYTES: u64 = 256;
+
+/// Pages of one list at most, as the run's memory budget allows: more full pages than the
+/// budget could hold objects of (1 GiB: 8,388 pages of [`PAGE`], 4 million objects) cannot be
+/// read whole anyway, so a server still sending continue tokens then — a fresh one every
+/// page, with nothing on it — is paging forever, and the list is given up.
+pub fn max_pages(budget: u64) -> usize {
+    usize::try_from(budget / (PAGE as u64 * MIN_OBJECT_BYTES)).unwrap_or(usize::MAX).max(16)
+}
 
 async fn paged(
     r: &Reader,
@@ -190,10 +198,13 @@ async fn paged(
     selectors: Selectors<'_>,
 ) -> Result<(Vec<RawDoc>, bool), Failure> {
     let base = t.path(namespace);
+    let max_pages = max_pages(r.budget());
     let mut protobuf = false;
     let mut relisted = false;
     'relist: loop {
         let mut out = Vec::new();
+        // the pages' parts of the run's budget: kept with the list, given back if it fails
+        let mut charges = Vec::new();
         let mut token: Option<String> = None;
         // every token seen: a server that hands one back again would page forever
         let mut tokens = std::collections::HashSet::new();
@@ -235,11 +246,15 @@ async fn paged(
                 (items, page.metadata.continue_)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
+            charges.push(answer.charge);
             match next.filter(|c| !c.is_empty()) {
                 Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
-                Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
+                Some(_) if tokens.len() >= max_pages => return Err(Failure::Paging(Paging::TooManyPages(max_pages))),
                 Some(c) => token = Some(c),
-                None => return Ok((out, protobuf)),
+                None => {
+                    charges.into_iter().for_each(super::http::Charge::keep);
+                    return Ok((out, protobuf));
+                }
             }
         }
     }
@@ -269,6 +284,7 @@ async fn get_as(
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
     let d = serde_json::from_slice::<RawDoc>(&a.body).map_err(|e| Failure::Decode(e.to_string()))?;
+    a.charge.keep();
     // one object of another kind (a Secret for a webhook configuration) is not this one
     let fits = match d.kind.as_deref() {
         Some("PartialObjectMetadata") => accept == METADATA_ACCEPT,
@@ -333,6 +349,13 @@ mod tests {
             "ValidatingWebhookConfiguration",
         );
         assert!(check_kind(&vwc, false, Some("SecretList"), Some("v1"), &[]).is_err());
+    }
+
+    #[test]
+    fn the_page_cap_follows_from_the_budget() {
+        assert_eq!(max_pages(super::super::http::MEMORY_BUDGET), 8388);
+        assert_eq!(max_pages(64 * 1024 * 1024), 524);
+        assert_eq!(max_pages(1), 16, "a few pages whatever the budget");
     }
 
     #[test]

@@ -57,8 +57,12 @@ pub struct Session {
 /// Loads the kubeconfig and builds the client (no request is sent yet).
 pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
     let loaded = kubeconfig::load(o).await?;
+    let mut reader = Reader::new(loaded.config, o.request_timeout, loaded.headers)?;
+    if let Some(bytes) = o.memory_budget {
+        reader = reader.memory_budget(bytes);
+    }
     Ok(Session {
-        reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?,
+        reader,
         default_namespace: loaded.default_namespace,
         context: loaded.context,
         kubeconfig: loaded.kubeconfig,
