@@ -6,6 +6,7 @@
 //! Data flows one way: `source` → [`snapshot::Snapshot`] → [`graph::Graph`] →
 //! `diagnose` / `plan` / `tree` → `render`. Only `source` does I/O.
 
+pub mod admission;
 pub mod age;
 pub mod collector;
 pub mod controllers;

@@ -19,14 +19,14 @@
 //! Every object answered is in exactly one group.
 //!
 //! # Caveats
-//! Codes are matched by name ([`FindingCode::as_str`]) where the culprit is chosen, so that a
-//! code added later (a webhook, a stalled controller) falls in the right place without an edit
-//! here; an unknown code's culprit is the objects its finding relates, else its object.
+//! The culprit is read from the finding's [`Subject`], set where the finding is made, never from
+//! its code's name or its message: a code added later falls in the right place without an edit
+//! here. A finding about what it relates has those objects as its culprit, else its object.
 
 use std::collections::{HashMap, HashSet};
 
-use crate::controllers::{ControllerState, Liveness};
-use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step, step};
+use crate::controllers::Liveness;
+use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step, Subject, step};
 use crate::graph::{Graph, NodeId};
 
 /// Which objects are swept.
@@ -49,27 +49,9 @@ pub struct Options {
     pub answer: diagnose::Options,
 }
 
-/// A group's verdict, in the order groups are listed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Verdict {
-    /// Will not finish without someone acting.
-    Stuck,
-    /// Not stuck as far as can be seen, but the controller could not be judged.
-    Unknown,
-    /// Under way, with evidence that something is acting.
-    InProgress,
-}
-
-impl Verdict {
-    /// The name in JSON (`Stuck`, `Unknown`, `InProgress`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stuck => "Stuck",
-            Verdict::Unknown => "Unknown",
-            Verdict::InProgress => "InProgress",
-        }
-    }
-}
+/// A group's verdict: its objects' answers' ([`Diagnosis::verdict`]), in the order groups are
+/// listed (stuck, unknown, in progress).
+pub use crate::diagnose::Verdict;
 
 /// What has to act for a cause to go away: one group per culprit and code.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -142,9 +124,15 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    /// The exit verdict: whether any object is stuck.
+    /// Whether any object is stuck.
     pub fn stuck(&self) -> bool {
         self.answers.iter().any(|d| d.stuck)
+    }
+
+    /// The worst verdict of the answers (stuck, then unknown, then in progress), which the exit
+    /// code follows; `None` when nothing was answered.
+    pub fn verdict(&self) -> Option<Verdict> {
+        Verdict::worst(self.answers.iter().map(Diagnosis::verdict))
     }
 }
 
@@ -191,7 +179,7 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     };
     let mut answers = answers;
     settle_stuck(&mut answers);
-    group(g, live, answers, opts.stuck_only)
+    group(g, answers, opts.stuck_only)
 }
 
 /// Each answer's position by its object.
@@ -244,7 +232,7 @@ fn causes(answers: &[Diagnosis]) -> Vec<Option<&Finding>> {
         let mut queue: std::collections::VecDeque<usize> = (0..answers.len()).filter(|&i| out[i].is_some()).collect();
         while let Some(j) = queue.pop_front() {
             for &i in &by[j] {
-                if open(i, &out) && answers[i].stuck == answers[j].stuck {
+                if open(i, &out) && answers[i].verdict() == answers[j].verdict() {
                     out[i] = out[j];
                     queue.push_back(i);
                 }
@@ -260,7 +248,7 @@ fn causes(answers: &[Diagnosis]) -> Vec<Option<&Finding>> {
 }
 
 /// Groups answers by cause (see the module docs).
-pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
+pub fn group(g: &Graph, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
     let mut index: HashMap<(Verdict, Option<FindingCode>, Culprit), usize> = HashMap::new();
     let mut groups: Vec<(Group, Vec<Option<&Finding>>)> = Vec::new();
     // what each group's cause.related already holds (a group of thousands of claims names as
@@ -269,7 +257,7 @@ pub fn group(g: &Graph, live: &Liveness, answers: Vec<Diagnosis>, stuck_only: bo
     let mut left_out = 0;
     let found = causes(&answers);
     for (i, d) in answers.iter().enumerate() {
-        let (verdict, cause) = cause_of(g, live, d, found[i]);
+        let (verdict, cause) = cause_of(g, d, found[i]);
         if stuck_only && verdict == Verdict::InProgress {
             left_out += 1;
             continue;
@@ -366,113 +354,62 @@ struct ObjectCause<'d> {
     finding: Option<&'d Finding>,
 }
 
-/// Findings that describe where an object is rather than why: never a cause while another
-/// finding is there.
-fn is_context(code: FindingCode) -> bool {
-    matches!(
-        code,
-        FindingCode::NotBeingDeleted | FindingCode::NamespaceContentRemaining | FindingCode::OwnerReferenceCycle
-    )
-}
-
 /// The finding that makes an answer's object stuck (on an object stuck on its own account,
-/// the most severe, nearest first), else the one that says what the deletion waits on; `None`
-/// when its findings hold neither.
+/// the most severe, nearest first), else the one that says what the deletion waits on (for an
+/// unknown one, what could not be told); `None` when its findings hold neither.
 fn own_cause(d: &Diagnosis) -> Option<&Finding> {
-    // a stuck answer's cause is on an object stuck on its own account
-    let candidates = |root_only: bool| {
+    // a stuck answer's cause is on an object stuck on its own account; an unknown one's is
+    // what could not be told
+    let candidates = |root_only: bool, undecided_only: bool| {
         d.findings
             .iter()
             .enumerate()
             // (root_causes is sorted)
             .filter(move |(_, f)| !root_only || d.root_causes.binary_search(&f.object).is_ok())
-            .filter(|(_, f)| !is_context(f.code))
+            .filter(move |(_, f)| !undecided_only || f.cannot_tell)
+            // where the object is, not why: never a cause while another finding is there
+            .filter(|(_, f)| f.subject != Subject::Context)
             // most severe first; a blocking dependent's own problem before the wait on it;
             // then nearest first (findings come breadth first from the object)
             .min_by_key(|(i, f)| (f.severity, f.code == FindingCode::BlockingDependent, *i))
             .map(|(_, f)| f)
     };
-    match (d.stuck, d.waits_on_answers.is_empty()) {
-        (true, true) => candidates(true).or_else(|| candidates(false)),
+    match (d.verdict(), d.waits_on_answers.is_empty()) {
+        (Verdict::Stuck, true) => candidates(true, false).or_else(|| candidates(false, false)),
         // stuck through another answer: its root is there, unless one is here
-        (true, false) => candidates(true),
+        (Verdict::Stuck, false) => candidates(true, false),
+        (Verdict::Unknown, _) => candidates(false, true),
         // in progress: what it waits on (a namespace's content only as context: then the
         // cause of that content's answers)
-        (false, _) => candidates(false),
+        _ => candidates(false, false),
     }
 }
 
 /// What an answer's own findings offer when nothing else said its cause.
 fn fallback_cause(d: &Diagnosis) -> Option<&Finding> {
-    let any = d.findings.iter().enumerate().filter(|(_, f)| !is_context(f.code));
+    let any = d.findings.iter().enumerate().filter(|(_, f)| f.subject != Subject::Context);
     any.min_by_key(|(i, f)| (f.severity, f.code == FindingCode::BlockingDependent, *i))
         .map(|(_, f)| f)
         .or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted))
 }
 
-fn cause_of<'d>(g: &Graph, live: &Liveness, d: &Diagnosis, f: Option<&'d Finding>) -> (Verdict, ObjectCause<'d>) {
-    let verdict = if d.stuck {
-        Verdict::Stuck
-    } else if f.is_some_and(|f| f.code == FindingCode::FinalizerControllerUnknown) {
-        Verdict::Unknown
-    } else {
-        Verdict::InProgress
-    };
+fn cause_of<'d>(g: &Graph, d: &Diagnosis, f: Option<&'d Finding>) -> (Verdict, ObjectCause<'d>) {
+    let verdict = d.verdict();
     let cause = match f {
-        Some(f) => ObjectCause {
-            code: Some(f.code),
-            culprit: culprit(g, live, f),
-            related: related_of(g, live, f),
-            finding: Some(f),
-        },
+        Some(f) => ObjectCause { code: Some(f.code), culprit: culprit(f), related: related_of(g, f), finding: Some(f) },
         None => ObjectCause { code: None, culprit: Culprit::Nothing, related: Vec::new(), finding: None },
     };
     (verdict, cause)
 }
 
-/// Codes whose culprit is the controller that removes a finalizer of the finding's object.
-fn controller_state_of(code: FindingCode) -> Option<ControllerState> {
-    match code.as_str() {
-        "FinalizerControllerDown" => Some(ControllerState::Down),
-        "FinalizerControllerMissing" => Some(ControllerState::Missing),
-        "FinalizerControllerUnknown" => Some(ControllerState::Unknown),
-        "FinalizerPending" | "ControllerStalled" | "FinalizerNotProgressing" => Some(ControllerState::Alive),
-        _ => None,
-    }
-}
-
-/// The finalizers of an object as the namespace controller and the API server hold them:
-/// `metadata.finalizers`, and a Namespace's `spec.finalizers`.
-fn finalizers_of(g: &Graph, x: NodeId) -> Vec<String> {
-    let Some(o) = g.object(x) else { return Vec::new() };
-    let mut out = o.finalizers.clone();
-    if o.kind == "Namespace" && o.group().is_empty() {
-        let spec = o.field("/spec/finalizers").and_then(|v| v.as_array());
-        out.extend(spec.into_iter().flatten().filter_map(|f| f.as_str().map(String::from)));
-    }
-    out
-}
-
-/// The finalizer a controller finding is about: the first of the object's finalizers whose
-/// controller is in the state the code reports (the explainer emits one finding per such
-/// finalizer), else the first finalizer.
-fn finalizer_of(g: &Graph, live: &Liveness, f: &Finding, state: ControllerState) -> Option<String> {
-    let fins = finalizers_of(g, f.object);
-    fins.iter().find(|name| live.finalizer(f.object, name).controller == state).or(fins.first()).cloned()
-}
-
-fn culprit(g: &Graph, live: &Liveness, f: &Finding) -> Culprit {
-    if let Some(state) = controller_state_of(f.code) {
-        return match finalizer_of(g, live, f, state) {
-            Some(name) => Culprit::Controller(
-                live.finalizer(f.object, &name).removed_by.unwrap_or_else(|| format!("the controller of {name}")),
-            ),
-            None => Culprit::Object(f.object),
-        };
-    }
-    match f.code.as_str() {
-        "GarbageCollectorStalled" | "BlockingDependent" => Culprit::GarbageCollector,
-        _ => {
+/// What has to act, from the finding's subject.
+fn culprit(f: &Finding) -> Culprit {
+    match &f.subject {
+        Subject::Finalizer { name, owner } => {
+            Culprit::Controller(owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {name}")))
+        }
+        Subject::GarbageCollector => Culprit::GarbageCollector,
+        Subject::Related | Subject::Context => {
             let mut nodes: Vec<NodeId> =
                 f.related.iter().filter_map(|r| if let Related::Node(n) = r { Some(*n) } else { None }).collect();
             nodes.sort_unstable();
@@ -484,22 +421,20 @@ fn culprit(g: &Graph, live: &Liveness, f: &Finding) -> Culprit {
 
 /// The contract's `cause.related` (a group's is the union of its objects'): for a
 /// controller, its workload where one was found, then what the finding says it waits for (the
-/// pod that still mounts a claim); for the other codes what the finding names (the webhook
-/// configuration, the CRD, the APIServices).
-fn related_of(g: &Graph, live: &Liveness, f: &Finding) -> Vec<Related> {
-    if let Some(state) = controller_state_of(f.code) {
-        let workload = finalizer_of(g, live, f, state).and_then(|name| live.finalizer(f.object, &name).workload);
-        let mut out: Vec<Related> = workload
-            .and_then(|w| ["apps", ""].iter().find_map(|group| g.find(group, &w.kind, w.namespace.as_deref(), &w.name)))
-            .map(Related::Node)
-            .into_iter()
-            .collect();
-        out.extend(f.related.iter().cloned());
-        return out;
-    }
-    match f.code.as_str() {
-        "GarbageCollectorStalled" | "BlockingDependent" => Vec::new(),
-        _ => f.related.clone(),
+/// pod that still mounts a claim); for the garbage collector nothing; otherwise what the
+/// finding names (the webhook configuration, the CRD, the APIServices).
+fn related_of(g: &Graph, f: &Finding) -> Vec<Related> {
+    match &f.subject {
+        Subject::Finalizer { owner, .. } => {
+            let workload = owner.workload.as_ref().and_then(|w| {
+                ["apps", ""].iter().find_map(|group| g.find(group, &w.kind, w.namespace.as_deref(), &w.name))
+            });
+            let mut out: Vec<Related> = workload.map(Related::Node).into_iter().collect();
+            out.extend(f.related.iter().cloned());
+            out
+        }
+        Subject::GarbageCollector => Vec::new(),
+        Subject::Related | Subject::Context => f.related.clone(),
     }
 }
 

@@ -279,7 +279,8 @@ fn text_output_grows_linearly_with_stuck_content() {
     let size = |n: usize| {
         let file = namespace_with_stuck_content(dir.path(), n, &|i| format!("cm-{i:06}"), "big");
         let out = why_stuck_file(&["why-stuck", "ns/big"], &file);
-        assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
+        // stuck, or (nothing in the file shows where example.com's controller would run) unknown
+        assert!(matches!(out.status.code(), Some(2 | 3)), "{}", stderr(&out));
         assert_eq!(text_commands(&stdout(&out)).len(), n, "one removal per object");
         out.stdout.len() as f64
     };
@@ -431,33 +432,55 @@ fn text_fits_80_columns_except_unbreakable_commands() {
     assert!(checked >= 5 && long_lines > 10, "{checked} answers, {long_lines} long lines unwrapped");
 }
 
-/// Every ```console example of the README: `$ kubectl gc …` and what it prints, byte for byte.
+/// Every ```console example of the README and of `docs/*.md`: `$ kubectl gc …` and what it
+/// prints, byte for byte.
 #[test]
 fn readme_examples_rerun_byte_for_byte() {
-    let readme = std::fs::read_to_string(support::root().join("README.md")).unwrap();
+    let mut pages = vec![support::root().join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(support::root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
     let mut examples = 0;
-    let mut lines = readme.lines();
-    while let Some(line) = lines.next() {
-        if line != "```console" {
-            continue;
-        }
-        let cmd = lines.next().unwrap();
-        let args = cmd.strip_prefix("$ kubectl gc ").unwrap_or_else(|| panic!("not a kubectl gc example: {cmd}"));
-        let mut want = String::new();
-        for l in lines.by_ref() {
-            if l == "```" {
-                break;
+    let mut in_readme = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line != "```console" {
+                continue;
             }
-            want.push_str(l);
-            want.push('\n');
+            let cmd = lines.next().unwrap();
+            let args = cmd
+                .strip_prefix("$ kubectl gc ")
+                .unwrap_or_else(|| panic!("{}: not a kubectl gc example: {cmd}", page.display()));
+            let mut want = String::new();
+            for l in lines.by_ref() {
+                if l == "```" {
+                    break;
+                }
+                want.push_str(l);
+                want.push('\n');
+            }
+            let mut c = Command::new(support::bin());
+            c.current_dir(support::root()).env_clear().env("NO_COLOR", "1").args(args.split_whitespace());
+            let out = run(c, DEADLINE);
+            assert_eq!(
+                stdout(&out),
+                want,
+                "{}: example `{cmd}` prints otherwise (stderr: {})",
+                page.display(),
+                stderr(&out)
+            );
+            examples += 1;
+            in_readme += usize::from(page.ends_with("README.md"));
         }
-        let mut c = Command::new(support::bin());
-        c.current_dir(support::root()).env_clear().env("NO_COLOR", "1").args(args.split_whitespace());
-        let out = run(c, DEADLINE);
-        assert_eq!(stdout(&out), want, "README example `{cmd}` prints otherwise (stderr: {})", stderr(&out));
-        examples += 1;
     }
-    assert!(examples >= 4, "only {examples} examples found");
+    // the README shows each of the three commands once; the rest are in docs/
+    assert!(in_readme >= 3 && examples >= 8, "only {in_readme} README examples, {examples} in all");
 }
 
 #[test]

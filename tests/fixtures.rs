@@ -38,12 +38,25 @@ fn check_one(fixture: &Path, now: &str, chk: &Value) -> Vec<String> {
     {
         errs.push(format!("exit {}, expected {exit} (stderr: {})", code(&out), crate::util::stderr(&out)));
     }
+    let exit = code(&out);
     let out = stdout_json(&out);
+    if chk["args"][0] == "why-stuck" {
+        errs.extend(verdicts_agree(&out, exit));
+    }
     if let Some(stuck) = chk.get("stuck")
         && verdict(&out).as_ref() != Some(stuck)
     {
         errs.push(format!("stuck={:?}, expected {stuck}", verdict(&out)));
     }
+    if let Some(want) = chk.get("verdict") {
+        const VERDICTS: [&str; 4] = ["Stuck", "InProgress", "Unknown", "NotDeleting"];
+        if !want.as_str().is_some_and(|v| VERDICTS.contains(&v)) {
+            errs.push(format!("bad expectation: verdict {want} is not one of {}", VERDICTS.join(", ")));
+        } else if out.get("verdict") != Some(want) {
+            errs.push(format!("verdict={:?}, expected {want}", out.get("verdict")));
+        }
+    }
+    errs.extend(check_ranked_steps(&out, chk));
     errs.extend(check_groups(&out, chk));
     if let Some(want) = chk.get("deletingForSeconds").and_then(Value::as_i64) {
         let got = out.get("deletingForSeconds").and_then(Value::as_i64);
@@ -189,6 +202,80 @@ fn check_remedies(findings: &[Value], chk: &Value) -> Vec<String> {
             None => errs.push("no remedy step with a destructive flag".into()),
             Some(got) if got != want => errs.push(format!("first remedy step destructive={got}, expected {want}")),
             Some(_) => {}
+        }
+    }
+    errs
+}
+
+/// The verdict of every `why-stuck` answer, whether or not its fixture names one: one of the
+/// four words, `stuck` true exactly when it is `Stuck`, the exit code the verdict's (2 Stuck, 3
+/// Unknown, else 0; `--all`: the worst answer's), and each `--all` group's verdict that of the
+/// answers of its objects.
+fn verdicts_agree(out: &Value, exit: i32) -> Vec<String> {
+    const VERDICTS: [&str; 4] = ["Stuck", "Unknown", "InProgress", "NotDeleting"];
+    let mut errs = Vec::new();
+    let mut check = |a: &Value| -> Option<usize> {
+        let v = a["verdict"].as_str();
+        let Some(rank) = v.and_then(|v| VERDICTS.iter().position(|w| *w == v)) else {
+            errs.push(format!("{}: verdict {} is not one of {VERDICTS:?}", key(&a["object"]), a["verdict"]));
+            return None;
+        };
+        if a["stuck"] != Value::Bool(rank == 0) {
+            errs.push(format!("{}: stuck={} but verdict {}", key(&a["object"]), a["stuck"], VERDICTS[rank]));
+        }
+        Some(rank)
+    };
+    let worst = match out.get("answers").and_then(Value::as_array) {
+        Some(answers) => {
+            let ranks: BTreeMap<String, Option<usize>> =
+                answers.iter().map(|a| (key(&a["object"]), check(a))).collect();
+            for grp in out["groups"].as_array().into_iter().flatten() {
+                for o in grp["objects"].as_array().into_iter().flatten() {
+                    let want = ranks.get(&key(o)).copied().flatten().map(|r| VERDICTS[r]);
+                    if grp["verdict"].as_str() != want {
+                        errs.push(format!("group {} holds {} whose answer is {want:?}", grp["verdict"], key(o)));
+                    }
+                }
+            }
+            ranks.values().flatten().min().copied()
+        }
+        None => check(out),
+    };
+    let want = match worst {
+        Some(0) => 2,
+        Some(1) => 3,
+        _ => 0,
+    };
+    if exit != want {
+        errs.push(format!("exit {exit}, but the verdict {:?} gives {want}", worst.map(|r| VERDICTS[r])));
+    }
+    errs
+}
+
+/// rankedSteps: the answer's top-level `steps` are a non-empty list of well-formed steps
+/// (`text` non-empty, `command` a string or null, `destructive` a bool) in which no step that
+/// changes nothing or restores comes after a destructive one, as check-fixtures has it.
+fn check_ranked_steps(out: &Value, chk: &Value) -> Vec<String> {
+    if chk.get("rankedSteps") != Some(&Value::Bool(true)) {
+        return Vec::new();
+    }
+    let Some(steps) = out.get("steps").and_then(Value::as_array).filter(|s| !s.is_empty()) else {
+        return vec![format!("no top-level steps list (got {:?})", out.get("steps"))];
+    };
+    let mut errs = Vec::new();
+    let mut destructive_at = None;
+    for (i, s) in steps.iter().enumerate() {
+        let well_formed = s["text"].as_str().is_some_and(|t| !t.trim().is_empty())
+            && s.get("command").is_some_and(|c| c.is_null() || c.is_string())
+            && s["destructive"].is_boolean();
+        if !well_formed {
+            errs.push(format!("steps[{i}] is not {{text, command, destructive}}: {s}"));
+            continue;
+        }
+        if s["destructive"] == Value::Bool(true) {
+            destructive_at.get_or_insert(i);
+        } else if let Some(d) = destructive_at {
+            errs.push(format!("steps[{i}] (not destructive) comes after destructive steps[{d}]: {s}"));
         }
     }
     errs
@@ -361,6 +448,31 @@ fn admin_bound_controller_why_stuck() {
 #[test]
 fn stuck_everywhere_why_stuck_all() {
     check_fixture("stuck-everywhere", DIAGNOSIS);
+}
+
+#[test]
+fn long_grace_period_in_progress_why_stuck() {
+    check_fixture("long-grace-period-in-progress", DIAGNOSIS);
+}
+
+#[test]
+fn controller_cannot_be_judged_why_stuck() {
+    check_fixture("controller-cannot-be-judged", DIAGNOSIS);
+}
+
+#[test]
+fn pod_delete_rejected_by_webhook_why_stuck() {
+    check_fixture("pod-delete-rejected-by-webhook", DIAGNOSIS);
+}
+
+/// Every fixture directory has a test above: a fixture copied in without one would never run.
+#[test]
+fn every_fixture_is_checked() {
+    let this = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures.rs")).unwrap();
+    for dir in std::fs::read_dir(fixtures_dir()).unwrap() {
+        let name = dir.unwrap().file_name().into_string().unwrap();
+        assert!(this.contains(&format!("check_fixture(\"{name}\"")), "tests/fixtures.rs checks no fixture {name}");
+    }
 }
 
 const PLAN: &[&str] = &["plan"];

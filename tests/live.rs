@@ -83,6 +83,13 @@ fn unbind(v: Value) -> Value {
     }
 }
 
+/// Whether the fixture's snapshot records reads its capture could not make (`incomplete`).
+fn records_gaps(fixture: &Path) -> bool {
+    let text = std::fs::read_to_string(fixture.join("snapshot.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["incomplete"].as_array().is_some_and(|a| !a.is_empty())
+}
+
 /// Whether the offline binary supports the subcommand yet (plan may not exist in this build).
 fn supported(o: &Output) -> bool {
     !(o.status.code() == Some(1) && stderr(o).contains("not available"))
@@ -93,7 +100,9 @@ fn supported(o: &Output) -> bool {
 #[test]
 fn live_answers_equal_offline_answers_on_every_fixture() {
     let mut compared = 0;
-    for fixture in fixtures() {
+    // a snapshot that records what its capture could not read (a 403 on a namespace) is served
+    // here whole: live would see what the capture could not, so the answers differ by design
+    for fixture in fixtures().into_iter().filter(|f| !records_gaps(f)) {
         // the offline answers once per fixture, compared with each server mode's live answers
         let wanted: Vec<(Vec<String>, Output)> = comparable_checks(&fixture)
             .into_iter()

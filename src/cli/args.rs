@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
+use super::request::KubeDuration;
+
 const EXAMPLES: &str = "\
 Examples:
   # Why is this namespace still Terminating?
@@ -159,19 +161,19 @@ pub struct WhyStuckArgs {
     pub plan: bool,
     /// How long a finalizer whose controller is alive may stay before the answer calls it
     /// stuck (FinalizerNotProgressing), as kubectl takes durations: 90s, 15m, 4h, 1h30m
-    #[arg(long = "stuck-after", value_name = "DURATION", default_value = "1h", value_parser = parse_stuck_after)]
-    pub stuck_after: i64,
-}
-
-/// `--stuck-after`: a kubectl duration, in whole seconds.
-fn parse_stuck_after(s: &str) -> Result<i64, String> {
-    kubectl_gc::diagnose::progress::parse_duration(s)
+    #[arg(long = "stuck-after", value_name = "DURATION", default_value = "1h")]
+    pub stuck_after: KubeDuration,
 }
 
 impl WhyStuckArgs {
     /// The object asked about (`None` with `--all`).
     pub fn target(&self) -> Option<Target> {
         self.what.clone().map(|what| Target { what, name: self.name.clone() })
+    }
+
+    /// How the answer is judged.
+    pub fn options(&self) -> kubectl_gc::diagnose::Options {
+        kubectl_gc::diagnose::Options { stuck_after: self.stuck_after.seconds() }
     }
 }
 
@@ -325,8 +327,8 @@ pub struct Connection {
     #[arg(long, global = true, help_heading = "Connection")]
     pub disable_compression: bool,
     /// How long to wait for one server request ("0" = no limit; "30s", "1m")
-    #[arg(long, global = true, value_name = "DURATION", help_heading = "Connection")]
-    pub request_timeout: Option<String>,
+    #[arg(long, global = true, value_name = "DURATION", help_heading = "Connection", value_parser = KubeDuration::parse_or_seconds)]
+    pub request_timeout: Option<KubeDuration>,
     /// Do not check the server's certificate (insecure)
     #[arg(long, global = true, help_heading = "Connection")]
     pub insecure_skip_tls_verify: bool,

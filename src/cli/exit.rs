@@ -1,6 +1,9 @@
-//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked.
+//! Exit codes, mapped in one place (contract §4): 0 done, 1 failed, 2 stuck or blocked, 3 done
+//! but the answer cannot be judged.
 
 use std::process::ExitCode;
+
+use kubectl_gc::diagnose::Verdict;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -10,11 +13,23 @@ pub enum Exit {
     Failure,
     /// Answered, and the answer is "stuck" (why-stuck) or "ends blocked" (plan).
     Stuck,
+    /// Answered, but nothing was found stuck and something the verdict rests on could not be
+    /// read or judged (verdict `Unknown`): never "nothing to do".
+    Unknown,
 }
 
 impl Exit {
     pub fn from_stuck(stuck: bool) -> Exit {
         if stuck { Exit::Stuck } else { Exit::Ok }
+    }
+
+    /// The code of a why-stuck verdict (`--all`: the worst answer's; none answered is 0).
+    pub fn from_verdict(v: Option<Verdict>) -> Exit {
+        match v {
+            Some(Verdict::Stuck) => Exit::Stuck,
+            Some(Verdict::Unknown) => Exit::Unknown,
+            Some(Verdict::InProgress | Verdict::NotDeleting) | None => Exit::Ok,
+        }
     }
 }
 
@@ -24,6 +39,7 @@ impl From<Exit> for ExitCode {
             Exit::Ok => 0,
             Exit::Failure => 1,
             Exit::Stuck => 2,
+            Exit::Unknown => 3,
         })
     }
 }

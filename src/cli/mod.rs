@@ -5,6 +5,7 @@ pub mod complete;
 pub mod exit;
 pub mod live;
 pub mod output;
+pub mod request;
 pub mod run;
 pub mod snapshot_file;
 pub mod sweep;

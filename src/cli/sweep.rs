@@ -12,26 +12,21 @@ use std::io::Write;
 use anyhow::Result;
 
 use kubectl_gc::controllers::Liveness;
+use kubectl_gc::render;
 use kubectl_gc::sweep::{self, Options, Scope};
-use kubectl_gc::{diagnose, render};
 
 use super::args::{Format, Global, WhyStuckArgs};
 use super::exit::Exit;
 use super::output;
-use super::run::{connection, exit_without_freeing, load_from, style};
+use super::request::{self, Loaded, Request, connection, exit_without_freeing, style};
 
 pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
-    let answer = diagnose::Options { stuck_after: a.stuck_after };
+    let answer = a.options();
     // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
     // holds what the answers about every object in it read, judged with these options
-    let (g, now) = load_from(global, || super::live::read(global, None, false, Some(answer)))?;
-    let scope = if global.all_namespaces {
-        Scope::Cluster
-    } else {
-        Scope::Namespace(
-            global.namespace.clone().or_else(super::live::context_namespace).unwrap_or_else(|| "default".to_string()),
-        )
-    };
+    let request = Request { target: None, dependents_anywhere: false, why_stuck: Some(answer) };
+    let Loaded { graph: g, now, namespace, .. } = request::load(global, &request)?;
+    let scope = if global.all_namespaces { Scope::Cluster } else { Scope::Namespace(namespace) };
     let t = std::time::Instant::now();
     let live = Liveness::new(&g, now);
     output::timing("controller index", t);
@@ -48,9 +43,10 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     }
     out.flush()?;
     output::timing("render", t);
-    let stuck = s.stuck();
+    // 2 when anything is stuck, else 3 when anything could not be judged, else 0
+    let verdict = s.verdict();
     drop(s);
     drop(live);
     exit_without_freeing(g);
-    Ok(Exit::from_stuck(stuck))
+    Ok(Exit::from_verdict(verdict))
 }

@@ -157,6 +157,13 @@ fn snapshot_controller(l: &Liveness<'_>, finalizer: &str) -> FinalizerOwner {
     owner("CSI snapshot-controller".into(), state, evidence, None, None)
 }
 
+/// Who runs the controller of the object's CSI driver outside the cluster, if a managed control
+/// plane does (`managed`), for a CSI finalizer.
+pub(super) fn managed_driver(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Option<&'static str> {
+    let (driver, _) = driver_of(l, object, finalizer);
+    driver.as_deref().and_then(managed_csi_driver)
+}
+
 pub(super) fn driver_key(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> String {
     let (driver, sanitized) = driver_of(l, object, finalizer);
     format!("{driver:?}\0{sanitized:?}")

@@ -183,4 +183,21 @@ impl<'g> Liveness<'g> {
         self.memo.lock().unwrap_or_else(|e| e.into_inner()).insert(key, answer.clone());
         answer
     }
+
+    /// Who runs the controller of `finalizer` on `object` outside the cluster, when a managed
+    /// control plane is known to (recognised by the finalizer's domain or CSI driver, or a
+    /// cloud-controller-manager finalizer on a provider's nodes): the answer then presumes it
+    /// running for `--stuck-after` (contract §4.3). `None` for everything else.
+    pub fn out_of_sight(&self, object: NodeId, finalizer: &str) -> Option<&'static str> {
+        if csi::is_csi(finalizer) {
+            return csi::managed_driver(self, object, finalizer);
+        }
+        if let Some(b) = builtin_owner(finalizer) {
+            return (b.component == Component::CloudControllerManager)
+                .then(|| managed::managed_cluster(self.graph))
+                .flatten()
+                .map(|_| "the provider runs cloud-controller-manager in its control plane");
+        }
+        finalizer_domain(finalizer).and_then(managed::managed_controller)
+    }
 }

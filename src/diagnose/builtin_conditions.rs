@@ -34,7 +34,7 @@ use super::shared::Shared;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
-use super::finding::{Finding, FindingCode, Related, Severity};
+use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
 use super::step::{Command, Reach, Step};
 use super::{describe, grounds};
@@ -421,6 +421,8 @@ pub fn holds_finding(
                     requeue.command,
                 ),
             ],
+            subject: Subject::Related,
+            cannot_tell: false,
         };
         return (finding, false);
     }
@@ -459,6 +461,8 @@ pub fn holds_finding(
             crate::age::human(waited)
         ),
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     };
     (finding, true)
 }
@@ -495,6 +499,8 @@ pub fn blind_finding(g: &Graph, x: NodeId, finalizer: &str, who: &str, what: &st
             describe(g, x)
         ),
         remedy: vec![check],
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
@@ -507,6 +513,8 @@ pub fn waits_finding(x: NodeId, finalizer: &str, who: &str, what: &str, on: &[No
         related: on.iter().map(|&n| Related::Node(n)).collect(),
         message: format!("{finalizer} is removed by {who} once its condition holds; not yet: {what}"),
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 

@@ -1,6 +1,7 @@
-//! Finding codes (contract §4.3; stable names, documented in the README).
+//! Finding codes (contract §4.3; stable names, documented in docs/findings.md).
 
 use crate::collector::{Dangling, OwnerState};
+use crate::controllers::FinalizerOwner;
 use crate::graph::NodeId;
 
 use super::step::Step;
@@ -143,6 +144,34 @@ pub struct Finding {
     pub message: String,
     /// Ranked next steps, safest first: printed commands, never executed.
     pub remedy: Vec<Step>,
+    /// Who or what has to act for the finding to go away, set where the finding is made:
+    /// `why-stuck --all` groups by it and the text groups root causes by it, so neither reads
+    /// the code's name or the message.
+    pub subject: Subject,
+    /// The finding says the input cannot settle it (a controller that could not be judged, an
+    /// absence the input cannot vouch for): the answer's verdict is `Unknown` unless something
+    /// is stuck, and never `InProgress` (contract §4.3).
+    pub cannot_tell: bool,
+}
+
+/// Who or what a finding is about, beyond its object: what has to act.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A finalizer of the finding's object, and the controller that removes it.
+    Finalizer {
+        /// The finalizer as written.
+        name: String,
+        /// Who removes it, its state and the evidence.
+        owner: FinalizerOwner,
+    },
+    /// kube-controller-manager's garbage collector (a GC finalizer, a blocking dependent).
+    GarbageCollector,
+    /// What the finding's `related` names (a webhook configuration, a CRD, APIServices, a
+    /// node); the finding's own object when it names none.
+    Related,
+    /// Where the object is rather than why it stays (no deletionTimestamp, the content of a
+    /// terminating namespace, an owner cycle): never a cause while another finding is there.
+    Context,
 }
 
 /// An object a finding points at: a node of the graph, or an owner that exists nowhere (the

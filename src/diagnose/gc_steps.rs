@@ -13,7 +13,7 @@ use k8s_openapi::jiff::Timestamp;
 use crate::graph::{Graph, NodeId};
 
 use super::describe;
-use super::finding::{Finding, FindingCode, Related, Severity};
+use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::owners::owner_findings;
 use super::remedy;
 use super::step::{Reach, Step};
@@ -104,6 +104,8 @@ pub fn missed_deletes(g: &Graph, x: NodeId, now: Timestamp, down: Option<&str>) 
             names.join(", ")
         ),
         remedy,
+        subject: Subject::GarbageCollector,
+        cannot_tell: false,
     })
 }
 

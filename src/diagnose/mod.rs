@@ -13,9 +13,8 @@
 
 use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
-pub mod backend;
+mod admission;
 pub mod builtin_conditions;
-pub mod conversion;
 pub mod events;
 pub mod finding;
 mod gc_steps;
@@ -27,21 +26,24 @@ pub mod reads;
 pub mod remedy;
 pub mod shared;
 pub mod step;
-pub mod webhooks;
+mod unconvertible;
+pub mod verdict;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use k8s_openapi::jiff::Timestamp;
 
+use crate::admission::backend;
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
 pub use crate::collector::GcVerdict;
-pub use finding::{Finding, FindingCode, Related, Severity};
+pub use finding::{Finding, FindingCode, Related, Severity, Subject};
 pub use owners::owner_findings;
 pub use progress::Options;
 pub use shared::Shared;
 pub use step::{Command, Connection, Reach, Step};
+pub use verdict::Verdict;
 
 /// A GC finalizer older than this with nothing left to wait for means the GC missed it.
 const GC_GRACE_SECONDS: i64 = 60;
@@ -66,7 +68,9 @@ pub struct Diagnosis {
     pub object: NodeId,
     /// Its `metadata.deletionTimestamp`; `None` when its deletion was never requested.
     pub deletion_timestamp: Option<Timestamp>,
-    /// Seconds from `deletion_timestamp` to `now` (never negative); `None` when not deleting.
+    /// Seconds from the deletion's request to `now` (never negative): for a pod in its grace
+    /// period, from `deletion_timestamp` minus `deletionGracePeriodSeconds`; `None` when not
+    /// deleting.
     pub deleting_for_seconds: Option<i64>,
     /// Whether the object, or something it waits on, cannot finish deleting (the CLI then exits 2).
     pub stuck: bool,
@@ -97,6 +101,27 @@ pub fn describe(g: &Graph, x: NodeId) -> String {
         Some(ns) => format!("{} {ns}/{}", id.kind, id.name),
         None => format!("{} {}", id.kind, id.name),
     }
+}
+
+/// What is said of the controller of a finalizer that is not alive, after "it is removed by":
+/// who, its state and the decisive evidence (`Deployment ops/x, which exists but is not
+/// running: …`), and the root cause when its namespace is being deleted. The text's root-cause
+/// section groups objects by it.
+pub fn removed_by_clause(g: &Graph, owner: &FinalizerOwner, finalizer: &str) -> String {
+    let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {finalizer}"));
+    let state = match owner.controller {
+        ControllerState::Down => "exists but is not running",
+        ControllerState::Missing => "was not found (uninstalled?)",
+        ControllerState::Alive => "is alive",
+        ControllerState::Unknown => "could not be judged",
+    };
+    // the decisive evidence is the liveness verdict, which comes last
+    let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
+    let mut out = format!("{who}, which {state}{why}");
+    if let Some(home) = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns)) {
+        out.push_str(&namespace::dying_home_cause(&home));
+    }
+    out
 }
 
 /// [`why_stuck_with`] with the default options (`--stuck-after` at its default).
@@ -145,16 +170,20 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
                 cycle.len()
             ),
             remedy: Vec::new(),
+            subject: Subject::Context,
+            cannot_tell: false,
         });
     }
     let stuck_set = e.propagate_stuck();
-    webhooks::warn_rejected_patches(g, &mut e.findings);
-    webhooks::note_unjudged(g, target, &mut e.finalizers);
+    admission::warn_rejected_patches(g, &mut e.findings);
+    admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
     }
     let o = g.object(target);
     let dt = o.and_then(|o| o.deletion_timestamp);
+    // from the request, not from the end of a grace period (contract §4.3)
+    let requested = o.and_then(|o| o.deletion_requested_at());
     let mut root_causes: Vec<NodeId> = e.local_stuck.clone();
     root_causes.sort_unstable();
     root_causes.dedup();
@@ -167,7 +196,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     let mut d = Diagnosis {
         object: target,
         deletion_timestamp: dt,
-        deleting_for_seconds: dt.map(|t| (now.as_second() - t.as_second()).max(0)),
+        deleting_for_seconds: requested.map(|t| (now.as_second() - t.as_second()).max(0)),
         stuck: stuck_set.contains(&target),
         finalizers: e.finalizers,
         findings: e.findings,
@@ -219,6 +248,8 @@ impl Explainer<'_, '_> {
         }
     }
 
+    /// Adds a finding about what `related` names ([`Subject::Related`]); the caller sets
+    /// another subject, or `cannot_tell`, on the finding returned.
     fn finding(
         &mut self,
         code: FindingCode,
@@ -227,8 +258,10 @@ impl Explainer<'_, '_> {
         related: Vec<Related>,
         message: String,
         remedy: Vec<Step>,
-    ) {
-        self.findings.push(Finding { code, severity, object, related, message, remedy });
+    ) -> &mut Finding {
+        let subject = Subject::Related;
+        self.findings.push(Finding { code, severity, object, related, message, remedy, subject, cannot_tell: false });
+        self.findings.last_mut().expect("just pushed")
     }
 
     fn explain(&mut self, x: NodeId) {
@@ -248,7 +281,8 @@ impl Explainer<'_, '_> {
                     Vec::new(),
                     format!("{} has no deletionTimestamp: nothing is deleting it", describe(g, x)),
                     Vec::new(),
-                );
+                )
+                .subject = Subject::Context;
             } else if verdict == GcVerdict::NeverActedOn && self.waited_on_by_gc(x) {
                 // A blocking dependent the GC can never delete holds its owner forever.
                 self.local_stuck.push(x);
@@ -280,7 +314,7 @@ impl Explainer<'_, '_> {
         }
         let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
         if owner.controller != ControllerState::Alive {
-            self.controller_not_alive(x, at, f, &owner, &who);
+            self.controller_not_alive(x, at, f, &owner);
             if f == FOREGROUND_DELETION {
                 // a garbage collector that is down does not hide what it would wait for
                 let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
@@ -313,7 +347,7 @@ impl Explainer<'_, '_> {
             ORPHAN => self.gc_finalizer_idle(x, f, age, None),
             f if builtin_conditions::judged(f) => {
                 if let Some(j) = builtin_conditions::judge(g, self.shared, x, f) {
-                    self.builtin_condition(x, f, &who, j);
+                    self.builtin_condition(x, f, &owner, &who, j);
                 }
             }
             _ => {
@@ -358,25 +392,35 @@ impl Explainer<'_, '_> {
                         remedy::redelete_background(g, x),
                     ),
                 ],
-            );
+            )
+            .subject = Subject::GarbageCollector;
             self.wait_for(x, d);
         }
     }
 
     /// A built-in finalizer whose controller is alive, by what its condition says.
-    fn builtin_condition(&mut self, x: NodeId, f: &str, who: &str, j: builtin_conditions::Judgement) {
+    fn builtin_condition(
+        &mut self,
+        x: NodeId,
+        f: &str,
+        owner: &FinalizerOwner,
+        who: &str,
+        j: builtin_conditions::Judgement,
+    ) {
         use builtin_conditions::Judgement;
         let g = self.g;
+        let subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
         match j {
             Judgement::Holds { what, since } => {
                 let (found, stuck) = builtin_conditions::holds_finding(g, x, f, who, &what, since, self.now);
-                self.findings.push(found);
+                self.findings.push(Finding { subject, ..found });
                 if stuck {
                     self.local_stuck.push(x);
                 }
             }
             Judgement::Waits { on, what, stuck, remedy } => {
-                self.findings.push(builtin_conditions::waits_finding(x, f, who, &what, &on, remedy));
+                let found = builtin_conditions::waits_finding(x, f, who, &what, &on, remedy);
+                self.findings.push(Finding { subject, ..found });
                 if stuck {
                     self.local_stuck.push(x);
                 }
@@ -386,7 +430,9 @@ impl Explainer<'_, '_> {
             }
             Judgement::Blind { what, why, check } => {
                 self.incomplete.push(format!("{f} on {}: {what}, but {why}", describe(g, x)));
-                self.findings.push(builtin_conditions::blind_finding(g, x, f, who, &what, &why, check));
+                let found = builtin_conditions::blind_finding(g, x, f, who, &what, &why, check);
+                // an absence the input cannot vouch for: the answer cannot tell
+                self.findings.push(Finding { subject, cannot_tell: true, ..found });
             }
             Judgement::Never { what } => {
                 let mut remedy = Vec::new();
@@ -404,38 +450,50 @@ impl Explainer<'_, '_> {
                     Vec::new(),
                     format!("{} keeps {f}, and {who} will never remove it: {what}", describe(g, x)),
                     remedy,
-                );
+                )
+                .subject = subject;
                 self.local_stuck.push(x);
             }
         }
     }
 
-    fn controller_not_alive(&mut self, x: NodeId, at: Option<usize>, f: &str, owner: &FinalizerOwner, who: &str) {
+    fn controller_not_alive(&mut self, x: NodeId, at: Option<usize>, f: &str, owner: &FinalizerOwner) {
         let g = self.g;
         let age = self.deleting_for(x);
+        let stuck_after = self.opts.stuck_after;
         // permission alone never keeps an old deletion "in progress" (contract §4.3): a
         // controller that may update the object had the time it is given, and nothing ties it
         // to the finalizer
-        let unearned =
-            owner.controller == ControllerState::Unknown && owner.by_permission_only && age > self.opts.stuck_after;
-        let (code, severity, stuck) = match owner.controller {
-            ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true),
-            ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true),
-            _ if unearned => (FindingCode::FinalizerControllerUnknown, Severity::Error, true),
-            _ => (FindingCode::FinalizerControllerUnknown, Severity::Warning, false),
+        let unearned = owner.controller == ControllerState::Unknown && owner.by_permission_only && age > stuck_after;
+        // a controller a managed control plane runs out of sight is presumed running, for
+        // --stuck-after only (contract §4.3): within it in progress, past it unknown
+        let out_of_sight =
+            (owner.controller == ControllerState::Unknown).then(|| self.live.out_of_sight(x, f)).flatten();
+        let (code, severity, stuck, cannot_tell) = match owner.controller {
+            ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true, false),
+            ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true, false),
+            _ if unearned => (FindingCode::FinalizerControllerUnknown, Severity::Error, true, false),
+            _ if out_of_sight.is_some() && age <= stuck_after => {
+                (FindingCode::FinalizerControllerUnknown, Severity::Info, false, false)
+            }
+            _ => (FindingCode::FinalizerControllerUnknown, Severity::Warning, false, true),
         };
-        let state = match owner.controller {
-            ControllerState::Down => "exists but is not running",
-            ControllerState::Missing => "was not found (uninstalled?)",
-            _ => "could not be judged",
-        };
-        // the decisive evidence is the liveness verdict, which comes last
-        let why = owner.evidence.last().map(|e| format!(": {e}")).unwrap_or_default();
-        let mut message = format!("{} keeps {f}; it is removed by {who}, which {state}{why}", describe(g, x));
+        let mut message = format!("{} keeps {f}; it is removed by {}", describe(g, x), removed_by_clause(g, owner, f));
+        if let Some(who) = out_of_sight {
+            let waited = crate::age::human(age.max(0));
+            let allowed = crate::age::human(stuck_after);
+            message.push_str(&if cannot_tell {
+                format!(
+                    ". {who}: presumed running for --stuck-after ({allowed}) only, and the deletion has waited {waited}; whether it is acting cannot be told from inside the cluster"
+                )
+            } else {
+                format!(". {who}: presumed running, it has waited {waited} of the {allowed} allowed (--stuck-after)")
+            });
+        }
         let mut remedies = remedy::restore_controller(owner, f);
         let dying = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns));
         if let Some(home) = dying {
-            remedies = namespace::dying_home(g, x, f, &home, &mut message);
+            remedies = namespace::dying_home(g, x, f, &home);
         } else if let Some(p) = remedy::remove_finalizer_at(g, x, at, f) {
             remedies.push(Step::run(
                 Reach::Destructive,
@@ -451,7 +509,9 @@ impl Explainer<'_, '_> {
         if let Some(w) = namespace::cascade_warning(f) {
             remedies.insert(0, Step::advice(Reach::Inspect, w));
         }
-        self.finding(code, severity, x, Vec::new(), message, remedies);
+        let found = self.finding(code, severity, x, Vec::new(), message, remedies);
+        found.subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
+        found.cannot_tell = cannot_tell;
         if stuck {
             self.local_stuck.push(x);
         }
@@ -468,7 +528,8 @@ impl Explainer<'_, '_> {
                     Vec::new(),
                     format!("{f} has nothing left to wait for; the garbage collector removes it momentarily"),
                     vec![Step::run(Reach::Inspect, format!("Follow {}:", describe(g, x)), remedy::inspect(g, x))],
-                );
+                )
+                .subject = Subject::GarbageCollector;
             }
             return;
         }
@@ -493,7 +554,7 @@ impl Explainer<'_, '_> {
                 "foregroundDeletion on {}: no blocking dependent in the input, but {why}",
                 describe(g, x)
             ));
-            self.finding(
+            let found = self.finding(
                 FindingCode::GarbageCollectorStalled,
                 Severity::Warning,
                 x,
@@ -505,6 +566,8 @@ impl Explainer<'_, '_> {
                 ),
                 steps,
             );
+            found.subject = Subject::GarbageCollector;
+            found.cannot_tell = true;
             return;
         }
         let state = match down {
@@ -522,7 +585,8 @@ impl Explainer<'_, '_> {
             Vec::new(),
             format!("{f} is still on {} after {}s although {what}: {state}", describe(g, x), age),
             steps,
-        );
+        )
+        .subject = Subject::GarbageCollector;
         self.local_stuck.push(x);
     }
 
@@ -540,8 +604,7 @@ impl Explainer<'_, '_> {
                 self.finalizers.push(FinalizerReport { name: f.clone(), owner: owner.clone() });
             }
             if f != "kubernetes" && owner.controller != ControllerState::Alive {
-                let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {f}"));
-                self.controller_not_alive(x, None, f, &owner, &who);
+                self.controller_not_alive(x, None, f, &owner);
             }
         }
         if !spec_finalizers.iter().any(|f| f == "kubernetes") {
@@ -616,7 +679,8 @@ impl Explainer<'_, '_> {
                 vec![Related::Node(x)],
                 format!("terminating namespace {} still holds {}, which {state}", ns.name, describe(g, c)),
                 Vec::new(),
-            );
+            )
+            .subject = Subject::Context;
             self.wait_for(x, c);
         }
         // Nothing left and every group discovered: the namespace controller has nothing to wait for.
@@ -625,7 +689,7 @@ impl Explainer<'_, '_> {
             let owner = self.live.finalizer(x, "kubernetes");
             if owner.controller == ControllerState::Alive {
                 let who = owner.removed_by.clone().unwrap_or_else(|| "the namespace controller".into());
-                self.builtin_condition(x, "kubernetes", &who, builtin_conditions::namespace_empty(g, ns));
+                self.builtin_condition(x, "kubernetes", &owner, &who, builtin_conditions::namespace_empty(g, ns));
             }
         }
     }

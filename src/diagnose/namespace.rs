@@ -24,11 +24,11 @@
 
 use crate::names::{API_SERVICE, CRD};
 
-use super::backend;
-use super::conversion;
 use super::step::{Reach, Step};
-use super::webhooks::{self, Operation};
+use super::unconvertible;
 use super::{Explainer, FindingCode, Related, Severity, describe, remedy};
+use crate::admission::Operation;
+use crate::admission::{backend, conversion};
 use crate::controllers::FinalizerOwner;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
@@ -143,7 +143,7 @@ impl Explainer<'_, '_> {
             if held == 0 {
                 // its objects are not in what was read (they cannot be listed live): say it on
                 // the CRD, or nothing would carry the remedies
-                let f = conversion::unavailable(g, crd, &dead);
+                let f = unconvertible::unavailable(g, crd, &dead);
                 self.findings.push(f);
             }
         }
@@ -152,7 +152,8 @@ impl Explainer<'_, '_> {
             if o.is_deleting() {
                 continue;
             }
-            for i in webhooks::interceptors(g, c, Operation::Delete).into_iter().filter(|i| i.backend.is_dead()) {
+            for i in self.shared.admission.interceptors(g, c, Operation::Delete).iter().filter(|i| i.backend.is_dead())
+            {
                 if !confs.contains(&i.configuration) {
                     confs.push(i.configuration);
                     causes.push(format!(
@@ -194,13 +195,18 @@ pub fn controller_home(owner: &FinalizerOwner) -> Option<String> {
     rest.split_once('/').map(|(ns, _)| ns.to_string())
 }
 
+/// The root cause, when a finalizer's controller lived in namespace `home`, which is being
+/// deleted (appended to what is said of the controller).
+pub fn dying_home_cause(home: &str) -> String {
+    format!(
+        ". Root cause: its controller ran in namespace {home}, which is being deleted: the namespace controller removes workloads (pods first) before the objects they finalize, and nothing can be created in a terminating namespace, so it cannot be brought back there"
+    )
+}
+
 /// Remedies for a finalizer whose controller lived in namespace `home`, which is being deleted.
 /// Nothing restores it there; what can work is running it elsewhere, or cleaning up by hand and
-/// then removing the finalizer. The message gains the root cause.
-pub fn dying_home(g: &Graph, x: NodeId, f: &str, home: &str, message: &mut String) -> Vec<Step> {
-    message.push_str(&format!(
-        ". Root cause: its controller ran in namespace {home}, which is being deleted: the namespace controller removes workloads (pods first) before the objects they finalize, and nothing can be created in a terminating namespace, so it cannot be brought back there"
-    ));
+/// then removing the finalizer ([`dying_home_cause`] says why).
+pub fn dying_home(g: &Graph, x: NodeId, f: &str, home: &str) -> Vec<Step> {
     let mut steps = vec![Step::advice(
         Reach::Restore,
         format!(

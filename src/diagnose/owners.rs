@@ -6,7 +6,7 @@ use crate::names::FOREGROUND_DELETION;
 use crate::collector::{Dangling, GcVerdict, OwnerState, classify_reference};
 use crate::graph::{Graph, NodeId};
 
-use super::finding::{Finding, FindingCode, Related, Severity};
+use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
 
 /// Classifies every owner reference of `x`, returning the problems found and the verdict.
@@ -93,6 +93,8 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
                     "{message} (it is already being deleted, so the garbage collector no longer acts on its owner references)"
                 ),
                 remedy: Vec::new(),
+                subject: Subject::Related,
+                cannot_tell: false,
             });
             continue;
         }
@@ -103,6 +105,8 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
             related,
             message,
             remedy: remedy::fix_owner_reference(g, x, i, r, verdict),
+            subject: Subject::Related,
+            cannot_tell: false,
         });
     }
     (out, verdict)

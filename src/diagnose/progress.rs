@@ -13,7 +13,7 @@ use crate::graph::{Graph, NodeId};
 
 use super::describe;
 use super::events::{self, Index};
-use super::finding::{Finding, FindingCode, Severity};
+use super::finding::{Finding, FindingCode, Severity, Subject};
 use super::remedy;
 use super::step::{Command, Reach, Step};
 
@@ -38,10 +38,16 @@ impl Default for Options {
 /// numbers, each with a unit, such as `90s`, `15m`, `4h`, `1h30m`, `1.5h`; `ns`, `us`, `µs`,
 /// `ms`, `s`, `m`, `h`. Returns whole seconds (rounded down); negative durations are refused.
 pub fn parse_duration(s: &str) -> Result<i64, String> {
+    parse_go_duration(s).map(|d| d.as_secs() as i64)
+}
+
+/// [`parse_duration`] to the nanosecond: the one parser of every duration the command line
+/// takes (`--stuck-after`, `--request-timeout`, `--timeout`).
+pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
     let bad = || format!("invalid duration {s:?}: use a number with a unit, such as 90s, 15m, 4h or 1h30m");
     let t = s.trim();
     if t == "0" {
-        return Ok(0);
+        return Ok(std::time::Duration::ZERO);
     }
     if t.is_empty() || t.starts_with('-') {
         return Err(bad());
@@ -68,7 +74,11 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
         rest = &rest[unit_len..];
         nanos += n * scale;
     }
-    Ok((nanos / 1e9).floor() as i64)
+    // Go refuses what overflows an int64 of nanoseconds (about 292 years)
+    if !nanos.is_finite() || nanos > i64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_nanos(nanos.round() as u64))
 }
 
 /// A duration as kubectl's `--since` takes it: `3h0m0s` → `3h`, `4500` s → `1h15m`.
@@ -134,6 +144,8 @@ pub fn alive_finding(
                 owner.evidence.join("; ")
             ),
             remedy: steps,
+            subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
+            cannot_tell: false,
         };
         return (finding, false);
     }
@@ -169,6 +181,8 @@ pub fn alive_finding(
             crate::age::human(opts.stuck_after)
         ),
         remedy: steps,
+        subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
+        cannot_tell: false,
     };
     (finding, true)
 }
@@ -325,6 +339,7 @@ mod tests {
         assert_eq!(parse_duration("2h45m30s"), Ok(9930));
         assert_eq!(parse_duration("1500ms"), Ok(1));
         assert_eq!(parse_duration("0"), Ok(0));
+        assert_eq!(parse_go_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
         for bad in ["", "1", "h", "-1h", "1d", "1h x", "abc", "1..5h"] {
             assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
         }

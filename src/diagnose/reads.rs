@@ -24,8 +24,8 @@ use crate::names::CRD;
 
 use serde_json::Value;
 
-use super::backend::{self, Target};
-use super::conversion;
+use crate::admission::backend::{self, Target};
+use crate::admission::conversion;
 use crate::graph::{Graph, NodeId};
 
 /// One GET or LIST the checks need.

@@ -18,6 +18,8 @@ type ClaimUsers = HashMap<String, Vec<NodeId>>;
 pub struct Shared {
     /// Events by involved object (built once: a pass over every object of the snapshot).
     pub events: super::events::Index,
+    /// The webhooks by what they intercept, and their backends judged once.
+    pub admission: crate::admission::Index,
     claim_users: Mutex<HashMap<Option<String>, Arc<ClaimUsers>>>,
     /// The objects a sweep answers, each with an answer of its own: another answer stops at
     /// them (see [`Shared::answering`]). Empty for one answer.
@@ -32,6 +34,7 @@ impl Shared {
     pub fn new(g: &Graph) -> Shared {
         Shared {
             events: super::events::Index::new(g),
+            admission: crate::admission::Index::new(g),
             claim_users: Mutex::new(HashMap::new()),
             answered: HashSet::new(),
             cycles: None,

@@ -89,6 +89,71 @@ pub fn group<'a>(steps: impl IntoIterator<Item = &'a Step>) -> Vec<Grouped<'a>> 
     out
 }
 
+/// One step of a whole answer (contract §4.3 `steps`): a step with one command (or none), and
+/// the indexes of the findings whose remedy holds it.
+#[derive(Debug)]
+pub struct Served<'a> {
+    /// The first of the steps with this text, reach and command.
+    pub step: &'a Step,
+    /// Its command; `None` for advice.
+    pub command: Option<&'a Command>,
+    /// The findings it serves (indexes into the answer's findings), in order, each once.
+    pub findings: Vec<usize>,
+}
+
+/// The whole answer's steps, in the order [`group`] prints them: groups of the same text and
+/// reach ranked safest first (first seen first among equals), each group's distinct commands
+/// in the order first seen, one entry per command (advice without a command is one entry, and
+/// joins the group's first command when the group has one). `steps` pairs each step with the
+/// index of the finding it comes from. Linear in the number of steps.
+pub fn served<'a>(steps: impl IntoIterator<Item = (usize, &'a Step)>) -> Vec<Served<'a>> {
+    use std::collections::HashMap;
+    let mut groups: HashMap<(Reach, &str), usize> = HashMap::new();
+    let mut at: HashMap<(usize, Option<&Command>), usize> = HashMap::new();
+    // (group, entry), in the order first seen
+    let mut out: Vec<(usize, Served)> = Vec::new();
+    for (i, s) in steps {
+        let next = groups.len();
+        let k = *groups.entry((s.reach, s.text.as_str())).or_insert(next);
+        let e = *at.entry((k, s.command.as_ref())).or_insert_with(|| {
+            out.push((k, Served { step: s, command: s.command.as_ref(), findings: Vec::new() }));
+            out.len() - 1
+        });
+        let served = &mut out[e].1.findings;
+        if served.last() != Some(&i) {
+            served.push(i);
+        }
+    }
+    // advice in a group that also has commands: the text prints only the commands, so its
+    // findings join the group's first command
+    let mut first_command: HashMap<usize, usize> = HashMap::new();
+    for (e, (k, s)) in out.iter().enumerate() {
+        if s.command.is_some() {
+            first_command.entry(*k).or_insert(e);
+        }
+    }
+    for e in 0..out.len() {
+        if out[e].1.command.is_none()
+            && let Some(&into) = first_command.get(&out[e].0)
+        {
+            let moved = std::mem::take(&mut out[e].1.findings);
+            let into = &mut out[into].1.findings;
+            into.extend(moved);
+            into.sort_unstable();
+            into.dedup();
+        }
+    }
+    let mut entries: Vec<(Reach, usize, usize, Served)> = out
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (k, s))| s.command.is_some() || !first_command.contains_key(k))
+        .map(|(e, (k, s))| (s.step.reach, k, e, s))
+        .collect();
+    // groups safest first, first seen first among equals; a group's entries as first seen
+    entries.sort_by_key(|(reach, k, e, _)| (*reach, *k, *e));
+    entries.into_iter().map(|(.., s)| s).collect()
+}
+
 /// Sorts steps safest first, keeping the order of equals (stable).
 pub fn rank(steps: &mut [Step]) {
     steps.sort_by_key(|s| s.reach);

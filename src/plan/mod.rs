@@ -18,7 +18,7 @@
 //! # Assumptions
 //! Every informer is synced and sees every change at once; the GC workers run one item at
 //! a time in FIFO order; a finalizer whose controller is Alive is removed once its
-//! condition holds, if admission lets the UPDATE through (`admission`: a dead
+//! condition holds, if admission lets the UPDATE through (`admission::review`: a dead
 //! `failurePolicy: Fail` webhook or conversion webhook rejects requests, which then never
 //! happen; `--assume-finalizers=removed` does not override that); garbage the GC would collect anyway, unrelated to the target, is left
 //! out (virtual owners reached by the plan are not followed to their other dependents).
@@ -27,7 +27,6 @@
 //! Where the real GC races (§9: cycle detection, orphaning vs. unobserved dependents,
 //! NotFound vs. informer delete), the plan picks one order and says so in `notes`.
 
-mod admission;
 mod finalizers;
 mod namespace;
 mod queue;
@@ -51,7 +50,7 @@ pub use queue::{Queues, Work, WorkQueue};
 pub use step::{Action, BlockedObject, Cascade, ObjRef, Plan, PlanResult, Step};
 pub use world::World;
 
-use admission::Rejection;
+use crate::admission::review::Rejection;
 use finalizers::{Controllers, Verdict};
 use namespace::NamespaceController;
 use world::{APISERVER, CRD_FINALIZER, FOREGROUND, GC, ORPHAN};

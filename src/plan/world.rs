@@ -11,12 +11,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::admission::{self, Rejection, Request};
 use super::queue::Queues;
 use super::step::{Action, Cascade, ObjRef, Step};
+use crate::admission::Operation;
+use crate::admission::review::{self as admission, AdmissionView, Rejection, Request};
 use crate::collector::decide::{Decision, GcView, LiveItem, Propagation, Stuck};
 use crate::collector::references::LiveOwner;
-use crate::diagnose::webhooks::Operation;
 use crate::discovery::Unresolvable;
 use crate::graph::{Graph, NodeId, Presence};
 use crate::snapshot::{Object, OwnerRef};
@@ -78,8 +78,9 @@ pub struct World<'g> {
     pub gc_stuck: HashMap<NodeId, Stuck>,
     /// Requests the API server refused (admission webhooks, conversion), per object.
     pub rejected: HashMap<NodeId, Vec<Rejection>>,
-    /// Some request may be refused at all ([`admission::applies`]).
-    admission: bool,
+    /// The webhooks by what they intercept, when some request may be refused at all
+    /// ([`admission::applies`]).
+    admission: Option<crate::admission::Index>,
     visited: HashSet<NodeId>,
     notes: Vec<String>,
     noted: HashSet<String>,
@@ -105,7 +106,7 @@ impl<'g> World<'g> {
             removed: Vec::new(),
             gc_stuck: HashMap::new(),
             rejected: HashMap::new(),
-            admission: admission::applies(g),
+            admission: admission::applies(g).then(|| crate::admission::Index::new(g)),
             visited: HashSet::new(),
             notes: Vec::new(),
             noted: HashSet::new(),
@@ -658,10 +659,9 @@ impl<'g> World<'g> {
 
     /// Passes `op` on `n` through admission; a rejection is recorded (once) and false returned.
     fn admit(&mut self, n: NodeId, op: Operation, actor: &str, what: String, finalizer: Option<&str>) -> bool {
-        if !self.admission {
-            return true;
-        }
-        let (rejection, notes) = admission::review(self, n, &Request { op, actor, what, finalizer });
+        let Some(index) = &self.admission else { return true };
+        let (rejection, notes) =
+            admission::review(self, index, n, &Request { op, actor, what, finalizer, preferred_version: actor == GC });
         for note in notes {
             self.note(note);
         }
@@ -849,6 +849,24 @@ impl<'g> World<'g> {
         if orphaned {
             self.remove_finalizer(n, ORPHAN, GC);
         }
+    }
+}
+
+impl AdmissionView for World<'_> {
+    fn graph(&self) -> &Graph {
+        self.g
+    }
+
+    fn stored(&self, n: NodeId) -> bool {
+        World::stored(self, n)
+    }
+
+    fn deleting(&self, n: NodeId) -> bool {
+        self.deletion_of(n).is_some()
+    }
+
+    fn owners_of(&self, n: NodeId) -> &[OwnerRef] {
+        World::owners_of(self, n)
     }
 }
 

@@ -70,17 +70,23 @@ pub struct WhyStuckJson {
     /// Seconds since the deletion was requested (for a pod in its grace period, the
     /// `deletionTimestamp` minus `deletionGracePeriodSeconds`); `None` when not being deleted.
     pub deleting_for_seconds: Option<i64>,
-    /// The verdict: true when the object, or something it waits on, will not finish without
-    /// someone acting; false when the deletion is merely in progress (contract §4.3).
+    /// The answer in one word: `Stuck`, `InProgress`, `Unknown` or `NotDeleting` (contract
+    /// §4.3; [`Diagnosis::verdict`]).
+    pub verdict: &'static str,
+    /// True exactly when `verdict` is `Stuck`: the object, or something it waits on, will not
+    /// finish without someone acting.
     pub stuck: bool,
     /// One entry per finalizer still on the object, in its order.
     pub finalizers: Vec<FinalizerJson>,
     /// What holds the object, ranked; each carries its remedy.
     pub findings: Vec<FindingJson>,
+    /// The whole answer's remedy list, in the order the text prints it (ranked safest first
+    /// across every finding), each step naming the findings it serves (contract §4.3.1).
+    pub steps: Vec<AnswerStepJson>,
     /// What could not be read, in words; non-empty means the answer may be missing something.
     pub incomplete: Vec<String>,
     /// The most recent Warning events of the object and of the objects the answer names
-    /// (README: "Events as evidence"); empty when none was found.
+    /// (docs/stuck-or-in-progress.md: "Events as evidence"); empty when none was found.
     pub events: Vec<EventJson>,
     /// With `why-stuck --plan`: the planner's dry run once the blockers are gone.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -173,6 +179,34 @@ pub struct StepJson {
     pub destructive: bool,
 }
 
+/// One step of the whole answer: a remedy step and the findings it serves.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerStepJson {
+    /// What to do, for a person.
+    pub text: String,
+    /// The command, shell-quoted and bound to the cluster; `None` when the step is advice.
+    pub command: Option<String>,
+    /// As a finding's step: `Reach::Disrupt` or `Reach::Destructive`.
+    pub destructive: bool,
+    /// Indexes into `findings` of the findings whose remedy holds this step.
+    pub findings: Vec<usize>,
+}
+
+/// The answer's steps ranked across all its findings (`diagnose::step::served`).
+pub fn answer_steps(d: &Diagnosis, conn: &Connection) -> Vec<AnswerStepJson> {
+    let steps = d.findings.iter().enumerate().flat_map(|(i, f)| f.remedy.iter().map(move |s| (i, s)));
+    crate::diagnose::step::served(steps)
+        .into_iter()
+        .map(|s| AnswerStepJson {
+            text: s.step.text.clone(),
+            command: s.command.map(|c| c.line(conn)),
+            destructive: s.step.reach.destructive(),
+            findings: s.findings,
+        })
+        .collect()
+}
+
 /// One remedy step in the wire shape; `conn` supplies the cluster-binding flags.
 pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
     StepJson {
@@ -200,7 +234,8 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
         object: object_ref(g, d.object),
         deletion_timestamp: d.deletion_timestamp.map(|t| t.to_string()),
         deleting_for_seconds: d.deleting_for_seconds,
-        stuck: d.stuck,
+        verdict: d.verdict().as_str(),
+        stuck: d.verdict() == crate::diagnose::Verdict::Stuck,
         finalizers: d
             .finalizers
             .iter()
@@ -212,6 +247,7 @@ pub fn why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection) -> WhyStuckJson {
             })
             .collect(),
         findings: d.findings.iter().map(|f| finding_json(g, f, conn)).collect(),
+        steps: answer_steps(d, conn),
         incomplete: d.incomplete.clone(),
         events: events_json(g, d),
         plan: None,

@@ -19,7 +19,7 @@ use super::style::{Style, sanitize};
 /// Objects listed per group before "… and N more" (JSON lists them all).
 const OBJECTS_SHOWN: usize = 20;
 
-/// Contract §4.3.2. `verdict` (Stuck, Unknown, InProgress) is ours, beside the contract's keys.
+/// Contract §4.3.2: the groups, each with its verdict, and every answer.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SweepJson {
@@ -106,6 +106,7 @@ fn verdict_word(v: Verdict) -> &'static str {
         Verdict::Stuck => "stuck",
         Verdict::Unknown => "unknown",
         Verdict::InProgress => "in progress",
+        Verdict::NotDeleting => "not deleting",
     }
 }
 
@@ -214,6 +215,7 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
             Verdict::Stuck => "Stuck",
             Verdict::Unknown => "Cannot be judged",
             Verdict::InProgress => "In progress",
+            Verdict::NotDeleting => "Not being deleted",
         };
         if heading != Some(section) {
             writeln!(w, "\n{}", st.strong(&format!("== {section}")))?;
@@ -222,7 +224,7 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
         let code = match grp.verdict {
             Verdict::Stuck => st.bad(code(grp)),
             Verdict::Unknown => st.warn(code(grp)),
-            Verdict::InProgress => st.dim(code(grp)),
+            Verdict::InProgress | Verdict::NotDeleting => st.dim(code(grp)),
         };
         let head = format!(
             "{code}  {} — {} object(s), oldest {}",

@@ -7,7 +7,9 @@ use std::io::{self, Write};
 use crate::age;
 use crate::controllers::ControllerState;
 use crate::diagnose::step::{self, Grouped};
-use crate::diagnose::{Connection, Diagnosis, FindingCode, GcVerdict, Severity, describe};
+use crate::diagnose::{
+    Connection, Diagnosis, FindingCode, GcVerdict, Severity, Subject, Verdict, describe, removed_by_clause,
+};
 use crate::graph::{Graph, NodeId};
 use crate::tree::{Direction, Tree};
 
@@ -17,8 +19,9 @@ use super::style::{Style, sanitize};
 pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let target = sanitize(&describe(g, d.object));
     // 1. the verdict
-    let verdict = match (d.deletion_timestamp, d.stuck) {
-        (None, _) => {
+    let age = age::human(d.deleting_for_seconds.unwrap_or(0));
+    let verdict = match d.verdict() {
+        Verdict::NotDeleting => {
             let gc = match d.gc_verdict {
                 GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
                 GcVerdict::NeverActedOn => {
@@ -29,22 +32,22 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             };
             format!("{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))
         }
-        (Some(_), true) => format!(
-            "{} {target} has been terminating for {} and will not finish without someone acting.",
-            st.bad("STUCK"),
-            age::human(d.deleting_for_seconds.unwrap_or(0))
+        Verdict::Stuck if d.deletion_timestamp.is_none() => format!(
+            "{} {target} is not being deleted, but what its deletion would wait on will not finish without someone acting.",
+            st.bad("STUCK")
         ),
-        // a controller that could not be judged earns no "in progress"
-        (Some(_), false) if d.findings.iter().any(|f| f.code == FindingCode::FinalizerControllerUnknown) => format!(
-            "{} {target} has been terminating for {}; whether anything will finish it could not be told (see Findings).",
-            st.strong("UNKNOWN"),
-            age::human(d.deleting_for_seconds.unwrap_or(0))
+        Verdict::Stuck => format!(
+            "{} {target} has been terminating for {age} and will not finish without someone acting.",
+            st.bad("STUCK")
         ),
-        (Some(_), false) => format!(
-            "{} {target} has been terminating for {}; its deletion is in progress.",
-            st.good("IN PROGRESS"),
-            age::human(d.deleting_for_seconds.unwrap_or(0))
+        // a finding that cannot tell earns no "in progress"
+        Verdict::Unknown => format!(
+            "{} {target} has been terminating for {age}; whether anything will finish it could not be told (see Findings).",
+            st.strong("UNKNOWN")
         ),
+        Verdict::InProgress => {
+            format!("{} {target} has been terminating for {age}; its deletion is in progress.", st.good("IN PROGRESS"))
+        }
     };
     writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;
     // 2. root causes, finalizers grouped by the controller that must remove them
@@ -58,17 +61,19 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
     };
     if d.stuck && d.findings.iter().any(|f| is_root(&f)) {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
+        // objects whose finalizers wait on the same controller that is down or missing: the
+        // controller once, then the objects
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
         for f in d.findings.iter().filter(is_root) {
-            match (f.code, f.message.split_once("; it is removed by ")) {
+            match (f.code, &f.subject) {
                 (
                     FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing,
-                    Some((head, tail)),
+                    Subject::Finalizer { name, owner },
                 ) => {
                     by_controller
-                        .entry((f.code.as_str().to_string(), tail.to_string()))
+                        .entry((f.code.as_str().to_string(), removed_by_clause(g, owner, name)))
                         .or_default()
-                        .push(head.to_string());
+                        .push(format!("{} keeps {name}", describe(g, f.object)));
                 }
                 _ => {
                     let line = format!("{} {}", st.bad(f.code.as_str()), sanitize(&f.message));
@@ -290,8 +295,8 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         match g.object(e.node) {
             None => line.push_str(&st.bad("  (referenced, not found)")),
             Some(o) => {
-                if let Some(dt) = o.deletion_timestamp {
-                    line.push_str(&format!("  deleting for {}", age::human(now_s - dt.as_second())));
+                if let Some(asked) = o.deletion_requested_at() {
+                    line.push_str(&format!("  deleting for {}", age::human(now_s - asked.as_second())));
                     if !o.finalizers.is_empty() {
                         line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
                     }

@@ -215,6 +215,22 @@ impl Object {
         self.deletion_timestamp.is_some()
     }
 
+    /// When the deletion was requested: `deletionTimestamp` is the *end* of a graceful
+    /// deletion's grace period (a pod's), so the request came `deletionGracePeriodSeconds`
+    /// before it; for everything else the two are the same.
+    pub fn deletion_requested_at(&self) -> Option<Timestamp> {
+        let dt = self.deletion_timestamp?;
+        let grace = self.deletion_grace_period_seconds.unwrap_or(0).max(0);
+        Some(Timestamp::from_second(dt.as_second() - grace).unwrap_or(dt))
+    }
+
+    /// Seconds left of the grace period at `now` (`deletionTimestamp` still ahead); `None` when
+    /// not deleting or the grace period is over.
+    pub fn grace_left(&self, now: Timestamp) -> Option<i64> {
+        let left = self.deletion_timestamp?.as_second() - now.as_second();
+        (left > 0).then_some(left)
+    }
+
     /// The value of label `key`, if the object kept its labels.
     pub fn label(&self, key: &str) -> Option<&str> {
         self.labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())

@@ -234,7 +234,7 @@ fn a_chain_is_walked_once_and_answered_as_whole_walks_answer_it() {
     let got = groups(&g, &s);
     assert_eq!(got.len(), 1, "{got:#?}");
     let one = diagnose::why_stuck(&g, &live, s.answers[0].object);
-    let whole = group(&g, &live, vec![one], false);
+    let whole = group(&g, vec![one], false);
     assert_eq!(got[0].1, whole.groups[0].cause.code.unwrap().as_str(), "the whole walk's cause");
     assert_eq!(s.groups[0].cause.culprit, whole.groups[0].cause.culprit);
     // not stuck at the end: nothing is

@@ -7,12 +7,15 @@
 //! ready endpoint (EndpointSlice `endpoints[].conditions.ready`; unset means ready, as the
 //! EndpointSlice API documents; `Endpoints.subsets[].addresses` when no slice was read).
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use serde_json::Value;
 
 use crate::graph::{Graph, NodeId};
 
 /// What a `clientConfig` points at.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     /// `clientConfig.service`: a Service, called through its endpoints.
     Service {
@@ -114,61 +117,111 @@ impl Backend {
     }
 }
 
-/// Judges the backend a `clientConfig` names.
+/// Judges the backend a `clientConfig` names (one question: [`Backends`] keeps the answers
+/// when many webhooks are judged).
 pub fn judge(g: &Graph, target: &Target) -> Backend {
-    let (namespace, name) = match target {
-        Target::Service { namespace, name } => (namespace.as_str(), name.as_str()),
-        Target::Url(_) => {
-            return Backend::Unknown(
-                "a URL outside the cluster's Services; whether it answers cannot be judged".into(),
-            );
+    Backends::default().judge(g, target)
+}
+
+/// Ready and not-ready endpoint counts per Service (namespace, name), from one pass over the
+/// EndpointSlices; None when no slice can be used.
+type SliceCounts = Option<HashMap<(String, String), (usize, usize)>>;
+
+/// Backends judged once each: every webhook calling the same Service gets the same verdict
+/// without another look at it, and the EndpointSlices are read in one pass for all of them.
+#[derive(Default)]
+pub struct Backends {
+    judged: Mutex<HashMap<Target, Backend>>,
+    slices: OnceLock<SliceCounts>,
+}
+
+impl Backends {
+    /// The judged state of `target`'s backend, judged on first ask.
+    pub fn judge(&self, g: &Graph, target: &Target) -> Backend {
+        if let Some(b) = self.judged.lock().unwrap_or_else(|e| e.into_inner()).get(target) {
+            return b.clone();
         }
-        Target::None => return Backend::ServiceMissing,
-    };
-    let service = g.find("", "Service", Some(namespace), name);
-    if namespace_terminating(g, namespace) {
-        return Backend::NamespaceTerminating { service, namespace: namespace.to_string() };
+        let b = self.judge_now(g, target);
+        self.judged.lock().unwrap_or_else(|e| e.into_inner()).insert(target.clone(), b.clone());
+        b
     }
-    let Some(service) = service else {
-        if unread(g, "services") {
-            return Backend::Unknown("Services could not be read".into());
+
+    /// How many backends were judged (each once).
+    #[cfg(test)]
+    pub(crate) fn judged_count(&self) -> usize {
+        self.judged.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn judge_now(&self, g: &Graph, target: &Target) -> Backend {
+        let (namespace, name) = match target {
+            Target::Service { namespace, name } => (namespace.as_str(), name.as_str()),
+            Target::Url(_) => {
+                return Backend::Unknown(
+                    "a URL outside the cluster's Services; whether it answers cannot be judged".into(),
+                );
+            }
+            Target::None => return Backend::ServiceMissing,
+        };
+        let service = g.find("", "Service", Some(namespace), name);
+        if namespace_terminating(g, namespace) {
+            return Backend::NamespaceTerminating { service, namespace: namespace.to_string() };
         }
-        return Backend::ServiceMissing;
-    };
-    let svc = g.object(service).expect("found nodes are observed");
-    if svc.str_field("/spec/type") == Some("ExternalName") {
-        return Backend::Unknown(format!(
-            "an ExternalName Service (to {}) whose target cannot be judged",
-            svc.str_field("/spec/externalName").unwrap_or("?")
-        ));
+        let Some(service) = service else {
+            if unread(g, "services") {
+                return Backend::Unknown("Services could not be read".into());
+            }
+            return Backend::ServiceMissing;
+        };
+        let svc = g.object(service).expect("found nodes are observed");
+        if svc.str_field("/spec/type") == Some("ExternalName") {
+            return Backend::Unknown(format!(
+                "an ExternalName Service (to {}) whose target cannot be judged",
+                svc.str_field("/spec/externalName").unwrap_or("?")
+            ));
+        }
+        match self.endpoints(g, namespace, name) {
+            Some((ready, _)) if ready > 0 => Backend::Serving { service },
+            Some((_, not_ready)) => Backend::NoReadyEndpoints { service, not_ready },
+            None => Backend::Unknown("neither its EndpointSlices nor its Endpoints were read".into()),
+        }
     }
-    match endpoints(g, namespace, name) {
-        Some((ready, _)) if ready > 0 => Backend::Serving { service },
-        Some((_, not_ready)) => Backend::NoReadyEndpoints { service, not_ready },
-        None => Backend::Unknown("neither its EndpointSlices nor its Endpoints were read".into()),
+
+    /// (ready, not ready) endpoints of a Service: from its EndpointSlices when any
+    /// EndpointSlice was read, else from its Endpoints object; None when neither kind was read.
+    fn endpoints(&self, g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)> {
+        if let Some(counts) = self.slices.get_or_init(|| slice_counts(g)) {
+            return Some(counts.get(&(namespace.to_string(), service.to_string())).copied().unwrap_or((0, 0)));
+        }
+        endpoints_object(g, namespace, service)
     }
 }
 
-/// (ready, not ready) endpoints of a Service: from its EndpointSlices when any EndpointSlice
-/// was read, else from its Endpoints object; None when neither kind was read.
-fn endpoints(g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)> {
+/// Every read EndpointSlice's endpoints counted per Service it serves (its
+/// `kubernetes.io/service-name` label), ready or not.
+fn slice_counts(g: &Graph) -> SliceCounts {
     let slices = g.of_kind("discovery.k8s.io", "EndpointSlice");
-    if !slices.is_empty() && !unread(g, "endpointslices") {
-        let (mut ready, mut not_ready) = (0, 0);
-        for o in slices.iter().filter_map(|&s| g.object(s)) {
-            if o.namespace.as_deref() != Some(namespace) || o.label("kubernetes.io/service-name") != Some(service) {
-                continue;
-            }
-            for e in o.field("/endpoints").and_then(Value::as_array).into_iter().flatten() {
-                // "nil should be interpreted as ready" (discovery/v1 EndpointConditions)
-                match e.pointer("/conditions/ready").and_then(Value::as_bool) {
-                    Some(false) => not_ready += 1,
-                    _ => ready += 1,
-                }
+    if slices.is_empty() || unread(g, "endpointslices") {
+        return None;
+    }
+    let mut counts: HashMap<(String, String), (usize, usize)> = HashMap::new();
+    for o in slices.iter().filter_map(|&s| g.object(s)) {
+        let (Some(namespace), Some(service)) = (o.namespace.as_deref(), o.label("kubernetes.io/service-name")) else {
+            continue;
+        };
+        let c = counts.entry((namespace.to_string(), service.to_string())).or_default();
+        for e in o.field("/endpoints").and_then(Value::as_array).into_iter().flatten() {
+            // "nil should be interpreted as ready" (discovery/v1 EndpointConditions)
+            match e.pointer("/conditions/ready").and_then(Value::as_bool) {
+                Some(false) => c.1 += 1,
+                _ => c.0 += 1,
             }
         }
-        return Some((ready, not_ready));
     }
+    Some(counts)
+}
+
+/// (ready, not ready) addresses of a Service's Endpoints object, when Endpoints were read.
+fn endpoints_object(g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)> {
     let eps = g.of_kind("", "Endpoints");
     if eps.is_empty() || unread(g, "endpoints") {
         return None;

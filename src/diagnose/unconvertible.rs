@@ -1,85 +1,14 @@
-//! Conversion webhooks whose backend is gone: the objects of that CRD cannot be read.
-//!
-//! A CustomResourceDefinition with `spec.conversion.strategy: Webhook` asks its webhook to
-//! convert every object read or written at a version other than the one it is stored at. The
-//! namespace controller and the garbage collector use each resource's preferred version (the
-//! highest served version by Kubernetes' version priority), so when objects are stored at
-//! another version (`status.storedVersions`) and the webhook's Service cannot serve, their
-//! lists and deletes fail: the namespace controller reports `NamespaceDeletionContentFailure`
-//! and cannot count or delete them, and the garbage collector's monitor for the resource
-//! cannot sync.
+//! Objects behind a dead conversion webhook, as findings: `ConversionWebhookUnavailable`
+//! (whether a CRD converts through a webhook and whether it serves is
+//! [`crate::admission::conversion`]'s).
 
-use crate::names::CRD;
+use serde_json::json;
 
-use serde_json::{Value, json};
-
-use super::backend::{self, Backend, Target};
 use super::step::{Command, Reach, Step};
-use super::{Explainer, Finding, FindingCode, Related, Severity, describe};
-use crate::discovery::version_priority;
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe};
+use crate::admission::backend::{Backend, Target};
+use crate::admission::conversion::{DeadConverter, converter_judged_by, crd_of};
 use crate::graph::{Graph, NodeId};
-
-/// A CRD whose conversion webhook requests need ([`dead_converter`]: and whose backend is dead).
-#[derive(Clone, Debug)]
-pub struct DeadConverter {
-    /// The CustomResourceDefinition.
-    pub crd: NodeId,
-    /// Where `spec.conversion.webhook.clientConfig` points.
-    pub target: Target,
-    /// The judged state of that backend.
-    pub backend: Backend,
-    /// The version the namespace controller and the garbage collector request.
-    pub preferred: String,
-    /// Stored versions other than the preferred: reading them needs the webhook.
-    pub stored_elsewhere: Vec<String>,
-}
-
-/// The CRD that defines `group`/`kind`, if it was read.
-pub fn crd_of(g: &Graph, group: &str, kind: &str) -> Option<NodeId> {
-    g.of_kind(CRD.0, CRD.1).iter().copied().find(|&c| {
-        g.object(c)
-            .is_some_and(|o| o.str_field("/spec/group") == Some(group) && o.str_field("/spec/names/kind") == Some(kind))
-    })
-}
-
-/// The CRD's conversion webhook, when the preferred version needs it and its backend is dead.
-pub fn dead_converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
-    converter(g, crd).filter(|c| c.backend.is_dead())
-}
-
-/// The CRD's conversion webhook, when reading its objects at the preferred version needs it,
-/// whatever the state of its backend (the planner re-judges the backend as the plan deletes
-/// things).
-pub fn converter(g: &Graph, crd: NodeId) -> Option<DeadConverter> {
-    let o = g.object(crd)?;
-    if o.str_field("/spec/conversion/strategy") != Some("Webhook") {
-        return None;
-    }
-    let served: Vec<&str> = o
-        .field("/spec/versions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|v| v.get("served").and_then(Value::as_bool).unwrap_or(false))
-        .filter_map(|v| v.get("name").and_then(Value::as_str))
-        .collect();
-    let preferred = served.iter().copied().max_by_key(|v| version_priority(v))?.to_string();
-    let stored: Vec<String> = o
-        .field("/status/storedVersions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(String::from))
-        .collect();
-    // one version, or every object stored at the preferred one: nothing is ever converted
-    let stored_elsewhere: Vec<String> = stored.into_iter().filter(|v| *v != preferred).collect();
-    if served.len() < 2 || stored_elsewhere.is_empty() {
-        return None;
-    }
-    let target = backend::target_of(o.field("/spec/conversion/webhook/clientConfig"));
-    let backend = backend::judge(g, &target);
-    Some(DeadConverter { crd, target, backend, preferred, stored_elsewhere })
-}
 
 impl Explainer<'_, '_> {
     /// `x` is a custom resource whose CRD's conversion webhook is dead: it is stuck.
@@ -89,7 +18,13 @@ impl Explainer<'_, '_> {
         if o.group().is_empty() || (x == self.target && !o.is_deleting()) {
             return;
         }
-        let Some(dead) = crd_of(g, o.group(), &o.kind).and_then(|c| dead_converter(g, c)) else { return };
+        let backends = self.shared.admission.backends();
+        let Some(dead) = crd_of(g, o.group(), &o.kind)
+            .and_then(|c| converter_judged_by(g, c, backends))
+            .filter(|c| c.backend.is_dead())
+        else {
+            return;
+        };
         self.findings.push(unavailable(g, x, &dead));
         self.local_stuck.push(x);
     }
@@ -164,12 +99,16 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
         related: vec![Related::Node(d.crd)],
         message,
         remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    use crate::admission::conversion::dead_converter;
 
     use super::*;
     use crate::testing::{ObjExt, graph, node, obj};
@@ -191,27 +130,6 @@ mod tests {
 
     fn ns(name: &str) -> Value {
         obj("v1", "Namespace", None, name, &format!("ns-{name}"))
-    }
-
-    #[test]
-    fn a_missing_converter_of_a_stored_non_preferred_version_is_dead() {
-        let g = graph(vec![crd(&["v1"], &["v1", "v2"], "Webhook"), ns("shop-system")]);
-        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).expect("dead");
-        assert_eq!(d.preferred, "v2");
-        assert_eq!(d.stored_elsewhere, vec!["v1".to_string()]);
-        assert_eq!(d.backend, Backend::ServiceMissing);
-    }
-
-    #[test]
-    fn objects_stored_at_the_preferred_version_need_no_conversion() {
-        let g = graph(vec![crd(&["v2"], &["v1", "v2"], "Webhook")]);
-        assert!(dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).is_none());
-    }
-
-    #[test]
-    fn strategy_none_never_calls_a_webhook() {
-        let g = graph(vec![crd(&["v1"], &["v1", "v2"], "None")]);
-        assert!(dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).is_none());
     }
 
     #[test]

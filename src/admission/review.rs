@@ -1,4 +1,4 @@
-//! The API server's admission in front of the plan's requests.
+//! The API server's admission in front of a plan's requests, in a world the plan changes.
 //!
 //! Every request the plan sends (a DELETE, an UPDATE that removes a finalizer or an owner
 //! reference) first passes the admission webhooks. One that intercepts it with
@@ -9,7 +9,9 @@
 //! controller and kubectl use.
 //!
 //! Which webhooks intercept what and whether a backend serves is judged by the same functions
-//! as `why-stuck` ([`webhooks::interceptors`], [`conversion::converter`], `backend::judge`).
+//! as `why-stuck` ([`Index::interceptors`], [`conversion::converter`], `backend::judge`).
+//! The world is read through [`AdmissionView`] (as the GC's decisions read it through
+//! `GcView`), so this module knows nothing of the planner.
 //! On top of that the plan's own progress counts: a backend Service the plan deletes, one in
 //! a namespace the plan starts deleting (as `backend::judge` says of a Service in a terminating
 //! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
@@ -30,12 +32,26 @@
 
 use crate::names::CRD;
 
-use super::world::{GC, World};
-use crate::diagnose::backend::{self, Backend, Target};
-use crate::diagnose::conversion;
-use crate::diagnose::describe;
-use crate::diagnose::webhooks::{self, Operation};
+use super::Index;
+use super::backend::{self, Backend, Target};
+use super::conversion;
+use super::describe;
+use super::webhooks::Operation;
 use crate::graph::{Graph, NodeId};
+use crate::snapshot::OwnerRef;
+
+/// What admission reads of the world a plan changes: what is still stored, what is being
+/// deleted, and who owns it, now.
+pub trait AdmissionView {
+    /// The observed graph the view's node ids refer to.
+    fn graph(&self) -> &Graph;
+    /// Whether `n` is still stored (a configuration, Service or pod deleted since is not).
+    fn stored(&self, n: NodeId) -> bool;
+    /// Whether `n` has a deletionTimestamp now.
+    fn deleting(&self, n: NodeId) -> bool;
+    /// `n`'s owner references now.
+    fn owners_of(&self, n: NodeId) -> &[OwnerRef];
+}
 
 /// A request the API server refuses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,11 +66,17 @@ pub struct Rejection {
 
 /// One request, for admission and for messages.
 pub struct Request<'a> {
+    /// What admission sees of it.
     pub op: Operation,
+    /// Who sends it (`garbage-collector`, a controller), for messages.
     pub actor: &'a str,
     /// `DELETE`, `UPDATE removing finalizer x`.
     pub what: String,
+    /// The finalizer an UPDATE removes.
     pub finalizer: Option<&'a str>,
+    /// The sender reads and writes at the resource's preferred version (the GC, the namespace
+    /// controller, kubectl); a controller may use the stored one, which needs no conversion.
+    pub preferred_version: bool,
 }
 
 /// Whether admission can refuse anything here: a webhook configuration or a CRD converting
@@ -69,11 +91,11 @@ pub fn applies(g: &Graph) -> bool {
 }
 
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
-pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
-    let g = w.g;
+pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
+    let g = w.graph();
     let mut notes = Vec::new();
     let obj = describe(g, n);
-    let Request { op, actor, what, finalizer } = req;
+    let Request { op, actor, what, finalizer, preferred_version } = req;
     let reject = |why: String, by: String| Rejection {
         finalizer: finalizer.map(str::to_string),
         reason: format!("{}{actor}'s {what} {why}", finalizer.map(|f| format!("{f}: ")).unwrap_or_default()),
@@ -82,7 +104,7 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
 
     if let Some(c) =
         g.object(n).filter(|o| !o.group().is_empty()).and_then(|o| conversion::crd_of(g, o.group(), &o.kind))
-        && let Some(conv) = conversion::converter(g, c)
+        && let Some(conv) = conversion::converter_judged_by(g, c, index.backends())
     {
         let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
         if backend.is_dead() {
@@ -97,7 +119,7 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
                 conv.stored_elsewhere.join(", "),
                 conv.preferred,
             );
-            if *op == Operation::Delete || *actor == GC {
+            if *op == Operation::Delete || *preferred_version {
                 return (Some(reject(format!("fails: {why}"), describe(g, c))), notes);
             }
             // one note per CRD, not per object: a namespace may hold thousands
@@ -112,7 +134,7 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
 
     let mut maybe: Option<Rejection> = None;
     // a configuration the plan has deleted intercepts nothing any more
-    for i in webhooks::interceptors(g, n, *op).into_iter().filter(|i| w.stored(i.configuration)) {
+    for i in index.interceptors(g, n, *op).iter().filter(|i| w.stored(i.configuration)) {
         let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
         let hook = i.describe(g);
         let judged = backend.describe(&i.target);
@@ -153,11 +175,9 @@ pub fn review(w: &World, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<St
 
 /// A pod the plan deletes (or has deleted) whose owners are gone or going too: no controller
 /// brings up a replacement.
-fn gone_for_good(w: &World, pod: NodeId) -> bool {
-    (!w.stored(pod) || w.deletion_of(pod).is_some())
-        && w.owners_of(pod)
-            .iter()
-            .all(|r| w.g.by_uid(&r.uid).is_none_or(|o| !w.stored(o) || w.deletion_of(o).is_some()))
+fn gone_for_good(w: &impl AdmissionView, pod: NodeId) -> bool {
+    (!w.stored(pod) || w.deleting(pod))
+        && w.owners_of(pod).iter().all(|r| w.graph().by_uid(&r.uid).is_none_or(|o| !w.stored(o) || w.deleting(o)))
 }
 
 /// The plan takes a backend in a namespace it deletes as gone at once; the real one stops
@@ -170,25 +190,26 @@ fn racy_note(what: &str, namespace: &str) -> String {
 
 /// The backend as the plan leaves it: a Service the plan removed, or one in a namespace the
 /// plan is deleting, cannot serve any more. True when it is the plan that killed it.
-fn in_plan(w: &World, backend: &Backend, target: &Target) -> (Backend, bool) {
+fn in_plan(w: &impl AdmissionView, backend: &Backend, target: &Target) -> (Backend, bool) {
     if backend.is_dead() {
         return (backend.clone(), false);
     }
     let Target::Service { namespace, name } = target else { return (backend.clone(), false) };
-    if let Some(ns) = w.g.find("", "Namespace", None, namespace)
-        && w.deletion_of(ns).is_some()
+    let g = w.graph();
+    if let Some(ns) = g.find("", "Namespace", None, namespace)
+        && w.deleting(ns)
     {
-        let service = w.g.find("", "Service", Some(namespace), name).filter(|&s| w.stored(s));
+        let service = g.find("", "Service", Some(namespace), name).filter(|&s| w.stored(s));
         return (Backend::NamespaceTerminating { service, namespace: namespace.clone() }, true);
     }
-    if let Some(s) = w.g.find("", "Service", Some(namespace), name)
+    if let Some(s) = g.find("", "Service", Some(namespace), name)
         && !w.stored(s)
     {
         return (Backend::ServiceMissing, true);
     }
     // every pod behind a ready endpoint deleted by the plan, and nothing left to replace it
     if let Backend::Serving { service } = backend
-        && let Some(pods) = backend::ready_endpoint_pods(w.g, namespace, name)
+        && let Some(pods) = backend::ready_endpoint_pods(g, namespace, name)
         && pods.iter().all(|&p| gone_for_good(w, p))
     {
         return (Backend::NoReadyEndpoints { service: *service, not_ready: pods.len() }, true);

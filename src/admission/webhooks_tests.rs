@@ -1,14 +1,12 @@
 //! One test per rule shape (operations, scope, resources, selectors, matchConditions, `url`
-//! backends), and the finding they give on a stuck object.
+//! backends); the findings they give are `diagnose::admission`'s tests.
 
 use serde_json::{Value, json};
 
 use super::*;
-use crate::controllers::Liveness;
-use crate::diagnose::why_stuck;
+use crate::admission::selector::selector_matches;
 use crate::testing::{ObjExt, graph, node, obj};
 
-const NOW: &str = "2026-11-29T12:00:00Z";
 const DELETED: &str = "2026-11-29T11:00:00Z";
 
 fn crd() -> Value {
@@ -207,87 +205,6 @@ fn webhook_configurations_are_exempt() {
     );
 }
 
-fn diagnose(g: &Graph) -> crate::diagnose::Diagnosis {
-    let live = Liveness::new(g, NOW.parse().unwrap());
-    why_stuck(g, &live, node(g, "Account", "acme"))
-}
-
-#[test]
-fn a_dead_backend_makes_the_object_stuck_with_the_configuration_related() {
-    let g = world(hook(json!([rule(&["UPDATE"], &["accounts"], "*")])), json!({}), json!({}));
-    let d = diagnose(&g);
-    assert!(d.stuck);
-    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
-    assert_eq!(f.related.first(), Some(&Related::Node(node(&g, "ValidatingWebhookConfiguration", "ledger-policy"))));
-    let conn = crate::diagnose::Connection::default();
-    let delete = f.remedy.iter().filter_map(|s| s.command.as_ref()).map(|c| c.line(&conn));
-    assert!(
-        delete.clone().any(|l| l == "kubectl delete validatingwebhookconfiguration ledger-policy"),
-        "{:?}",
-        delete.collect::<Vec<_>>()
-    );
-    assert!(!f.remedy[0].reach.destructive());
-}
-
-#[test]
-fn a_finalizer_patch_in_the_same_answer_says_it_will_be_rejected() {
-    // no controller anywhere: the answer also prints the finalizer's removal
-    let g = world(hook(json!([rule(&["UPDATE"], &["accounts"], "*")])), json!({}), json!({}));
-    let d = diagnose(&g);
-    let patch = d
-        .findings
-        .iter()
-        .flat_map(|f| &f.remedy)
-        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
-        .expect("a finalizer patch");
-    assert!(patch.text.contains("rejected"), "{}", patch.text);
-    assert!(patch.reach > Reach::Disrupt, "the patch ranks after removing the configuration");
-}
-
-#[test]
-fn a_serving_backend_gives_no_finding() {
-    let slice = {
-        let mut s = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "lw-1", "sl")
-            .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
-        s["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
-        s
-    };
-    let g = graph(vec![
-        crd(),
-        ns("finance", json!({})),
-        ns("ledger-system", json!({})),
-        account(json!({})),
-        config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
-        obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc").with("spec", json!({"type": "ClusterIP"})),
-        slice,
-    ]);
-    let d = diagnose(&g);
-    assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionWebhookUnavailable));
-}
-
-#[test]
-fn content_of_a_terminating_namespace_is_checked_for_delete() {
-    let mut cm = obj("v1", "ConfigMap", Some("finance"), "cfg", "cm");
-    cm["metadata"]["labels"] = json!({});
-    let w = json!({"name": "cm.example.org", "failurePolicy": "Fail",
-        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}],
-        "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
-    let g = graph(vec![
-        ns("finance", json!({})).deleting(DELETED).with("spec", json!({"finalizers": ["kubernetes"]})),
-        ns("ledger-system", json!({})),
-        cm,
-        config(w),
-    ]);
-    let live = Liveness::new(&g, NOW.parse().unwrap());
-    let d = why_stuck(&g, &live, node(&g, "Namespace", "finance"));
-    assert!(d.stuck);
-    assert!(
-        d.findings
-            .iter()
-            .any(|f| f.code == FindingCode::AdmissionWebhookUnavailable && f.object == node(&g, "ConfigMap", "cfg"))
-    );
-}
-
 #[test]
 fn a_namespace_not_read_makes_a_namespace_selector_a_maybe() {
     let mut w = hook(json!([rule(&["UPDATE"], &["accounts"], "*")]));
@@ -315,52 +232,4 @@ fn selectors_without_terms_match_everything() {
     assert_eq!(selector_matches(Some(&json!({})), None), Some(true));
     assert_eq!(selector_matches(Some(&json!({"matchLabels": {}, "matchExpressions": []})), None), Some(true));
     assert_eq!(selector_matches(Some(&json!({"matchLabels": {"a": "b"}})), None), None);
-}
-
-#[test]
-fn a_backend_in_a_terminating_namespace_is_not_offered_for_restore() {
-    let g = graph(vec![
-        crd(),
-        ns("finance", json!({})),
-        ns("ledger-system", json!({})).deleting(DELETED),
-        account(json!({})),
-        config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
-    ]);
-    let d = diagnose(&g);
-    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
-    assert!(f.message.contains("being deleted"), "{}", f.message);
-    assert!(!f.remedy.iter().any(|s| s.reach == Reach::Restore), "{:?}", f.remedy);
-}
-
-fn evidence(g: &Graph) -> Vec<String> {
-    let live = Liveness::new(g, NOW.parse().unwrap());
-    let d = why_stuck(g, &live, node(g, "Account", "acme"));
-    d.finalizers.iter().flat_map(|f| f.owner.evidence.clone()).collect()
-}
-
-#[test]
-fn an_unjudged_backend_is_named_in_the_finalizers_evidence() {
-    let mut h = hook(json!([rule(&["UPDATE"], &["accounts"], "*")]));
-    h["clientConfig"] = json!({"url": "https://hooks.example.com/validate"});
-    let e = evidence(&world(h, json!({}), json!({})));
-    assert!(
-        e.iter().any(|e| e.contains("cannot be judged") && e.contains("https://hooks.example.com/validate")),
-        "{e:?}"
-    );
-}
-
-#[test]
-fn unreadable_webhook_configurations_leave_the_admission_check_unknown() {
-    let mut s = crate::testing::snapshot(vec![crd(), ns("finance", json!({})), account(json!({}))]);
-    s.incomplete.push(
-        "validatingwebhookconfigurations.admissionregistration.k8s.io could not be listed: forbidden (403)".into(),
-    );
-    let e = evidence(&Graph::build(s));
-    assert!(
-        e.iter().any(|e| e.starts_with("admission webhooks: Unknown") && e.contains("validatingwebhookconfigurations")),
-        "{e:?}"
-    );
-    // read, and none there: nothing to say
-    let e = evidence(&graph(vec![crd(), ns("finance", json!({})), account(json!({}))]));
-    assert!(!e.iter().any(|e| e.contains("admission webhooks")), "{e:?}");
 }

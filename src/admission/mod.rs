@@ -1,0 +1,29 @@
+//! The API server's admission in front of the requests a deletion needs: which webhooks
+//! intercept a request ([`webhooks`], with [`selector`]), whether the backend they call can
+//! serve ([`backend`]), which objects need a conversion webhook to be read at all
+//! ([`conversion`]), and the verdict on one request in a world that changes as a plan
+//! proceeds ([`review`]).
+//!
+//! Pure: everything is read from a [`Graph`](crate::graph::Graph); `diagnose` turns it into
+//! findings, `plan` into rejected steps.
+
+pub mod backend;
+pub mod conversion;
+pub mod index;
+pub mod review;
+pub mod selector;
+pub mod webhooks;
+
+pub use index::Index;
+pub use webhooks::Operation;
+
+use crate::graph::{Graph, NodeId};
+
+/// `Kind namespace/name` or `Kind name`, for messages.
+fn describe(g: &Graph, x: NodeId) -> String {
+    let id = g.identity(x);
+    match id.namespace {
+        Some(ns) => format!("{} {ns}/{}", id.kind, id.name),
+        None => format!("{} {}", id.kind, id.name),
+    }
+}

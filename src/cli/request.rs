@@ -1,0 +1,326 @@
+//! The request layer: what one invocation asks, resolved once, and the one path every answer
+//! is read through (a single answer, `why-stuck --all`, and each answer of `--watch`).
+//!
+//! The target is split (`TYPE/NAME` or `TYPE NAME`) once, here, and resolved once by the
+//! source that reads it: live, by discovery, into the [`TargetRef`] the read plan uses and the
+//! graph is searched for; offline, by the snapshot's own mapper. The namespace `-n` defaults to
+//! is the one the live session's kubeconfig context names (else `default`), returned with the
+//! read rather than kept in a global. Every duration flag is a [`KubeDuration`], parsed by one
+//! parser.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::jiff::Timestamp;
+
+use kubectl_gc::diagnose::{self, Connection};
+use kubectl_gc::graph::{Graph, NodeId};
+use kubectl_gc::reads::TargetRef;
+use kubectl_gc::render::style::Style;
+use kubectl_gc::snapshot::Snapshot;
+use kubectl_gc::source;
+
+use super::args::{Global, Target};
+use super::output;
+
+/// A duration flag, as kubectl takes durations (Go's `time.ParseDuration`: `90s`, `15m`,
+/// `1h30m`, `500ms`; `0`). One type and one parser for `--stuck-after`, `--request-timeout`
+/// and `--timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KubeDuration(pub Duration);
+
+impl KubeDuration {
+    /// `--request-timeout` also takes a bare number of seconds, as kubectl does (client-go
+    /// reads an integer as seconds before it tries a duration).
+    pub fn parse_or_seconds(s: &str) -> Result<KubeDuration, String> {
+        match s.trim().parse::<u64>() {
+            Ok(n) => Ok(KubeDuration(Duration::from_secs(n))),
+            Err(_) => s.parse(),
+        }
+    }
+
+    /// Whole seconds, as the analysis counts ages.
+    pub fn seconds(self) -> i64 {
+        i64::try_from(self.0.as_secs()).unwrap_or(i64::MAX)
+    }
+
+    /// `None` for zero ("no limit", as kubectl's `--request-timeout=0`).
+    pub fn limit(self) -> Option<Duration> {
+        (!self.0.is_zero()).then_some(self.0)
+    }
+}
+
+impl FromStr for KubeDuration {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<KubeDuration, String> {
+        diagnose::progress::parse_go_duration(s).map(KubeDuration)
+    }
+}
+
+/// `TYPE/NAME` or `TYPE NAME`, checked once: (TYPE as typed, NAME).
+pub fn split(t: &Target) -> Result<(String, String)> {
+    let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
+        (Some((ty, name)), None) => (ty, name),
+        (None, Some(name)) => (t.what.as_str(), name.as_str()),
+        (Some(_), Some(extra)) => bail!("there is more than one object named: {} and {extra}; name one object", t.what),
+        (None, None) => bail!("resource name may not be empty: give TYPE/NAME or TYPE NAME"),
+    };
+    if name.is_empty() || type_arg.is_empty() {
+        bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
+    }
+    Ok((type_arg.to_string(), name.to_string()))
+}
+
+/// What one answer is read for.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The object asked about, split (`None`: a scope, for `--all` and `snapshot`).
+    pub target: Option<(String, String)>,
+    /// The answer follows dependents (`tree`, `plan`): every namespace is read, as the GC
+    /// links a dependent to its owner by uid from any of them.
+    pub dependents_anywhere: bool,
+    /// The answer is why-stuck's, judged with these options.
+    pub why_stuck: Option<diagnose::Options>,
+}
+
+/// What a read gave: the graph, the time it is judged at, the target found in it, and the
+/// namespace `-n` stands for.
+pub struct Loaded {
+    /// The objects read.
+    pub graph: Graph,
+    /// `--now`, else the capture time, else the clock.
+    pub now: Timestamp,
+    /// The object asked about.
+    pub target: Option<NodeId>,
+    /// `-n`, else the context's namespace (live), else `default`.
+    pub namespace: String,
+}
+
+/// A live read's outcome, before the graph is built.
+pub struct LiveRead {
+    /// What was read.
+    pub snapshot: Snapshot,
+    /// The target as discovery resolved it.
+    pub target: Option<TargetRef>,
+    /// The kubeconfig context's namespace, else `default`.
+    pub context_namespace: String,
+}
+
+/// Reads what `request` needs, offline (`--snapshot`) or live, and finds its target.
+pub fn load(global: &Global, request: &Request) -> Result<Loaded> {
+    if global.snapshot.is_empty() {
+        let read = super::live::read(global, request)?;
+        loaded(global, read.snapshot, read.context_namespace, |g, ns| match &read.target {
+            Some(t) => locate(g, t).map(Some),
+            None => request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns)).transpose(),
+        })
+    } else {
+        let snapshot = source::file::load(&global.snapshot).context("reading the snapshot")?;
+        loaded(global, snapshot, "default".to_string(), |g, ns| {
+            request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns)).transpose()
+        })
+    }
+}
+
+/// The graph of a snapshot, its time and its target (`find`, given the graph and the namespace).
+pub fn loaded(
+    global: &Global,
+    snapshot: Snapshot,
+    context_namespace: String,
+    find: impl FnOnce(&Graph, &str) -> Result<Option<NodeId>>,
+) -> Result<Loaded> {
+    let t0 = std::time::Instant::now();
+    warn_about(&snapshot);
+    let now = reference_time(global, snapshot.captured_at)?;
+    output::timing("load", t0);
+    let graph = build(snapshot);
+    let namespace = global.namespace.clone().unwrap_or(context_namespace);
+    let target = find(&graph, &namespace)?;
+    Ok(Loaded { graph, now, target, namespace })
+}
+
+/// `--now`, else the capture time, else the clock.
+pub fn reference_time(global: &Global, captured_at: Option<Timestamp>) -> Result<Timestamp> {
+    match &global.now {
+        Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time")),
+        None => Ok(captured_at.unwrap_or_else(Timestamp::now)),
+    }
+}
+
+/// The graph of a snapshot, with the kinds named only by the objects present said to rest on
+/// inference.
+pub fn build(snapshot: Snapshot) -> Graph {
+    let t1 = std::time::Instant::now();
+    let mut g = Graph::build(snapshot);
+    let inferred: Vec<String> = g.mapper().inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
+    for note in inferred {
+        output::warn(&note);
+        g.record_gap(kubectl_gc::snapshot::Gap::recorded(note));
+    }
+    output::timing("graph", t1);
+    g
+}
+
+/// Warnings and gaps of a read, on stderr.
+pub fn warn_about(s: &Snapshot) {
+    for w in &s.warnings {
+        output::warn(w);
+    }
+    for i in &s.incomplete {
+        output::warn(&format!("incomplete: {i}"));
+    }
+}
+
+/// The process is about to exit: handing millions of small allocations back one by one would
+/// only delay it (a tenth of a second on 100k objects), so the graph is left to the OS.
+pub fn exit_without_freeing(g: Graph) {
+    std::mem::forget(g);
+}
+
+/// The cluster every printed command is bound to: the connection flags this invocation used
+/// (never a token), else the kubeconfig context the answer was read through (live) or that a
+/// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
+/// whatever context is current then; live, with the kubeconfig file that context was read
+/// from unless it is the default one, so a shell whose `KUBECONFIG` names another file with
+/// a context of the same name cannot take the command there.
+pub fn connection(global: &Global, read_context: Option<&str>) -> Connection {
+    let c = &global.connection;
+    if !global.snapshot.is_empty() {
+        return match read_context {
+            Some(ctx) => Connection::default().with("--context", ctx.to_string()),
+            None => Connection::unbound(
+                "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
+            ),
+        };
+    }
+    let mut conn = Connection::default();
+    // the file the context was read through (absolute), else the flag as given
+    if let Some(p) = super::live::kubeconfig_read().or_else(|| c.kubeconfig.clone()) {
+        conn = conn.with("--kubeconfig", p.display().to_string());
+    }
+    let words = [
+        ("--context", c.context.as_deref().or(read_context)),
+        ("--cluster", c.cluster.as_deref()),
+        ("--user", c.user.as_deref()),
+        ("--server", c.server.as_deref()),
+        ("--as", c.as_user.as_deref()),
+    ];
+    for (flag, v) in words {
+        if let Some(v) = v {
+            conn = conn.with(flag, v.to_string());
+        }
+    }
+    for group in &c.as_group {
+        conn = conn.with("--as-group", group.clone());
+    }
+    if let Some(uid) = &c.as_uid {
+        conn = conn.with("--as-uid", uid.clone());
+    }
+    for extra in &c.as_user_extra {
+        conn = conn.with("--as-user-extra", extra.clone());
+    }
+    if !conn.is_bound() {
+        conn = Connection::unbound("no context was named; add the one you read from before running them");
+    }
+    conn
+}
+
+/// Colour and width of text output.
+pub fn style(global: &Global) -> Style {
+    Style { color: output::use_color(global.color), width: output::text_width(global.width) }
+}
+
+/// What could not be read of a type where the target would be (its namespace, or every
+/// namespace): an absent object there is unknown, not "not found".
+fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
+    use kubectl_gc::snapshot::gap::Missing;
+    let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
+    let everywhere = format!("{plural} could not");
+    g.gaps()
+        .iter()
+        .find(|i| match &i.what {
+            Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
+                resource == plural && (namespace.is_none() || namespace.as_deref() == ns)
+            }
+            Missing::Recorded(line) => {
+                line.starts_with(&everywhere) || here.as_ref().is_some_and(|h| line.starts_with(h.as_str()))
+            }
+            _ => false,
+        })
+        .map(|i| i.to_string())
+}
+
+/// Resolves TYPE (as typed) and NAME, in namespace `ns` for a namespaced type, through the
+/// graph's own mapper (offline: the snapshot's discovery data, CRDs and built-in types).
+pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str) -> Result<NodeId> {
+    let rt = g.mapper().resolve(type_arg).map_err(|e| {
+        // offline too: a snapshot whose capture could not discover some groups says so
+        let failed: Vec<String> =
+            g.gaps().iter().map(|i| i.to_string()).filter(|i| i.contains("could not be discovered")).collect();
+        super::live::unresolved(e, &failed)
+    })?;
+    let t = TargetRef {
+        group: rt.group.clone(),
+        kind: rt.kind.clone(),
+        namespace: rt.namespaced.then(|| ns.to_string()),
+        name: name.to_string(),
+    };
+    locate(g, &t)
+}
+
+/// The object a resolved target names, or why it cannot be answered about.
+pub fn locate(g: &Graph, t: &TargetRef) -> Result<NodeId> {
+    let plural = g.mapper().kind(&t.group, &t.kind).map(|rt| rt.qualified_plural());
+    let plural = plural.unwrap_or_else(|| {
+        if t.group.is_empty() { t.kind.to_lowercase() } else { format!("{}.{}", t.kind.to_lowercase(), t.group) }
+    });
+    let (ns, name) = (t.namespace.as_deref(), t.name.as_str());
+    match g.find(&t.group, &t.kind, ns, name) {
+        Some(id) => Ok(id),
+        None if let Some(why) = unread(g, &plural, ns) => {
+            let place = ns.map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
+            bail!("cannot tell whether {plural} \"{name}\" exists{place}: it could not be read ({why})")
+        }
+        None => match ns {
+            Some(ns) => bail!("{plural} \"{name}\" not found in namespace \"{ns}\""),
+            None => bail!("{plural} \"{name}\" not found"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_parsed_alike_and_request_timeouts_also_take_seconds() {
+        let d = |s: &str| s.parse::<KubeDuration>().map(|d| d.0);
+        assert_eq!(d("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(d("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(d("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(d("0"), Ok(Duration::ZERO));
+        for bad in ["60", "1d", "-1h", "soon"] {
+            assert!(d(bad).is_err(), "{bad}");
+        }
+        let r = |s: &str| KubeDuration::parse_or_seconds(s).map(|d| d.limit());
+        assert_eq!(r("0"), Ok(None));
+        assert_eq!(r("5"), Ok(Some(Duration::from_secs(5))));
+        assert_eq!(r("30s"), Ok(Some(Duration::from_secs(30))));
+        assert_eq!(r("1m"), Ok(Some(Duration::from_secs(60))));
+        assert_eq!(r("500ms"), Ok(Some(Duration::from_millis(500))));
+        assert!(r("soon").is_err());
+        assert_eq!(KubeDuration(Duration::from_millis(1500)).seconds(), 1);
+    }
+
+    #[test]
+    fn a_target_is_split_once_and_malformed_ones_refused() {
+        let t = |what: &str, name: Option<&str>| Target { what: what.into(), name: name.map(Into::into) };
+        assert_eq!(split(&t("site/alpha", None)).unwrap(), ("site".into(), "alpha".into()));
+        assert_eq!(split(&t("site", Some("alpha"))).unwrap(), ("site".into(), "alpha".into()));
+        for (what, name) in [("site/alpha", Some("beta")), ("site", None), ("site/", None), ("/alpha", None)] {
+            assert!(split(&t(what, name)).is_err(), "{what} {name:?}");
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The admission webhooks in the way of a deletion, as findings: a dead backend behind a
+//! `failurePolicy: Fail` webhook that intercepts the UPDATE removing a finalizer or the DELETE
+//! still to come makes the object stuck on its own account (`AdmissionWebhookUnavailable`).
+//! Which webhooks intercept what is [`crate::admission`]'s.
+
+use std::collections::{HashMap, HashSet};
+
+use super::step::{Command, Reach, Step};
+use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
+use crate::admission::Index;
+use crate::admission::backend::{self, Backend, Target};
+use crate::admission::webhooks::{Interceptor, Operation};
+use crate::graph::{Graph, NodeId};
+use crate::snapshot::Object;
+
+impl Explainer<'_, '_> {
+    /// The admission webhooks in the way of `x`'s deletion: the UPDATE that removes a
+    /// finalizer when `x` is being deleted, the DELETE still to come when something waits for
+    /// `x` to go. A dead backend makes `x` stuck on its own account.
+    pub(super) fn explain_admission(&mut self, x: NodeId) {
+        let g = self.g;
+        let Some(o) = g.object(x) else { return };
+        let mut ops = Vec::new();
+        if o.is_deleting() {
+            if !o.finalizers.is_empty() {
+                ops.push(Operation::Update);
+            }
+            // a pod leaves storage only through the kubelet's final DELETE (grace period 0),
+            // sent once its containers have stopped (`status_manager`'s `canBeDeleted`)
+            if is_pod(o) {
+                ops.push(Operation::Delete);
+            }
+        } else if x != self.target && will_be_deleted(g, o, x) {
+            ops.push(Operation::Delete);
+        }
+        for op in ops {
+            let found = self.shared.admission.interceptors(g, x, op);
+            // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
+            for hooks in by_configuration(found.iter().filter(|i| i.backend.is_dead())) {
+                self.findings.push(unavailable(g, x, &hooks));
+                self.local_stuck.push(x);
+            }
+        }
+    }
+}
+
+/// Interceptors grouped by their configuration, in the order first met: one finding (or note)
+/// per configuration, however many of its webhooks intercept the request.
+fn by_configuration<'a>(found: impl IntoIterator<Item = &'a Interceptor>) -> Vec<Vec<&'a Interceptor>> {
+    let mut at: HashMap<NodeId, usize> = HashMap::new();
+    let mut out: Vec<Vec<&Interceptor>> = Vec::new();
+    for i in found {
+        let k = *at.entry(i.configuration).or_insert_with(|| {
+            out.push(Vec::new());
+            out.len() - 1
+        });
+        out[k].push(i);
+    }
+    out
+}
+
+/// How many webhook names a message lists before it says how many more there are.
+const NAMED: usize = 3;
+
+/// `ValidatingWebhookConfiguration x (webhook a)`, or `(webhooks a, b, c and 7 more)`.
+fn describe_hooks(g: &Graph, hooks: &[&Interceptor]) -> String {
+    let names: Vec<&str> = hooks.iter().take(NAMED).map(|i| i.webhook.as_str()).collect();
+    let more = hooks.len().saturating_sub(NAMED);
+    let list = if more > 0 { format!("{} and {more} more", names.join(", ")) } else { names.join(", ") };
+    format!("{} (webhook{} {list})", describe(g, hooks[0].configuration), if hooks.len() > 1 { "s" } else { "" })
+}
+
+/// What the admission check could not judge for the target, in its finalizers' evidence (once
+/// they are all reported): a webhook intercepting the UPDATE that removes them whose backend
+/// cannot be judged, and webhook configurations that could not be read at all — then whether
+/// a webhook rejects that UPDATE is unknown, and the answer must not read as if none did.
+pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut [super::FinalizerReport]) {
+    let Some(o) = g.object(target) else { return };
+    if !o.is_deleting() || o.finalizers.is_empty() || o.group() == "admissionregistration.k8s.io" {
+        return;
+    }
+    let mut notes = Vec::new();
+    let found = index.interceptors(g, target, Operation::Update);
+    for hooks in by_configuration(found.iter().filter(|i| matches!(i.backend, Backend::Unknown(_)))) {
+        let i = hooks[0];
+        notes.push(format!(
+            "{} intercept{} UPDATE of {} with failurePolicy Fail, and {} backend cannot be judged ({}{}): if it does not answer, the finalizer's removal is rejected",
+            describe_hooks(g, &hooks),
+            if hooks.len() > 1 { "" } else { "s" },
+            describe(g, target),
+            if hooks.len() > 1 { "the first one's" } else { "its" },
+            i.backend.describe(&i.target),
+            if hooks.len() > 1 { format!("; {} webhooks in all", hooks.len()) } else { String::new() },
+        ));
+    }
+    let unread: Vec<&str> = ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
+        .into_iter()
+        .filter(|r| backend::unread(g, r))
+        .collect();
+    if !unread.is_empty() {
+        notes.push(format!(
+            "admission webhooks: Unknown — {} could not be read, so whether a webhook rejects the UPDATE that removes the finalizer from {} is not known",
+            unread.join(" and "),
+            describe(g, target)
+        ));
+    }
+    for f in finalizers {
+        f.owner.evidence.extend(notes.iter().cloned());
+    }
+}
+
+/// A core Pod.
+fn is_pod(o: &Object) -> bool {
+    o.kind == "Pod" && o.group().is_empty()
+}
+
+/// Whether something will send a DELETE for `x`: the namespace controller (its namespace is
+/// terminating) or the garbage collector (an owner is being deleted).
+fn will_be_deleted(g: &Graph, o: &Object, x: NodeId) -> bool {
+    o.namespace.as_deref().is_some_and(|ns| backend::namespace_terminating(g, ns))
+        || g.owner_nodes(x).iter().any(|&p| g.object(p).is_some_and(|p| p.is_deleting()))
+}
+
+/// `AdmissionWebhookUnavailable` for the dead interceptors of one configuration on one object.
+fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    // one that surely intercepts speaks for the configuration, if there is one
+    let i = hooks.iter().find(|h| h.caveats.is_empty()).copied().unwrap_or(hooks[0]);
+    let what = match i.operation {
+        Operation::Update => format!(
+            "the UPDATE that removes {} (its controller's patch, and any patch printed here)",
+            o.finalizers.join(", ")
+        ),
+        Operation::Delete if o.is_deleting() && is_pod(o) => {
+            "the kubelet's final DELETE (grace period 0) that removes the pod once its containers have stopped, and any later delete, even with --force".into()
+        }
+        Operation::Delete => {
+            "the DELETE that removes it (the namespace controller's, the garbage collector's, and kubectl's)".into()
+        }
+    };
+    let mut message = format!(
+        "{} intercept{} {} of {} with failurePolicy Fail, and {} cannot serve: {}{}. Every such request is rejected: {what}",
+        describe_hooks(g, hooks),
+        if hooks.len() > 1 { "" } else { "s" },
+        i.operation.as_str(),
+        describe(g, x),
+        if hooks.len() > 1 { "their backends" } else { "its backend" },
+        i.backend.describe(&i.target),
+        if hooks.len() > 1 {
+            format!(" (webhook {}; {} webhooks in all)", i.webhook, hooks.len())
+        } else {
+            String::new()
+        },
+    );
+    if !i.caveats.is_empty() {
+        // every one of them may not be called
+        message.push_str(&format!(" (it may not apply: {})", i.caveats.join("; ")));
+    }
+    let conf = g.identity(i.configuration);
+    let conf_resource = conf.kind.to_lowercase();
+    let mut remedy = vec![Step::run(
+        Reach::Inspect,
+        format!("Read the webhook configuration {}: which webhook, which backend.", conf.name),
+        Command::kubectl(["get"]).arg(conf_resource.clone()).arg(conf.name).flag("-o", "yaml"),
+    )];
+    // each distinct backend once (the first few: the configuration's removal covers the rest)
+    let mut backends: Vec<(&Target, &Backend)> = Vec::new();
+    for h in hooks {
+        if backends.len() < NAMED && !backends.iter().any(|(t, _)| *t == &h.target) {
+            backends.push((&h.target, &h.backend));
+        }
+    }
+    for (target, backend) in backends {
+        let Target::Service { namespace, name } = target else { continue };
+        match backend {
+            Backend::NamespaceTerminating { namespace: dying, .. } => remedy.push(Step::advice(
+                Reach::Inspect,
+                format!(
+                    "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
+                ),
+            )),
+            _ => {
+                remedy.push(Step::run(
+                    Reach::Inspect,
+                    format!("See why Service {namespace}/{name} has no ready endpoint (its pods, their events)."),
+                    Command::kubectl(["describe"]).arg("service").arg(name.as_str()).namespace(Some(namespace)),
+                ));
+                remedy.push(Step::advice(
+                    Reach::Restore,
+                    format!(
+                        "Restore the webhook's backend (Service {namespace}/{name} and ready pods behind it); the rejected requests then succeed on their next retry."
+                    ),
+                ));
+            }
+        }
+    }
+    remedy.push(Step::run(
+        Reach::Disrupt,
+        "If its operator is gone for good (or, knowingly, until the backend is back), take the stale configuration out of the path. This turns off whatever it enforced for every object it covers; re-applying its manifest restores it. Webhook configurations are never themselves subject to webhooks, so this delete is not rejected.",
+        Command::kubectl(["delete"]).arg(conf_resource).arg(conf.name),
+    ));
+    let mut related = vec![Related::Node(i.configuration)];
+    for s in hooks.iter().filter_map(|h| h.backend.service()) {
+        if !related.contains(&Related::Node(s)) {
+            related.push(Related::Node(s));
+        }
+    }
+    Finding {
+        code: FindingCode::AdmissionWebhookUnavailable,
+        severity: Severity::Error,
+        object: x,
+        related,
+        message,
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// Any step that removes a finalizer of an object whose UPDATE a dead webhook rejects says so,
+/// and goes after the webhook's own steps (it is Destructive; they are at most Disrupt).
+pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
+    // object → the configurations whose dead webhooks reject its UPDATEs, each once, in order
+    let mut blocked: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionWebhookUnavailable) {
+        if let (Some(Related::Node(c)), true) = (f.related.first(), g.object(f.object).is_some_and(|o| o.is_deleting()))
+        {
+            let confs = blocked.entry(f.object).or_default();
+            if !confs.contains(c) {
+                confs.push(*c);
+            }
+        }
+    }
+    let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();
+    for f in findings.iter_mut() {
+        let Some(confs) = blocked.get(&f.object) else { continue };
+        let (commands, sentence) = patches.entry(f.object).or_insert_with(|| rejected_patches(g, f.object, confs));
+        for s in &mut f.remedy {
+            if s.command.as_ref().is_some_and(|c| commands.contains(c)) {
+                s.text.push_str(sentence);
+            }
+        }
+    }
+}
+
+/// The patches that would remove `x`'s finalizers, and what to say on each: which
+/// configurations reject them until their backends serve again.
+fn rejected_patches(g: &Graph, x: NodeId, confs: &[NodeId]) -> (HashSet<Command>, String) {
+    let fins = g.object(x).map(|o| o.finalizers.as_slice()).unwrap_or_default();
+    let commands =
+        fins.iter().enumerate().filter_map(|(i, fin)| remedy::remove_finalizer_at(g, x, Some(i), fin)).collect();
+    let named: Vec<String> = confs.iter().take(NAMED).map(|&c| describe(g, c)).collect();
+    let sentence = match confs.len() {
+        1 => format!(
+            " Until {}'s backend serves again or the configuration is removed, this patch is rejected like the controller's.",
+            named[0]
+        ),
+        n => format!(
+            " Until the backends of {}{} serve again or those configurations are removed, this patch is rejected like the controller's.",
+            named.join(", "),
+            if n > NAMED { format!(" and {} more configurations", n - NAMED) } else { String::new() }
+        ),
+    };
+    (commands, sentence)
+}
+
+#[cfg(test)]
+#[path = "admission_tests.rs"]
+mod tests;
