@@ -159,8 +159,9 @@ const PER_WORKER: usize = 512;
 /// Answers every terminating object in scope with [`diagnose::why_stuck`] and groups the
 /// answers by root cause.
 pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
-    let shared = diagnose::Shared::new(g);
     let ids = terminating(g, &opts.scope);
+    // each answer stops where another answer of the sweep begins (a chain costs its length)
+    let shared = diagnose::Shared::answering(g, ids.iter().copied());
     let answer = |part: &[NodeId]| -> Vec<Diagnosis> {
         part.iter().map(|&x| diagnose::why_stuck_sharing(g, live, &shared, x, &opts.answer)).collect()
     };
@@ -176,7 +177,74 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
             handles.into_iter().flat_map(|h| h.join().expect("an answer panicked")).collect()
         })
     };
+    let mut answers = answers;
+    settle_stuck(&mut answers);
     group(g, answers, opts.stuck_only)
+}
+
+/// Each answer's position by its object.
+fn positions(answers: &[Diagnosis]) -> HashMap<NodeId, usize> {
+    answers.iter().enumerate().map(|(i, d)| (d.object, i)).collect()
+}
+
+/// For every answer, the answers that stop at it (their `waits_on_answers` name its object).
+fn waited_by(answers: &[Diagnosis]) -> Vec<Vec<usize>> {
+    let at = positions(answers);
+    let mut by = vec![Vec::new(); answers.len()];
+    for (i, d) in answers.iter().enumerate() {
+        for o in &d.waits_on_answers {
+            if let Some(&j) = at.get(o) {
+                by[j].push(i);
+            }
+        }
+    }
+    by
+}
+
+/// An answer that stops at another's object is stuck when that one is: one pass backwards
+/// from the stuck answers over who waits on whom (every object an answer walked waits, through
+/// the walk, for what it stopped at, so its object does too).
+fn settle_stuck(answers: &mut [Diagnosis]) {
+    if answers.iter().all(|d| d.waits_on_answers.is_empty()) {
+        return;
+    }
+    let by = waited_by(answers);
+    let mut queue: std::collections::VecDeque<usize> = (0..answers.len()).filter(|&i| answers[i].stuck).collect();
+    while let Some(j) = queue.pop_front() {
+        for &i in &by[j] {
+            if !answers[i].stuck {
+                answers[i].stuck = true;
+                queue.push_back(i);
+            }
+        }
+    }
+}
+
+/// Each answer's cause finding: its own (see [`own_cause`]), else, for an answer that stopped
+/// at others' objects, the nearest cause among those answers with the same standing (stuck
+/// from a stuck one, else from one in progress), found in one pass backwards from the answers
+/// that have one; else what its own findings offer.
+fn causes(answers: &[Diagnosis]) -> Vec<Option<&Finding>> {
+    let mut out: Vec<Option<&Finding>> = answers.iter().map(own_cause).collect();
+    let open = |i: usize, out: &[Option<&Finding>]| out[i].is_none() && !answers[i].waits_on_answers.is_empty();
+    if (0..answers.len()).any(|i| open(i, &out)) {
+        let by = waited_by(answers);
+        let mut queue: std::collections::VecDeque<usize> = (0..answers.len()).filter(|&i| out[i].is_some()).collect();
+        while let Some(j) = queue.pop_front() {
+            for &i in &by[j] {
+                if open(i, &out) && answers[i].verdict() == answers[j].verdict() {
+                    out[i] = out[j];
+                    queue.push_back(i);
+                }
+            }
+        }
+    }
+    for (i, d) in answers.iter().enumerate() {
+        if out[i].is_none() {
+            out[i] = fallback_cause(d);
+        }
+    }
+    out
 }
 
 /// Groups answers by cause (see the module docs).
@@ -187,8 +255,9 @@ pub fn group(g: &Graph, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
     // many pods: no quadratic search)
     let mut related_seen: Vec<HashSet<RelatedKey>> = Vec::new();
     let mut left_out = 0;
+    let found = causes(&answers);
     for (i, d) in answers.iter().enumerate() {
-        let (verdict, cause) = cause_of(g, d);
+        let (verdict, cause) = cause_of(g, d, found[i]);
         if stuck_only && verdict == Verdict::InProgress {
             left_out += 1;
             continue;
@@ -285,8 +354,10 @@ struct ObjectCause<'d> {
     finding: Option<&'d Finding>,
 }
 
-fn cause_of<'d>(g: &Graph, d: &'d Diagnosis) -> (Verdict, ObjectCause<'d>) {
-    let verdict = d.verdict();
+/// The finding that makes an answer's object stuck (on an object stuck on its own account,
+/// the most severe, nearest first), else the one that says what the deletion waits on (for an
+/// unknown one, what could not be told); `None` when its findings hold neither.
+fn own_cause(d: &Diagnosis) -> Option<&Finding> {
     // a stuck answer's cause is on an object stuck on its own account; an unknown one's is
     // what could not be told
     let candidates = |root_only: bool, undecided_only: bool| {
@@ -303,12 +374,27 @@ fn cause_of<'d>(g: &Graph, d: &'d Diagnosis) -> (Verdict, ObjectCause<'d>) {
             .min_by_key(|(i, f)| (f.severity, f.code == FindingCode::BlockingDependent, *i))
             .map(|(_, f)| f)
     };
-    let f = match verdict {
-        Verdict::Stuck => candidates(true, false).or_else(|| candidates(false, false)),
-        Verdict::Unknown => candidates(false, true),
+    match (d.verdict(), d.waits_on_answers.is_empty()) {
+        (Verdict::Stuck, true) => candidates(true, false).or_else(|| candidates(false, false)),
+        // stuck through another answer: its root is there, unless one is here
+        (Verdict::Stuck, false) => candidates(true, false),
+        (Verdict::Unknown, _) => candidates(false, true),
+        // in progress: what it waits on (a namespace's content only as context: then the
+        // cause of that content's answers)
         _ => candidates(false, false),
-    };
-    let f = f.or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted));
+    }
+}
+
+/// What an answer's own findings offer when nothing else said its cause.
+fn fallback_cause(d: &Diagnosis) -> Option<&Finding> {
+    let any = d.findings.iter().enumerate().filter(|(_, f)| f.subject != Subject::Context);
+    any.min_by_key(|(i, f)| (f.severity, f.code == FindingCode::BlockingDependent, *i))
+        .map(|(_, f)| f)
+        .or_else(|| d.findings.iter().find(|f| f.code != FindingCode::NotBeingDeleted))
+}
+
+fn cause_of<'d>(g: &Graph, d: &Diagnosis, f: Option<&'d Finding>) -> (Verdict, ObjectCause<'d>) {
+    let verdict = d.verdict();
     let cause = match f {
         Some(f) => ObjectCause { code: Some(f.code), culprit: culprit(f), related: related_of(g, f), finding: Some(f) },
         None => ObjectCause { code: None, culprit: Culprit::Nothing, related: Vec::new(), finding: None },

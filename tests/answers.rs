@@ -58,9 +58,21 @@ fn every_printed_command_names_the_cluster_the_answer_was_read_from() {
             assert!(!c.contains("test-token") && !c.contains("--token"), "{what}: a token is printed: {c}");
         }
     };
-    // no flag: the kubeconfig's current context, by name
-    check("current context", both(|o| live(&[], o)), &[" --context=test "]);
-    check("--context", both(|o| live(&["--context", "test"], o)), &[" --context=test "]);
+    // no flag: the kubeconfig's current context, by name, and the file (KUBECONFIG) it is in
+    let file = format!("kubectl --kubeconfig={} --context=test ", env.kubeconfig.display());
+    check("current context", both(|o| live(&[], o)), &[&file]);
+    check("--context", both(|o| live(&["--context", "test"], o)), &[&file]);
+    // the default ~/.kube/config goes unsaid
+    std::fs::copy(&env.kubeconfig, env.home.join(".kube/config")).unwrap();
+    let default = |o: &str| {
+        let mut c = env.command(support::bin());
+        c.args(WHY).args(["--now", NOW, "--request-timeout", "5s", "-o", o]);
+        run(c, DEADLINE)
+    };
+    let (text, json) = both(default);
+    assert!(text.iter().chain(&json).all(|c| !c.contains("--kubeconfig")), "{text:?}");
+    check("default kubeconfig", (text, json), &["kubectl --context=test "]);
+    std::fs::remove_file(env.home.join(".kube/config")).unwrap();
     // --server with a token and no kubeconfig at all: the server, never the token
     let bare = |o: &str| {
         let mut c = env.command(support::bin());
@@ -98,6 +110,43 @@ fn every_printed_command_names_the_cluster_the_answer_was_read_from() {
     let text = stdout(&plain);
     assert!(text_commands(&text).iter().all(|c| !c.contains("--context")), "{text}");
     assert_eq!(text.matches("these commands name no cluster").count(), 1, "{text}");
+    assert_read_only(&server);
+}
+
+/// `KUBECONFIG=other.yaml:a.yaml` (relative, run from their directory) with context `ctx-a`
+/// defined in `a.yaml` only: commands name `a.yaml` by its absolute path, so pasted in a shell
+/// whose `KUBECONFIG` names another file with a context `ctx-a` they still act on this cluster.
+#[test]
+fn printed_commands_name_the_kubeconfig_file_that_defines_the_context() {
+    let server = ApiServer::start(&site_operator_gone());
+    let env = Env::new(&server.url(), None);
+    let dir = env.dir.path();
+    let yaml = |ctx: &str, server: &str| {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: {ctx}\nclusters:\n- name: c-{ctx}\n  cluster:\n    server: {server}\ncontexts:\n- name: {ctx}\n  context:\n    cluster: c-{ctx}\n    user: u\nusers:\n- name: u\n  user:\n    token: test-token\n"
+        )
+    };
+    std::fs::write(dir.join("a.yaml"), yaml("ctx-a", &server.url())).unwrap();
+    // defines another context, and names ctx-a current (the first file's current-context wins)
+    std::fs::write(
+        dir.join("other.yaml"),
+        yaml("ctx-b", "http://127.0.0.1:9").replace("current-context: ctx-b", "current-context: ctx-a"),
+    )
+    .unwrap();
+    for kubeconfig in ["a.yaml", "other.yaml:a.yaml"] {
+        let run_o = |o: &str| {
+            let mut c = env.command(support::bin());
+            c.current_dir(dir).env("KUBECONFIG", kubeconfig);
+            c.args(WHY).args(["--now", NOW, "--request-timeout", "5s", "-o", o]);
+            run(c, DEADLINE)
+        };
+        let (text, json) = both(run_o);
+        assert!(text.len() >= 3 && json.len() >= 3, "{kubeconfig}: too few commands: {text:?}");
+        let want = format!("kubectl --kubeconfig={} --context=ctx-a ", dir.join("a.yaml").display());
+        for c in text.iter().chain(&json) {
+            assert!(c.starts_with(&want), "KUBECONFIG={kubeconfig}: {c:?} does not start {want:?}");
+        }
+    }
     assert_read_only(&server);
 }
 

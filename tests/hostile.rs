@@ -4,7 +4,7 @@
 use std::process::Output;
 
 use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
-use crate::support::{self, DEADLINE, Env, NOW, run, stderr};
+use crate::support::{self, DEADLINE, Env, NOW, run, stderr, stdout};
 
 /// A Status message as a hostile server could send it: a window-title OSC, a screen clear, a
 /// C1 CSI, backspaces, and a CR LF that would forge a second `error:` line.
@@ -476,4 +476,78 @@ fn offline_a_type_of_a_group_the_capture_could_not_discover_says_so() {
     let err = stderr(&o);
     assert!(!err.contains("doesn't have a resource type") && err.contains("own.labhub.io/v1"), "{err}");
     assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+}
+
+/// `s` with every string under one of `keys` (at any depth) carrying [`HOSTILE`].
+fn poison(v: &mut serde_json::Value, keys: &[&str]) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match x {
+                    serde_json::Value::String(s) if keys.contains(&k.as_str()) => s.push_str(HOSTILE),
+                    _ => poison(x, keys),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| poison(x, keys)),
+        _ => {}
+    }
+}
+
+/// No terminal control (C0 but the line break, DEL, C1) and no bidi control, raw.
+fn assert_no_raw_controls(what: &str, out: &str) {
+    let raw: Vec<char> =
+        out.chars().filter(|&c| c != '\n' && (c.is_control() || kubectl_gc::names::is_bidi(c))).collect();
+    assert!(raw.is_empty(), "{what}: raw {raw:?} in\n{out}");
+}
+
+/// The hostile strings text escapes, in a Lease's holder, field managers, Events' reason and
+/// message, a webhook's name and `incomplete`: escaped by the same rule in `-o yaml`, every
+/// JSON document and DOT, and each YAML answer reads back as its JSON.
+#[test]
+fn every_output_format_escapes_the_strings_text_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = site("webhook-blocks-finalizer");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&fixture).unwrap()).unwrap();
+    poison(&mut v, &["holderIdentity", "manager", "reason", "message"]);
+    for item in v["items"].as_array_mut().unwrap() {
+        if item["kind"] == "ValidatingWebhookConfiguration" {
+            poison(&mut item["webhooks"], &["name"]);
+        }
+    }
+    v["incomplete"] = serde_json::json!([format!("pods in namespace \"x\" could not be listed: {HOSTILE}")]);
+    let f = dir.path().join("hostile.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let why = ["why-stuck", "account/acme-payroll", "-n", "finance"];
+    let tree = ["tree", "account/acme-payroll", "-n", "finance"];
+    let all = ["why-stuck", "--all", "-A"];
+    let plan = ["plan", "namespace/finance"];
+    let mut shown = 0;
+    for args in [&why[..], &tree, &all, &plan] {
+        let mut json = None;
+        for format in ["text", "json", "yaml"] {
+            let o = offline(&[args, &["-o", format]].concat(), &f);
+            let out = stdout(&o);
+            let what = format!("{} -o {format}", args.join(" "));
+            assert!(o.status.code().is_some_and(|c| c <= 3), "{what}: {}", stderr(&o));
+            assert_no_raw_controls(&what, &out);
+            // text says what could not be read on stderr
+            if format != "text" || out.contains("boom") {
+                assert!(out.contains("boom"), "{what}: the hostile strings are not shown at all:\n{out}");
+                shown += 1;
+            }
+            match format {
+                "json" => json = Some(serde_json::from_str::<serde_json::Value>(&out).unwrap()),
+                "yaml" => {
+                    let y: serde_json::Value =
+                        serde_saphyr::from_str(&out).unwrap_or_else(|e| panic!("{what}: {e}\n{out}"));
+                    assert_eq!(Some(y), json, "{what}: the YAML is not the JSON's answer");
+                }
+                _ => {}
+            }
+        }
+    }
+    let o = offline(&[&tree[..], &["-o", "dot"]].concat(), &f);
+    assert_no_raw_controls("tree -o dot", &stdout(&o));
+    assert!(shown >= 10, "{shown}");
 }

@@ -85,7 +85,7 @@ fn json(o: &Output) -> Value {
 
 fn unbind(v: Value) -> Value {
     match v {
-        Value::String(s) => Value::String(s.replacen("kubectl --context=test ", "kubectl ", 1)),
+        Value::String(s) => Value::String(support::unbound(&s)),
         Value::Array(a) => Value::Array(a.into_iter().map(unbind).collect()),
         Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, unbind(v))).collect()),
         other => other,

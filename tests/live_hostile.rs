@@ -56,6 +56,124 @@ fn a_200_answer_that_is_not_a_list_is_flagged_not_taken_as_empty() {
     }
 }
 
+/// The answer of `args` on `fixture` with `plural` answered by `wrong`, and its `incomplete`.
+fn with_wrong_list(fixture: &str, plural: &str, wrong: Value, args: &[&str]) -> (Option<i32>, String, Vec<String>) {
+    let dir = support::root().join("tests/fixtures").join(fixture);
+    let faults = vec![Fault::resource(plural, FaultKind::NotAList(wrong))];
+    let server = ApiServer::start_with(&dir.join("snapshot.json"), Options { faults, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.args(args).args(["-o", "json", "--now", NOW, "--request-timeout", "5s"]);
+    let o = run(c, DEADLINE);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(&o)));
+    let inc = v["incomplete"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().to_string()).collect();
+    assert_read_only(&server);
+    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), inc)
+}
+
+/// A 200 list of another kind (a PodList where ConfigMaps were asked, a SecretList for
+/// webhook configurations, a PodList for Events) is named in `incomplete` and never used:
+/// nothing of what it held reaches the answer.
+#[test]
+fn a_list_of_another_kind_is_named_and_never_used() {
+    let pod = json!({"metadata": {"name": "intruder-pod", "namespace": "labs", "uid": "u-intruder",
+        "ownerReferences": [{"apiVersion": "own.labhub.io/v1", "kind": "Site", "name": "alpha",
+            "uid": "3a9bd23b-a2e4-5cab-97ef-4534cd4b58f4", "blockOwnerDeletion": true}],
+        "finalizers": ["intruder/hold"], "deletionTimestamp": "2026-11-29T10:00:00Z"}});
+    let pods = json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": [pod]});
+    let (code, out, inc) =
+        with_wrong_list("site-basics", "configmaps", pods.clone(), &["why-stuck", "site/alpha", "-n", "labs"]);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(
+        inc.iter().any(|i| i.starts_with("configmaps")
+            && i.contains("the answer is a PodList (v1), asked for ConfigMap (v1): not used")),
+        "{inc:?}"
+    );
+    assert!(!out.contains("intruder"), "the PodList was used: {out}");
+
+    let secret = json!({"metadata": {"name": "intruder-secret", "namespace": "finance", "uid": "u-secret"}, "data": {"k": "c2VjcmV0"}});
+    let secrets = json!({"kind": "SecretList", "apiVersion": "v1", "metadata": {}, "items": [secret]});
+    let webhook = ["why-stuck", "account/acme-payroll", "-n", "finance"];
+    let (code, out, inc) =
+        with_wrong_list("webhook-blocks-finalizer", "validatingwebhookconfigurations", secrets, &webhook);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(
+        inc.iter()
+            .any(|i| i.starts_with("validatingwebhookconfigurations") && i.contains("the answer is a SecretList (v1)")),
+        "{inc:?}"
+    );
+    assert!(!out.contains("intruder") && !out.contains("c2VjcmV0"), "the SecretList was used: {out}");
+
+    let events = ["why-stuck", "bucket/raw-footage", "-n", "studio"];
+    let (code, out, inc) = with_wrong_list("operator-alive-not-acting", "events", pods, &events);
+    assert!(matches!(code, Some(0..=3)), "exit {code:?}");
+    assert!(inc.iter().any(|i| i.starts_with("events") && i.contains("the answer is a PodList (v1)")), "{inc:?}");
+    assert!(!out.contains("intruder"), "the PodList was used: {out}");
+}
+
+/// Peak resident memory of a child process (wait4's rusage), in bytes, and its exit code.
+// waited on with wait4, for its rusage
+#[allow(clippy::zombie_processes)]
+fn peak_rss(mut cmd: std::process::Command) -> (u64, Option<i32>, String) {
+    use std::io::Read;
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut b = String::new();
+        let _ = err.read_to_string(&mut b);
+        b
+    });
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, with valid out-pointers.
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert!(r > 0, "wait4 failed");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (usage.ru_maxrss as u64 * 1024, code, reader.join().unwrap())
+}
+
+/// Every list streaming without end, 16 in flight: the run's answers together stay within its
+/// memory budget (here 64 MiB, `KUBECTL_GC_MEMORY_BUDGET`), each list refused and named, and
+/// the process's peak memory under twice the budget (what a body grows into) and its own.
+#[test]
+fn the_runs_memory_stays_under_its_budget_with_every_list_streaming() {
+    let server = faulty(vec![Fault::every_resource(FaultKind::Oversized)]);
+    let env = Env::new(&server.url(), None);
+    let file = env.dir.path().join("capture.json");
+    let mut c = env.gc();
+    c.env("KUBECTL_GC_MEMORY_BUDGET", "64").args(["snapshot", "-A", "--request-timeout", "60s", "--file"]).arg(&file);
+    let start = Instant::now();
+    let (peak, code, err) = peak_rss(c);
+    assert!(start.elapsed() < Duration::from_secs(60), "took {:?}", start.elapsed());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(peak < 2 * 64 * 1024 * 1024 + 100 * 1024 * 1024, "peak memory {} MiB", peak / (1024 * 1024));
+    assert!(err.contains("memory budget of 64 MiB"), "{err}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let inc: Vec<&str> = v["incomplete"].as_array().unwrap().iter().filter_map(|i| i.as_str()).collect();
+    assert!(inc.len() > 3 && inc.iter().all(|i| !i.contains("no answer within")), "{inc:?}");
+    // every request says who asks, as kubectl plugins do
+    let ua = format!("kubectl-gc/{} ({}/", env!("CARGO_PKG_VERSION"), std::env::consts::OS);
+    assert!(server.requests().iter().all(|r| r.user_agent.starts_with(&ua) && r.user_agent.ends_with(')')));
+    assert_read_only(&server);
+}
+
+/// A server handing out a fresh continue token with every empty page is followed only as far
+/// as the budget could hold pages of objects (64 MiB: 524 pages), then named.
+#[test]
+fn the_page_cap_follows_from_the_budget() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::FreshContinue)]);
+    let env = Env::new(&server.url(), None);
+    let mut c = env.gc();
+    c.env("KUBECTL_GC_MEMORY_BUDGET", "64");
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "-o", "json", "--now", NOW, "--request-timeout", "5s"]);
+    let o = run(c, DEADLINE);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(&o)));
+    let inc: Vec<&str> = v["incomplete"].as_array().unwrap().iter().filter_map(|i| i.as_str()).collect();
+    assert!(inc.iter().any(|i| i.starts_with("configmaps") && i.contains("more than 524 pages")), "{inc:?}");
+    let pages = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert!((524..=526).contains(&pages), "{pages} pages");
+}
+
 #[test]
 fn an_answer_too_large_is_refused_and_named() {
     let server = faulty(vec![Fault::resource("configmaps", FaultKind::Oversized)]);
@@ -106,6 +224,8 @@ fn a_namespace_capture_answers_offline_as_the_plugin_does_live() {
             assert_eq!(offline.status.code(), live.status.code(), "{fixture} {args:?}: {}", stderr(&offline));
             let (a, b): (Value, Value) =
                 (serde_json::from_slice(&live.stdout).unwrap(), serde_json::from_slice(&offline.stdout).unwrap());
+            // live commands also name the kubeconfig file; the capture records the context only
+            let a = support::without_kubeconfigs(a);
             assert_eq!(b, a, "{fixture} {args:?}: offline on the capture differs from live");
             compared += 1;
         }

@@ -15,6 +15,14 @@ use kubectl_gc::source::live::{self, ConnectOptions, Progress, ReadOptions};
 use super::args::{Connection, Global};
 use super::request::{LiveRead, Request};
 
+static KUBECONFIG_READ: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+
+/// The kubeconfig file the live path read its context through, when not the default path
+/// (see `kubeconfig::Loaded::kubeconfig`); `None` before a live read, or when there was none.
+pub fn kubeconfig_read() -> Option<std::path::PathBuf> {
+    KUBECONFIG_READ.get().cloned().flatten()
+}
+
 /// An open connection: the async runtime, the session and the discovery it reads with.
 pub struct Live {
     /// The runtime every request runs on.
@@ -65,6 +73,7 @@ impl Live {
         let cache_dir = cache_dir(&global.connection);
         let (session, discovery) = rt.block_on(async {
             let session = live::connect(&opts).await?;
+            let _ = KUBECONFIG_READ.set(session.kubeconfig.clone());
             let discovery = session.discover_cached(concurrency, cache_dir.as_deref(), now.as_second(), false).await?;
             anyhow::Ok((session, discovery))
         })?;
@@ -229,5 +238,16 @@ fn connect_options(c: &Connection) -> Result<ConnectOptions> {
         certificate_authority: c.certificate_authority.clone(),
         tls_server_name: c.tls_server_name.clone(),
         no_proxy: env("NO_PROXY").or_else(|| env("no_proxy")),
+        memory_budget: match env("KUBECTL_GC_MEMORY_BUDGET") {
+            Some(mib) => Some(
+                mib.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&m| m > 0)
+                    .and_then(|m| m.checked_mul(1024 * 1024))
+                    .with_context(|| format!("KUBECTL_GC_MEMORY_BUDGET={mib:?} is not a size in MiB"))?,
+            ),
+            None => None,
+        },
     })
 }

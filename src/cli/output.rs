@@ -56,14 +56,31 @@ pub fn error(msg: &str) {
 /// stdout's text is (`render::style::sanitize`), and line breaks too, so that a server's
 /// Status message, a file name or an object name can neither drive the terminal nor forge a
 /// second `error:` line.
+///
+/// Cut to [`LINE_CHARS`] characters: a warning or an error echoes what a server or a file
+/// said (a snapshot's `incomplete` entry, a Status message), which may be megabytes long.
 pub fn one_line(msg: &str) -> String {
     let msg = msg.trim_end_matches('\n');
-    let clean = kubectl_gc::render::style::sanitize(msg);
-    if clean.contains('\n') { clean.replace('\n', "\\u{a}") } else { clean }
+    let cut = match msg.char_indices().nth(LINE_CHARS) {
+        Some((at, _)) => &msg[..at],
+        None => msg,
+    };
+    let mut clean = kubectl_gc::render::style::sanitize(cut);
+    if clean.contains('\n') {
+        clean = clean.replace('\n', "\\u{a}");
+    }
+    if cut.len() < msg.len() {
+        clean.push_str(&format!("… ({} more characters)", msg[cut.len()..].chars().count()));
+    }
+    clean
 }
 
+/// Characters of one warning or error line at most.
+pub const LINE_CHARS: usize = 500;
+
+/// `-o yaml`: block YAML, escaped as text and JSON are (`render::safe_yaml`).
 pub fn yaml<T: serde::Serialize>(value: &T, w: &mut impl Write) -> anyhow::Result<()> {
-    let text = serde_saphyr::to_string(value)?;
+    let text = kubectl_gc::render::safe_yaml::to_string(value)?;
     w.write_all(text.as_bytes())?;
     Ok(())
 }
@@ -97,5 +114,10 @@ mod tests {
     fn a_message_is_one_line_without_terminal_controls() {
         assert_eq!(super::one_line("a\r\nerror: b\u{1b}[2J\u{9b}\n"), "a\\r\\nerror: b\\u{1b}[2J\\u{9b}");
         assert_eq!(super::one_line("plain"), "plain");
+        let long = super::one_line(&"x".repeat(20_000));
+        assert!(
+            long.starts_with(&"x".repeat(super::LINE_CHARS)) && long.ends_with("… (19500 more characters)"),
+            "{long}"
+        );
     }
 }

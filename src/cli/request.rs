@@ -184,7 +184,9 @@ pub fn exit_without_freeing(g: Graph) {
 /// The cluster every printed command is bound to: the connection flags this invocation used
 /// (never a token), else the kubeconfig context the answer was read through (live) or that a
 /// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
-/// whatever context is current then.
+/// whatever context is current then; live, with the kubeconfig file that context was read
+/// from unless it is the default one, so a shell whose `KUBECONFIG` names another file with
+/// a context of the same name cannot take the command there.
 pub fn connection(global: &Global, read_context: Option<&str>) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
@@ -196,7 +198,8 @@ pub fn connection(global: &Global, read_context: Option<&str>) -> Connection {
         };
     }
     let mut conn = Connection::default();
-    if let Some(p) = &c.kubeconfig {
+    // the file the context was read through (absolute), else the flag as given
+    if let Some(p) = super::live::kubeconfig_read().or_else(|| c.kubeconfig.clone()) {
         conn = conn.with("--kubeconfig", p.display().to_string());
     }
     let words = [

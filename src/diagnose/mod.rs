@@ -93,6 +93,10 @@ pub struct Diagnosis {
     pub events: Vec<events::ObjectEvents>,
     /// The reference time the answer was judged at.
     pub now: Timestamp,
+    /// In a sweep (`why-stuck --all`), the objects this answer waits on that have an answer of
+    /// their own there, where this one stops (see [`Shared::answering`]): the sweep makes it
+    /// stuck when one of them is. Empty for one answer, which walks everything.
+    pub waits_on_answers: Vec<NodeId>,
 }
 
 /// `Kind namespace/name` or `Kind name`, for messages.
@@ -155,14 +159,16 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         findings: Vec::new(),
         finalizers: Vec::new(),
         waits_on: HashMap::new(),
+        waited_by: HashMap::new(),
         local_stuck: Vec::new(),
         seen: HashSet::from([target]),
         queue: VecDeque::from([target]),
+        frontier: Vec::new(),
     };
     while let Some(x) = e.queue.pop_front() {
         e.explain(x);
     }
-    if let Some(cycle) = crate::graph::owner_cycle_through(g, target) {
+    if let Some(cycle) = shared.owner_cycle(g, target) {
         e.findings.push(Finding {
             code: FindingCode::OwnerReferenceCycle,
             severity: Severity::Info,
@@ -209,6 +215,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         incomplete,
         events: Vec::new(),
         now,
+        waits_on_answers: e.frontier,
     };
     d.events = events::for_answer(g, &shared.events, &d);
     d
@@ -227,16 +234,27 @@ struct Explainer<'a, 'g> {
     finalizers: Vec<FinalizerReport>,
     /// x → what x waits for before it can go.
     waits_on: HashMap<NodeId, Vec<NodeId>>,
+    /// The reverse: on → who waits for it (a namespace waits on all its content: a scan of
+    /// `waits_on` per content object would be quadratic).
+    waited_by: HashMap<NodeId, Vec<NodeId>>,
     local_stuck: Vec<NodeId>,
     seen: HashSet<NodeId>,
     queue: VecDeque<NodeId>,
+    /// What x waits on that a sweep answers on its own: not explained here.
+    frontier: Vec<NodeId>,
 }
 
 impl Explainer<'_, '_> {
     fn wait_for(&mut self, x: NodeId, on: NodeId) {
         self.waits_on.entry(x).or_default().push(on);
+        self.waited_by.entry(on).or_default().push(x);
         if self.seen.insert(on) {
-            self.queue.push_back(on);
+            if self.shared.is_answered(on) {
+                // its own answer in the sweep says why it stays
+                self.frontier.push(on);
+            } else {
+                self.queue.push_back(on);
+            }
         }
     }
 
@@ -294,7 +312,7 @@ impl Explainer<'_, '_> {
 
     /// Whether some foreground owner waits for x through a blocking reference.
     fn waited_on_by_gc(&self, x: NodeId) -> bool {
-        self.waits_on.iter().any(|(owner, deps)| deps.contains(&x) && self.g.refs_to(x, *owner).any(|r| r.blocks()))
+        self.waited_by.get(&x).into_iter().flatten().any(|&owner| self.g.refs_to(x, owner).any(|r| r.blocks()))
     }
 
     /// `at`: the finalizer's position in metadata.finalizers (`None` for a namespace's spec).
@@ -702,12 +720,7 @@ impl Explainer<'_, '_> {
 
     /// Stuck = stuck on its own account, or waiting on something stuck (reverse BFS).
     fn propagate_stuck(&self) -> HashSet<NodeId> {
-        let mut waited_by: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-        for (&x, ons) in &self.waits_on {
-            for &on in ons {
-                waited_by.entry(on).or_default().push(x);
-            }
-        }
+        let waited_by = &self.waited_by;
         let mut stuck: HashSet<NodeId> = self.local_stuck.iter().copied().collect();
         let mut queue: VecDeque<NodeId> = self.local_stuck.iter().copied().collect();
         while let Some(s) = queue.pop_front() {

@@ -3,7 +3,7 @@
 //! scan a namespace a thousand times. One answer alone pays what it always did: one scan of
 //! the namespace it asks about.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -21,6 +21,12 @@ pub struct Shared {
     /// The webhooks by what they intercept, and their backends judged once.
     pub admission: crate::admission::Index,
     claim_users: Mutex<HashMap<Option<String>, Arc<ClaimUsers>>>,
+    /// The objects a sweep answers, each with an answer of its own: another answer stops at
+    /// them (see [`Shared::answering`]). Empty for one answer.
+    answered: HashSet<NodeId>,
+    /// The owner-reference cycle of each node on one, for a sweep (one Tarjan pass instead of
+    /// a walk of every answer's ancestors, which a deep chain makes quadratic).
+    cycles: Option<HashMap<NodeId, Arc<Vec<NodeId>>>>,
 }
 
 impl Shared {
@@ -30,6 +36,36 @@ impl Shared {
             events: super::events::Index::new(g),
             admission: crate::admission::Index::new(g),
             claim_users: Mutex::new(HashMap::new()),
+            answered: HashSet::new(),
+            cycles: None,
+        }
+    }
+
+    /// The indexes for a sweep answering each of `answered` (`why-stuck --all`): an answer
+    /// walks what its object waits on up to the objects that have answers of their own, names
+    /// them ([`super::Diagnosis::waits_on_answers`]) and leaves their findings to their answers,
+    /// so a foreground chain of N costs N, not N²/2.
+    pub fn answering(g: &Graph, answered: impl IntoIterator<Item = NodeId>) -> Shared {
+        let mut cycles = HashMap::new();
+        for c in crate::graph::owner_cycles(g) {
+            let c = Arc::new(c);
+            for &n in c.iter() {
+                cycles.insert(n, c.clone());
+            }
+        }
+        Shared { answered: answered.into_iter().collect(), cycles: Some(cycles), ..Shared::new(g) }
+    }
+
+    /// Whether `n` has an answer of its own in the sweep these indexes serve.
+    pub fn is_answered(&self, n: NodeId) -> bool {
+        self.answered.contains(&n)
+    }
+
+    /// The owner-reference cycle through `n` (see [`crate::graph::owner_cycle_through`]).
+    pub fn owner_cycle(&self, g: &Graph, n: NodeId) -> Option<Vec<NodeId>> {
+        match &self.cycles {
+            Some(index) => index.get(&n).map(|c| c.to_vec()),
+            None => crate::graph::owner_cycle_through(g, n),
         }
     }
 

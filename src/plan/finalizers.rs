@@ -53,19 +53,23 @@ impl Controllers {
                 }
             }
             let fins: Vec<String> = w.finalizers_of(n).to_vec();
+            // the removals decided, applied together (one rewrite of the list, not one each)
+            let mut batch: Vec<(String, String)> = Vec::new();
             for f in fins {
                 if f == ORPHAN || f == FOREGROUND || !w.stored(n) {
                     continue;
                 }
                 if f == CRD_FINALIZER && is_crd(w, n) {
+                    changed |= w.remove_finalizers(n, std::mem::take(&mut batch));
                     changed |= self.crd_round(w, lv, assume, n);
                     continue;
                 }
                 if let Verdict::Remove { actor } = self.verdict(w, lv, assume, n, &f) {
                     // the controller acts; admission may still reject its UPDATE
-                    changed |= w.remove_finalizer(n, &f, &actor);
+                    batch.push((f, actor));
                 }
             }
+            changed |= w.remove_finalizers(n, batch);
         }
         changed
     }

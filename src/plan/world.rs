@@ -616,6 +616,47 @@ impl<'g> World<'g> {
         true
     }
 
+    /// The UPDATEs of several controllers, each removing its finalizer of `n`, in order: the
+    /// same steps and end state as [`World::remove_finalizer`] one after the other (removing a
+    /// finalizer other than orphan/foreground starts nothing of the GC's, so the updates in
+    /// between change nothing else), with the object's finalizers rewritten once rather than
+    /// once per removal (an object with thousands of finalizers stays linear). The results
+    /// or-ed; false for none.
+    pub fn remove_finalizers(&mut self, n: NodeId, batch: Vec<(String, String)>) -> bool {
+        if batch.len() <= 1 {
+            return batch.into_iter().any(|(f, actor)| self.remove_finalizer(n, &f, &actor));
+        }
+        self.touch(n);
+        if !self.stored(n) {
+            return true;
+        }
+        let present: HashSet<String> = self.finalizers_of(n).iter().cloned().collect();
+        let mut removed: HashSet<String> = HashSet::new();
+        let mut any = false;
+        for (f, actor) in batch {
+            if !present.contains(&f) || removed.contains(&f) {
+                any = true; // already gone is fine, as for one
+                continue;
+            }
+            let what = format!("UPDATE removing finalizer {f}");
+            if !self.admit(n, Operation::Update, &actor, what, Some(&f)) {
+                continue;
+            }
+            self.emit(&actor, Action::RemoveFinalizer { finalizer: f.clone() }, n);
+            removed.insert(f);
+            any = true;
+        }
+        if removed.is_empty() {
+            return any;
+        }
+        let s = self.st(n);
+        let old_fins = std::mem::take(&mut s.finalizers);
+        s.finalizers = old_fins.iter().filter(|f| !removed.contains(*f)).cloned().collect();
+        let (old_owners, old_deletion) = (s.owners.clone(), s.deletion);
+        self.after_finalizer_change(n, old_owners, old_deletion, old_fins);
+        any
+    }
+
     /// Passes `op` on `n` through admission; a rejection is recorded (once) and false returned.
     fn admit(&mut self, n: NodeId, op: Operation, actor: &str, what: String, finalizer: Option<&str>) -> bool {
         let Some(index) = &self.admission else { return true };

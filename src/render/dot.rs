@@ -196,6 +196,10 @@ pub fn quote(s: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\r' => {}
+            // the rule every output follows: shown escaped, as text shows it
+            c if super::style::is_unsafe(c) => {
+                out.push_str(&super::style::sanitize(&c.to_string()).replace('\\', "\\\\"))
+            }
             _ => out.push(c),
         }
     }
@@ -258,6 +262,7 @@ mod tests {
         assert_eq!(quote("a\"b"), "\"a\\\"b\"");
         assert_eq!(quote("x\\N\\ly"), "\"x\\\\N\\\\ly\"");
         assert_eq!(quote("two\nlines"), "\"two\\nlines\"");
+        assert_eq!(quote("rtl\u{202e}x\u{9b}"), r#""rtl\\u{202e}x\\u{9b}""#);
         assert_eq!(quote("ünï <b>{x|y}</b>"), "\"ünï <b>{x|y}</b>\"");
     }
 }

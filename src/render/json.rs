@@ -331,7 +331,7 @@ pub(crate) fn write_subtree(
         w.write_all(text.as_bytes())?;
         if let Some(inc) = incomplete.filter(|_| i == start) {
             w.write_all(b",\"incomplete\":")?;
-            serde_json::to_writer(&mut *w, inc)?;
+            w.write_all(super::safe_json::to_string(inc)?.as_bytes())?;
         }
         write!(w, ",\"{key}\":[")?;
         open += 1;

@@ -6,6 +6,7 @@ pub mod mermaid;
 pub mod picture;
 pub mod plan;
 pub mod safe_json;
+pub mod safe_yaml;
 pub mod style;
 pub mod sweep;
 pub mod text;

@@ -306,6 +306,13 @@ pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mu
     }
     writeln!(w, "  blocked: {}", r.blocked.len())?;
     if !r.blocked.is_empty() {
+        // each blocked object's Blocked steps, in order, found once (not a scan per object)
+        let mut reasons: rustc_hash::FxHashMap<crate::graph::NodeId, Vec<(&str, &str)>> = Default::default();
+        for s in &plan.steps {
+            if let Action::Blocked { reason, .. } = &s.action {
+                reasons.entry(s.object).or_default().push((s.actor.as_str(), reason.as_str()));
+            }
+        }
         writeln!(w)?;
         writeln!(w, "{}", p.bad("Blocked"))?;
         for b in &r.blocked {
@@ -315,14 +322,12 @@ pub fn write_text_styled(plan: &Plan, g: &Graph, st: super::style::Style, w: &mu
                 format!(" [{}]", sanitize(&b.finalizers.join(", ")))
             };
             writeln!(w, "  {} {}{fins}", p.bad("!"), show(&ObjRef::of_node(g, b.object)))?;
-            for s in plan.steps.iter().filter(|s| s.object == b.object) {
-                if let Action::Blocked { reason, .. } = &s.action {
-                    writeln!(
-                        w,
-                        "{}",
-                        st.wrap(&format!("{}: {}", sanitize(&s.actor), sanitize(reason)), "      ", "        ")
-                    )?;
-                }
+            for (actor, reason) in reasons.get(&b.object).into_iter().flatten() {
+                writeln!(
+                    w,
+                    "{}",
+                    st.wrap(&format!("{}: {}", sanitize(actor), sanitize(reason)), "      ", "        ")
+                )?;
             }
         }
     }

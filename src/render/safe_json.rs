@@ -1,19 +1,19 @@
 //! JSON for terminals and log viewers: serde_json escapes only C0 controls, `"` and `\`; this
-//! formatter also escapes C1 controls (U+0080–U+009F, a terminal's 8-bit CSI/OSC) and bidi
-//! overrides, which would otherwise reach whoever `cat`s the output. The JSON means the same.
+//! formatter also escapes DEL, C1 controls (U+0080–U+009F, a terminal's 8-bit CSI/OSC) and
+//! bidi overrides, which would otherwise reach whoever `cat`s the output — the one rule text
+//! and YAML follow too ([`super::style::is_unsafe`]). The JSON means the same.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::ser::{CompactFormatter, Formatter, PrettyFormatter};
 
-use super::style::is_bidi;
-
 /// Wraps a formatter, escaping what a terminal would act on.
 pub struct Safe<F>(pub F);
 
+/// serde_json escapes C0 itself, so a fragment holds only what it leaves.
 fn risky(c: char) -> bool {
-    ('\u{80}'..='\u{9f}').contains(&c) || is_bidi(c)
+    super::style::is_unsafe(c)
 }
 
 macro_rules! delegate {

@@ -119,6 +119,17 @@ fn namespaces(g: &Graph, grp: &Group) -> String {
     }
 }
 
+/// Characters a wrapped summary cell keeps.
+const CELL_CHARS: usize = 240;
+
+/// `s` cut to [`CELL_CHARS`], with `…` where it was cut.
+fn cut_cell(s: String) -> String {
+    match s.char_indices().nth(CELL_CHARS) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s,
+    }
+}
+
 /// The summary table: one row per group, kubectl's borderless columns. Arrangement is fixed
 /// (no terminal probing in a renderer), so the same answer gives the same bytes.
 pub fn summary_table(g: &Graph, s: &Sweep, width: Option<usize>) -> Table {
@@ -135,12 +146,17 @@ pub fn summary_table(g: &Graph, s: &Sweep, width: Option<usize>) -> Table {
         "NAMESPACES",
         "OLDEST",
     ]);
+    // comfy-table wraps a cell by re-measuring what is left of it for every line it cuts: a
+    // cell of a hostile length (a controller or object name of megabytes) would take time
+    // quadratic in it, and a table cell of more than a few lines helps no one (the group's
+    // text below says it whole)
+    let cell = |s: String| if width.is_some() { cut_cell(s) } else { s };
     for grp in &s.groups {
         t.add_row([
-            sanitize(&format!("{} ({})", code(grp), culprit_label(g, grp))),
+            cell(sanitize(&format!("{} ({})", code(grp), culprit_label(g, grp)))),
             verdict_word(grp.verdict).to_string(),
             grp.objects.len().to_string(),
-            sanitize(&namespaces(g, grp)),
+            cell(sanitize(&namespaces(g, grp))),
             age::human(grp.oldest_deleting_for_seconds),
         ]);
     }
@@ -265,4 +281,16 @@ fn write_incomplete(s: &Sweep, st: Style, w: &mut impl Write) -> io::Result<()> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_long_cell_is_cut_where_it_would_wrap_for_lines() {
+        assert_eq!(super::cut_cell("short".into()), "short");
+        let long = "é".repeat(super::CELL_CHARS + 5);
+        let cut = super::cut_cell(long);
+        assert_eq!(cut.chars().count(), super::CELL_CHARS + 1);
+        assert!(cut.ends_with("é…"));
+    }
 }

@@ -29,7 +29,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
             i = write_subtree(g, tree, i, None, w)?;
             w.write_all(b"\n")?;
         } else {
-            let head = serde_saphyr::to_string(&tree_head(g, e)).map_err(io::Error::other)?;
+            let head = super::safe_yaml::to_string(&tree_head(g, e))?;
             for (n, line) in head.lines().enumerate() {
                 let lead = if n == 0 { &first } else { &rest };
                 writeln!(w, "{lead}{line}")?;
@@ -41,7 +41,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, w: &mut impl Write) -> io::Result<()> 
                 } else {
                     writeln!(w, "incomplete:")?;
                     for item in inc {
-                        writeln!(w, "- {}", serde_json::to_string(&item.to_string())?)?;
+                        writeln!(w, "- {}", super::safe_json::to_string(&item.to_string())?)?;
                     }
                 }
             }

@@ -185,7 +185,70 @@ fn answers_are_exactly_those_of_why_stuck() {
     let s = sweep(&g, &live, &Options { scope: Scope::Cluster, stuck_only: false, answer: Default::default() });
     for d in &s.answers {
         let one = diagnose::why_stuck(&g, &live, d.object);
+        assert!(d.waits_on_answers.is_empty(), "no answer here waits on another");
         assert_eq!((one.stuck, &one.findings), (d.stuck, &d.findings));
+    }
+}
+
+/// A foreground chain: c0 ← c1 ← … ← c{n-1}, each deleting with foregroundDeletion and a
+/// blocking reference to the one before, the last also keeping `last_finalizer`.
+fn chain(n: usize, last_finalizer: &str) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            let mut fins = vec!["foregroundDeletion".to_string()];
+            if i == n - 1 {
+                fins.push(last_finalizer.to_string());
+            }
+            let mut meta = json!({"name": format!("c{i}"), "namespace": "deep", "uid": format!("u{i}"),
+                "resourceVersion": "7", "deletionTimestamp": "2026-11-29T11:00:00Z", "finalizers": fins});
+            if i > 0 {
+                meta["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": format!("c{}", i - 1),
+                    "uid": format!("u{}", i - 1), "blockOwnerDeletion": true}]);
+            }
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
+        })
+        .collect()
+}
+
+/// Each answer of a chain stops at the next link (which has its own answer) instead of walking
+/// the rest again, and is still stuck and grouped as a whole walk makes it: under the cause at
+/// the chain's end.
+#[test]
+fn a_chain_is_walked_once_and_answered_as_whole_walks_answer_it() {
+    let mut items = items();
+    items.extend(chain(50, "gone.example.com/cleanup"));
+    let g = graph(items);
+    let live = Liveness::new(&g, now());
+    let s = sweep(
+        &g,
+        &live,
+        &Options { scope: Scope::Namespace("deep".into()), stuck_only: false, answer: Default::default() },
+    );
+    assert_eq!(s.answers.len(), 50);
+    for d in &s.answers {
+        let one = diagnose::why_stuck(&g, &live, d.object);
+        assert_eq!(one.stuck, d.stuck, "{}", diagnose::describe(&g, d.object));
+        assert!(d.findings.len() <= 3, "{} findings: the rest of the chain again", d.findings.len());
+    }
+    assert!(s.stuck());
+    let got = groups(&g, &s);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let one = diagnose::why_stuck(&g, &live, s.answers[0].object);
+    let whole = group(&g, vec![one], false);
+    assert_eq!(got[0].1, whole.groups[0].cause.code.unwrap().as_str(), "the whole walk's cause");
+    assert_eq!(s.groups[0].cause.culprit, whole.groups[0].cause.culprit);
+    // not stuck at the end: nothing is
+    let mut items = self::items();
+    items.extend(chain(5, "kubernetes.io/pvc-protection"));
+    let g = graph(items);
+    let live = Liveness::new(&g, now());
+    let s = sweep(
+        &g,
+        &live,
+        &Options { scope: Scope::Namespace("deep".into()), stuck_only: false, answer: Default::default() },
+    );
+    for d in &s.answers {
+        assert_eq!(diagnose::why_stuck(&g, &live, d.object).stuck, d.stuck);
     }
 }
 

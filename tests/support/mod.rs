@@ -80,6 +80,36 @@ impl Env {
     }
 }
 
+/// A printed command without the cluster it is bound to live (`kubectl
+/// --kubeconfig=<the test's kubeconfig> --context=test …` → `kubectl …`), as a plain snapshot
+/// file prints it, so live and offline answers compare.
+pub fn unbound(s: &str) -> String {
+    let s = without_kubeconfig(s);
+    match s.strip_prefix("kubectl --context=test ") {
+        Some(r) => format!("kubectl {r}"),
+        None => s,
+    }
+}
+
+/// A printed command without the kubeconfig file it names (live, the test's `KUBECONFIG`),
+/// as offline answers on a capture print it: they name only the context the capture recorded.
+pub fn without_kubeconfig(s: &str) -> String {
+    match s.strip_prefix("kubectl --kubeconfig=").and_then(|r| r.split_once(' ')) {
+        Some((_, rest)) => format!("kubectl {rest}"),
+        None => s.to_string(),
+    }
+}
+
+/// [`without_kubeconfig`] on every string of an answer.
+pub fn without_kubeconfigs(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(without_kubeconfig(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_kubeconfigs).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, without_kubeconfigs(v))).collect()),
+        v => v,
+    }
+}
+
 pub fn write_kubeconfig(path: &Path, server: &str, namespace: Option<&str>) {
     let ns = namespace.map(|n| format!("\n    namespace: {n}")).unwrap_or_default();
     std::fs::write(

@@ -19,6 +19,55 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(3);
 /// The largest answer read: 512 MiB. A page of [`super::list::PAGE`] objects in full is tens of
 /// MB (etcd caps one object at 1.5 MiB); past this a server is not sending a list.
 pub const MAX_BODY: u64 = 512 * 1024 * 1024;
+/// The run's memory budget for answers, all requests together (16 lists in flight each
+/// holding [`MAX_BODY`] would be 8 GiB): 1 GiB. What is decoded from an answer is smaller
+/// than the answer, so the run's memory stays within about twice this.
+pub const MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
+/// Echoed words of a server (a Status message, a decoding error) are cut to this many
+/// characters.
+pub const ECHO_CHARS: usize = 300;
+
+/// The budget and what the run's answers hold of it, shared by a reader's clones.
+#[derive(Debug)]
+struct Budget {
+    limit: u64,
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl Budget {
+    /// Takes `n` bytes more, or says no (taking nothing).
+    fn take(&self, n: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.used.fetch_update(Relaxed, Relaxed, |u| u.checked_add(n).filter(|&t| t <= self.limit)).is_ok()
+    }
+    fn give_back(&self, n: u64) {
+        self.used.fetch_sub(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The part of the run's budget an answer holds: given back when dropped (an answer decoded
+/// and thrown away, a list that failed or starts over), or [`Charge::keep`]t for the run when
+/// what was decoded from it stays.
+#[derive(Debug)]
+pub struct Charge {
+    budget: std::sync::Arc<Budget>,
+    bytes: u64,
+}
+
+impl Charge {
+    /// What was decoded from the answer stays for the run: so does its charge.
+    pub fn keep(mut self) {
+        self.bytes = 0;
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.give_back(self.bytes);
+        }
+    }
+}
 
 /// A read-only client: GET only.
 #[derive(Clone)]
@@ -28,6 +77,8 @@ pub struct Reader {
     timeout: Option<Duration>,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
     max_body: u64,
+    /// The run's memory budget for answers (see [`MEMORY_BUDGET`]).
+    budget: std::sync::Arc<Budget>,
     /// What the server has shown of KEP-5958's opt-out, shared by the reader's clones.
     opt_out: std::sync::Arc<std::sync::atomic::AtomicU8>,
 }
@@ -49,6 +100,8 @@ pub struct Answer {
     pub content_type: String,
     /// The body, read whole (at most [`Reader::max_body`] bytes).
     pub body: Bytes,
+    /// Its part of the run's budget.
+    pub charge: Charge,
 }
 
 /// Why one request did not succeed.
@@ -78,10 +131,20 @@ pub enum Failure {
     /// A 200 answer to a list that is not a list (`{}`, a Status): not taken as empty. The kind
     /// it said it was, if any.
     NotAList(String),
+    /// A 200 answer that is a list, but not of what was asked (a PodList where ConfigMaps were
+    /// asked, or an item of another kind): never used as the asked-for list.
+    WrongList {
+        /// What came, as `Kind (apiVersion)`, from the server's words (cut when printed).
+        got: String,
+        /// The kind asked for, as `Kind (apiVersion)`.
+        asked: String,
+    },
     /// Paging that would not end.
     Paging(Paging),
     /// An answer larger than the reader accepts ([`Reader::max_body`]), in bytes.
     TooLarge(u64),
+    /// An answer that would take the run's answers past its memory budget, in bytes.
+    OverBudget(u64),
 }
 
 /// Why a paged list was given up.
@@ -108,7 +171,7 @@ impl Failure {
             Failure::Status { code: 403, .. } => "forbidden (403)".into(),
             Failure::Status { code, reason, message } => {
                 let msg = if message.is_empty() { reason.clone() } else { message.clone() };
-                let msg: String = msg.lines().next().unwrap_or("").chars().take(160).collect();
+                let msg: String = msg.lines().next().unwrap_or("").chars().take(ECHO_CHARS).collect();
                 if msg.is_empty() {
                     format!("the server answered {code}")
                 } else {
@@ -118,7 +181,7 @@ impl Failure {
             Failure::Timeout(d) => format!("no answer within {}", humantime(*d)),
             Failure::Transport { cause, .. } => format!("connection failed: {cause}"),
             Failure::Decode(m) => {
-                let m: String = m.lines().next().unwrap_or("").chars().take(160).collect();
+                let m: String = m.lines().next().unwrap_or("").chars().take(ECHO_CHARS).collect();
                 format!("unreadable answer: {m}")
             }
             Failure::NotAList(kind) if kind.is_empty() => "the answer is not a list".into(),
@@ -126,11 +189,18 @@ impl Failure {
                 let kind: String = kind.chars().take(60).collect();
                 format!("the answer is a {kind}, not a list")
             }
+            Failure::WrongList { got, asked } => {
+                let got: String = got.chars().take(120).collect();
+                format!("the answer is a {got}, asked for {asked}: not used")
+            }
             Failure::Paging(Paging::RepeatedToken) => {
                 "the server sent a continue token again (the list would never end)".into()
             }
             Failure::Paging(Paging::TooManyPages(n)) => format!("more than {n} pages (the list would never end)"),
             Failure::TooLarge(n) => format!("the answer is larger than {} MiB; not read", n / (1024 * 1024)),
+            Failure::OverBudget(n) => {
+                format!("the run's answers would pass its memory budget of {} MiB; not read", n / (1024 * 1024))
+            }
         }
     }
 
@@ -145,9 +215,12 @@ impl Failure {
             }
             Failure::Timeout(timeout) => Error::Timeout { server, path, timeout },
             Failure::Transport { cause, .. } => Error::Unreachable { server, source: cause },
-            f @ (Failure::Decode(_) | Failure::NotAList(_) | Failure::Paging(_) | Failure::TooLarge(_)) => {
-                Error::Decode { server, path, source: Cause::plain(f.describe()) }
-            }
+            f @ (Failure::Decode(_)
+            | Failure::NotAList(_)
+            | Failure::WrongList { .. }
+            | Failure::Paging(_)
+            | Failure::TooLarge(_)
+            | Failure::OverBudget(_)) => Error::Decode { server, path, source: Cause::plain(f.describe()) },
         }
     }
 }
@@ -165,7 +238,22 @@ impl Reader {
             let shown = super::kubeconfig::redacted(&e);
             Error::Client(Cause::new(e, shown))
         })?;
-        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, opt_out: Default::default() })
+        let mut headers = headers;
+        headers.push((http::header::USER_AGENT, user_agent()));
+        let budget = std::sync::Arc::new(Budget { limit: MEMORY_BUDGET, used: Default::default() });
+        Ok(Reader { client, server, timeout, headers, max_body: MAX_BODY, budget, opt_out: Default::default() })
+    }
+
+    /// The same reader with a memory budget of `bytes` for the run's answers instead of
+    /// [`MEMORY_BUDGET`] (a smaller machine).
+    pub fn memory_budget(mut self, bytes: u64) -> Reader {
+        self.budget = std::sync::Arc::new(Budget { limit: bytes, used: Default::default() });
+        self
+    }
+
+    /// The run's memory budget for answers, in bytes.
+    pub fn budget(&self) -> u64 {
+        self.budget.limit
     }
 
     /// What the server's answers showed of the managedFields opt-out so far.
@@ -277,20 +365,32 @@ impl Reader {
         if declared.is_some_and(|n| n > self.max_body) {
             return Err((Failure::TooLarge(self.max_body), None));
         }
-        // read at most `max_body` bytes, whatever the header said (or without one)
-        let mut body = Vec::new();
+        // read at most `max_body` bytes, whatever the header said (or without one), each taken
+        // from the run's budget as it comes (given back if the answer is not kept)
+        // The frames are kept as they come and joined once at the end: a body grown by
+        // doubling would hold up to twice its bytes, and leave the smaller copies behind.
+        let mut charge = Charge { budget: self.budget.clone(), bytes: 0 };
+        let mut frames = Vec::new();
         let mut stream = resp.into_body();
         while let Some(frame) = stream.frame().await {
             let frame = frame.map_err(|e| (transport(e), None))?;
             if let Ok(data) = frame.into_data() {
-                if body.len() as u64 + data.len() as u64 > self.max_body {
+                if charge.bytes + data.len() as u64 > self.max_body {
                     return Err((Failure::TooLarge(self.max_body), None));
                 }
-                body.extend_from_slice(&data);
+                if !self.budget.take(data.len() as u64) {
+                    return Err((Failure::OverBudget(self.budget.limit), None));
+                }
+                charge.bytes += data.len() as u64;
+                frames.push(data);
             }
         }
+        let mut body = Vec::with_capacity(usize::try_from(charge.bytes).unwrap_or(usize::MAX));
+        for f in frames {
+            body.extend_from_slice(&f);
+        }
         if status.is_success() {
-            return Ok(Answer { content_type, body });
+            return Ok(Answer { content_type, body, charge });
         }
         let (reason, message) = match serde_json::from_slice::<StatusBody>(&body) {
             Ok(s) => (s.reason, s.message),
@@ -300,6 +400,19 @@ impl Reader {
         };
         Err((Failure::Status { code: status.as_u16(), reason, message }, retry_after))
     }
+}
+
+/// What kubectl plugins send, as kubectl does: `kubectl-gc/<version> (<os>/<arch>)`, with Go's
+/// names for the platform (`linux/amd64`).
+pub fn user_agent() -> http::HeaderValue {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    let ua = format!("kubectl-gc/{} ({}/{arch})", env!("CARGO_PKG_VERSION"), std::env::consts::OS);
+    http::HeaderValue::from_str(&ua).expect("a version and platform names are header-safe")
 }
 
 #[derive(serde::Deserialize)]

@@ -58,6 +58,9 @@ pub struct ConnectOptions {
     pub tls_server_name: Option<String>,
     /// The value of `NO_PROXY`/`no_proxy`.
     pub no_proxy: Option<String>,
+    /// The run's memory budget for answers, in bytes (`KUBECTL_GC_MEMORY_BUDGET`, in MiB);
+    /// `None`: [`super::http::MEMORY_BUDGET`].
+    pub memory_budget: Option<u64>,
 }
 
 const FLAGS: &str = "kubectl-gc-flags";
@@ -71,6 +74,11 @@ pub struct Loaded {
     /// The kubeconfig context the connection resolved to (`None` when only flags such as
     /// `--server` describe it): printed commands name it, so they act on this cluster.
     pub context: Option<String>,
+    /// The kubeconfig file the context was read through, when it is not the default
+    /// `~/.kube/config`: `--kubeconfig`, else the first file of `KUBECONFIG` that defines the
+    /// context (absolute). Printed commands name it, so a shell whose `KUBECONFIG` names
+    /// another file with a context of the same name cannot take them elsewhere.
+    pub kubeconfig: Option<PathBuf>,
     /// Headers every request carries besides kube's own: `Impersonate-Extra-*` (kube reads
     /// a kubeconfig's extras but does not send them) and `Accept-Encoding: identity` for
     /// `--disable-compression`.
@@ -90,9 +98,9 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
             return Err(Error::Config(format!("{}: {e}", path.display())));
         }
     }
-    let mut kc = match read_kubeconfig(o)? {
-        Some(kc) => kc,
-        None if o.server.is_some() => Kubeconfig::default(),
+    let (mut kc, files) = match read_kubeconfig(o)? {
+        Some(read) => read,
+        None if o.server.is_some() => (Kubeconfig::default(), Vec::new()),
         None => return Err(Error::NoKubeconfig { looked: looked(o) }),
     };
     let context = match o.context.clone().or_else(|| kc.current_context.clone()) {
@@ -227,8 +235,9 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if o.disable_compression {
         headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
     }
+    let kubeconfig = (context != FLAGS).then(|| defining_file(&files, &context, o.home.as_deref())).flatten();
     let context = (context != FLAGS).then_some(context);
-    Ok(Loaded { config, default_namespace, context, headers })
+    Ok(Loaded { config, default_namespace, context, kubeconfig, headers })
 }
 
 /// An extra's key as client-go writes it into a header name: characters a header name cannot
@@ -246,33 +255,68 @@ fn escape_extra_key(key: &str) -> String {
     out
 }
 
-/// The kubeconfig kubectl would read, or `None` when there is none at all.
-fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<Kubeconfig>, Error> {
+/// A kubeconfig file read, and the contexts it defines.
+struct File {
+    path: PathBuf,
+    contexts: Vec<String>,
+}
+
+impl File {
+    fn of(path: &Path, kc: &Kubeconfig) -> File {
+        File { path: path.to_path_buf(), contexts: kc.contexts.iter().map(|c| c.name.clone()).collect() }
+    }
+}
+
+/// The kubeconfig kubectl would read (the files merged, in order), or `None` when there is
+/// none at all.
+fn read_kubeconfig(o: &ConnectOptions) -> Result<Option<(Kubeconfig, Vec<File>)>, Error> {
     let read = |p: &PathBuf| Kubeconfig::read_from(p).map_err(|e| kubeconfig_error(p, e));
     if let Some(p) = &o.kubeconfig {
         if !p.exists() {
             return Err(Error::Kubeconfig { path: p.clone(), source: Cause::plain("no such file") });
         }
-        return read(p).map(Some);
+        let kc = read(p)?;
+        let file = File::of(p, &kc);
+        return Ok(Some((kc, vec![file])));
     }
     if let Some(env) = o.kubeconfig_env.as_ref().filter(|v| !v.is_empty()) {
         let mut merged: Option<Kubeconfig> = None;
+        let mut files = Vec::new();
         for p in std::env::split_paths(env).filter(|p| !p.as_os_str().is_empty() && p.exists()) {
             let kc = read(&p)?;
+            files.push(File::of(&p, &kc));
             merged = Some(match merged {
                 Some(m) => m.merge(kc).map_err(|e| kubeconfig_error(&p, e))?,
                 None => kc,
             });
         }
-        return Ok(merged);
+        return Ok(merged.map(|m| (m, files)));
     }
     match &o.home {
         Some(h) => {
             let p = h.join(".kube").join("config");
-            if p.exists() { read(&p).map(Some) } else { Ok(None) }
+            if p.exists() {
+                let kc = read(&p)?;
+                let file = File::of(&p, &kc);
+                Ok(Some((kc, vec![file])))
+            } else {
+                Ok(None)
+            }
         }
         None => Ok(None),
     }
+}
+
+/// The file a printed command must name for `context` to mean what it meant here: the first
+/// file that defines it (kubectl's merge keeps the first definition), made absolute so the
+/// command works from any directory; `None` for the default `~/.kube/config`, which kubectl
+/// reads without being told.
+fn defining_file(files: &[File], context: &str, home: Option<&Path>) -> Option<PathBuf> {
+    let file = files.iter().find(|f| f.contexts.iter().any(|c| c == context))?;
+    let path = std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone());
+    let default = home.map(|h| h.join(".kube").join("config"));
+    let is_default = default.is_some_and(|d| std::path::absolute(&d).unwrap_or(d) == path);
+    (!is_default).then_some(path)
 }
 
 fn looked(o: &ConnectOptions) -> String {
@@ -470,6 +514,19 @@ pub(crate) fn flatten(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_file_named_is_the_first_that_defines_the_context() {
+        let file = |p: &str, cs: &[&str]| File { path: p.into(), contexts: cs.iter().map(|c| c.to_string()).collect() };
+        let files = [file("/k/a.yaml", &["dev"]), file("/k/b.yaml", &["prod"]), file("/k/c.yaml", &["prod"])];
+        assert_eq!(defining_file(&files, "prod", None), Some(PathBuf::from("/k/b.yaml")));
+        assert_eq!(defining_file(&files, "dev", Some(Path::new("/h"))), Some(PathBuf::from("/k/a.yaml")));
+        assert_eq!(defining_file(&files, "none", None), None);
+        let home = [file("/h/.kube/config", &["prod"])];
+        assert_eq!(defining_file(&home, "prod", Some(Path::new("/h"))), None, "the default path goes unsaid");
+        let relative = defining_file(&[file("a.yaml", &["x"])], "x", None).unwrap();
+        assert!(relative.is_absolute() && relative.ends_with("a.yaml"), "{}", relative.display());
+    }
 
     #[test]
     fn userinfo_is_dropped_from_printed_urls() {

@@ -15,7 +15,7 @@ use super::discovery::ListType;
 use super::http::{Failure, OptOut, Paging, Reader};
 
 /// Objects per page (`limit`), kubectl's default `--chunk-size`: few round trips, and a page in
-/// full is typically tens of MB (see [`super::http::MAX_BODY`]).
+/// full is typically tens of MB (see [`super::http::MAX_BODY`], [`super::http::MEMORY_BUDGET`]).
 pub const PAGE: usize = 500;
 /// What the garbage collector's metadata client asks for: protobuf first, JSON second (but no
 /// plain JSON: a server that cannot produce metadata answers 406, and Secrets are then not
@@ -45,6 +45,8 @@ pub(crate) const JSON: &str = "application/json";
 #[serde(default)]
 struct Page {
     kind: Option<String>,
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
     metadata: PageMeta,
     items: Option<Vec<RawDoc>>,
 }
@@ -53,6 +55,50 @@ impl Page {
     fn is_list(&self) -> bool {
         self.items.is_some() || self.kind.as_deref().is_some_and(|k| k.ends_with("List"))
     }
+}
+
+/// meta.k8s.io's versions, which a metadata-only answer's list and items carry.
+const META_VERSIONS: [&str; 2] = ["meta.k8s.io/v1", "meta.k8s.io/v1beta1"];
+
+/// Checks a list answer's `kind` and `apiVersion`, and those of its items where they carry
+/// them, against what was asked: the type's own list (`ConfigMapList`, `v1`), or, for a
+/// metadata-only request, meta.k8s.io's `PartialObjectMetadataList`. Anything else (a PodList
+/// for ConfigMaps, a SecretList for webhook configurations) would be taken for the type's
+/// objects: it is a [`Failure::WrongList`].
+fn check_kind(
+    t: &ListType,
+    metadata: bool,
+    kind: Option<&str>,
+    api_version: Option<&str>,
+    items: &[RawDoc],
+) -> Result<(), Failure> {
+    let own = (format!("{}List", t.kind), t.api_version());
+    let asked = || format!("{} ({})", t.kind, own.1);
+    let shown = |k: Option<&str>, v: Option<&str>| {
+        format!("{} ({})", k.unwrap_or("list without a kind"), v.unwrap_or("no apiVersion"))
+    };
+    let list_ok = match (kind, api_version) {
+        (Some(k), Some(v)) if k == own.0 && v == own.1 => true,
+        (Some("PartialObjectMetadataList"), Some(v)) => metadata && META_VERSIONS.contains(&v),
+        _ => false,
+    };
+    if !list_ok {
+        return Err(Failure::WrongList { got: shown(kind, api_version), asked: asked() });
+    }
+    // items carry their type where the list does not leave it out (custom resources,
+    // PartialObjectMetadata): one of another kind is not this type's object
+    for d in items {
+        let (k, v) = (d.kind.as_deref(), d.api_version.as_deref());
+        let fits = match k {
+            None => true,
+            Some("PartialObjectMetadata") => metadata && v.is_none_or(|v| META_VERSIONS.contains(&v)),
+            Some(k) => k == t.kind && v.is_none_or(|v| v == own.1),
+        };
+        if !fits {
+            return Err(Failure::WrongList { got: format!("list holding a {}", shown(k, v)), asked: asked() });
+        }
+    }
+    Ok(())
 }
 
 #[derive(Deserialize, Default)]
@@ -136,9 +182,17 @@ pub async fn list(
     Ok(Listed { docs, managed_fields_dropped: drop && !carried, resource_version })
 }
 
-/// Pages of one list at most: 25,000 pages of [`PAGE`] are 12.5 million objects, far beyond
-/// any cluster; a server still sending continue tokens then is paging forever.
-pub const MAX_PAGES: usize = 25_000;
+/// The fewest bytes an object of a list takes (name, namespace, uid, resourceVersion and a
+/// timestamp, in protobuf): what the page cap is reckoned with.
+pub const MIN_OBJECT_BYTES: u64 = 256;
+
+/// Pages of one list at most, as the run's memory budget allows: more full pages than the
+/// budget could hold objects of (1 GiB: 8,388 pages of [`PAGE`], 4 million objects) cannot be
+/// read whole anyway, so a server still sending continue tokens then — a fresh one every
+/// page, with nothing on it — is paging forever, and the list is given up.
+pub fn max_pages(budget: u64) -> usize {
+    usize::try_from(budget / (PAGE as u64 * MIN_OBJECT_BYTES)).unwrap_or(usize::MAX).max(16)
+}
 
 async fn paged(
     r: &Reader,
@@ -148,10 +202,13 @@ async fn paged(
     selectors: Selectors<'_>,
 ) -> Result<(Vec<RawDoc>, bool, Option<String>), Failure> {
     let base = t.path(namespace);
+    let max_pages = max_pages(r.budget());
     let mut protobuf = false;
     let mut relisted = false;
     'relist: loop {
         let mut out = Vec::new();
+        // the pages' parts of the run's budget: kept with the list, given back if it fails
+        let mut charges = Vec::new();
         let mut token: Option<String> = None;
         // every token seen: a server that hands one back again would page forever
         let mut tokens = std::collections::HashSet::new();
@@ -179,6 +236,7 @@ async fn paged(
             };
             protobuf |= super::protobuf::is_protobuf(&answer.content_type);
             let (items, next, version) = if super::protobuf::is_protobuf(&answer.content_type) {
+                // the envelope's kind and apiVersion are checked where it is decoded
                 let page = super::protobuf::decode_metadata_list(&answer.body).map_err(Failure::Decode)?;
                 (page.items, page.continue_, page.resource_version)
             } else {
@@ -187,14 +245,20 @@ async fn paged(
                 if !page.is_list() {
                     return Err(Failure::NotAList(page.kind.unwrap_or_default()));
                 }
-                (page.items.unwrap_or_default(), page.metadata.continue_, page.metadata.resource_version)
+                let items = page.items.unwrap_or_default();
+                check_kind(t, accept != JSON, page.kind.as_deref(), page.api_version.as_deref(), &items)?;
+                (items, page.metadata.continue_, page.metadata.resource_version)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
+            charges.push(answer.charge);
             match next.filter(|c| !c.is_empty()) {
                 Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
-                Some(_) if tokens.len() >= MAX_PAGES => return Err(Failure::Paging(Paging::TooManyPages(MAX_PAGES))),
+                Some(_) if tokens.len() >= max_pages => return Err(Failure::Paging(Paging::TooManyPages(max_pages))),
                 Some(c) => token = Some(c),
-                None => return Ok((out, protobuf, version)),
+                None => {
+                    charges.into_iter().for_each(super::http::Charge::keep);
+                    return Ok((out, protobuf, version));
+                }
             }
         }
     }
@@ -223,7 +287,20 @@ async fn get_as(
 ) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
-    serde_json::from_slice::<RawDoc>(&a.body).map(|d| stamp(d, t)).map_err(|e| Failure::Decode(e.to_string()))
+    let d = serde_json::from_slice::<RawDoc>(&a.body).map_err(|e| Failure::Decode(e.to_string()))?;
+    a.charge.keep();
+    // one object of another kind (a Secret for a webhook configuration) is not this one
+    let fits = match d.kind.as_deref() {
+        Some("PartialObjectMetadata") => accept == METADATA_ACCEPT,
+        Some(k) => k == t.kind,
+        None => true,
+    };
+    if !fits {
+        let got =
+            format!("{} ({})", d.kind.as_deref().unwrap_or(""), d.api_version.as_deref().unwrap_or("no apiVersion"));
+        return Err(Failure::WrongList { got, asked: format!("{} ({})", t.kind, t.api_version()) });
+    }
+    Ok(stamp(d, t))
 }
 
 /// List items carry no apiVersion/kind (built-in types), or meta.k8s.io's
@@ -235,4 +312,68 @@ pub(crate) fn stamp(mut d: RawDoc, t: &ListType) -> RawDoc {
     d.captured_at = None;
     d.incomplete = None;
     d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(group: &str, version: &str, plural: &str, kind: &str) -> ListType {
+        ListType {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            kind: kind.into(),
+            namespaced: true,
+        }
+    }
+
+    fn item(kind: Option<&str>, api_version: Option<&str>) -> RawDoc {
+        RawDoc { kind: kind.map(Into::into), api_version: api_version.map(Into::into), ..Default::default() }
+    }
+
+    #[test]
+    fn a_list_of_another_kind_is_refused_with_what_came() {
+        let cm = t("", "v1", "configmaps", "ConfigMap");
+        assert!(check_kind(&cm, false, Some("ConfigMapList"), Some("v1"), &[]).is_ok());
+        assert!(check_kind(&cm, true, Some("PartialObjectMetadataList"), Some("meta.k8s.io/v1"), &[]).is_ok());
+        // a metadata list answers a metadata request only
+        assert!(check_kind(&cm, false, Some("PartialObjectMetadataList"), Some("meta.k8s.io/v1"), &[]).is_err());
+        let Err(Failure::WrongList { got, asked }) = check_kind(&cm, false, Some("PodList"), Some("v1"), &[]) else {
+            panic!("a PodList for ConfigMaps")
+        };
+        assert_eq!((got.as_str(), asked.as_str()), ("PodList (v1)", "ConfigMap (v1)"));
+        // the right kind at another group or version is not it either
+        assert!(check_kind(&cm, false, Some("ConfigMapList"), Some("apps/v1"), &[]).is_err());
+        assert!(check_kind(&cm, false, None, None, &[]).is_err());
+        let vwc = t(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+        );
+        assert!(check_kind(&vwc, false, Some("SecretList"), Some("v1"), &[]).is_err());
+    }
+
+    #[test]
+    fn the_page_cap_follows_from_the_budget() {
+        assert_eq!(max_pages(super::super::http::MEMORY_BUDGET), 8388);
+        assert_eq!(max_pages(64 * 1024 * 1024), 524);
+        assert_eq!(max_pages(1), 16, "a few pages whatever the budget");
+    }
+
+    #[test]
+    fn an_item_of_another_kind_spoils_the_list() {
+        let site = t("own.labhub.io", "v1", "sites", "Site");
+        let list = |items: &[RawDoc], metadata: bool| {
+            let kind = if metadata { "PartialObjectMetadataList" } else { "SiteList" };
+            let v = if metadata { "meta.k8s.io/v1" } else { "own.labhub.io/v1" };
+            check_kind(&site, metadata, Some(kind), Some(v), items)
+        };
+        assert!(list(&[item(Some("Site"), Some("own.labhub.io/v1")), item(None, None)], false).is_ok());
+        assert!(list(&[item(Some("PartialObjectMetadata"), Some("meta.k8s.io/v1"))], true).is_ok());
+        assert!(list(&[item(Some("Secret"), Some("v1"))], false).is_err());
+        assert!(list(&[item(Some("Site"), Some("own.labhub.io/v2"))], false).is_err());
+        assert!(list(&[item(Some("PartialObjectMetadata"), Some("meta.k8s.io/v1"))], false).is_err());
+    }
 }

@@ -50,15 +50,23 @@ pub struct Session {
     pub default_namespace: String,
     /// The kubeconfig context in use, if one was (see `kubeconfig::Loaded::context`).
     pub context: Option<String>,
+    /// The kubeconfig file that context was read through, when not the default path (see
+    /// `kubeconfig::Loaded::kubeconfig`).
+    pub kubeconfig: Option<std::path::PathBuf>,
 }
 
 /// Loads the kubeconfig and builds the client (no request is sent yet).
 pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
     let loaded = kubeconfig::load(o).await?;
+    let mut reader = Reader::new(loaded.config, o.request_timeout, loaded.headers)?;
+    if let Some(bytes) = o.memory_budget {
+        reader = reader.memory_budget(bytes);
+    }
     Ok(Session {
-        reader: Reader::new(loaded.config, o.request_timeout, loaded.headers)?,
+        reader,
         default_namespace: loaded.default_namespace,
         context: loaded.context,
+        kubeconfig: loaded.kubeconfig,
     })
 }
 

@@ -43,8 +43,15 @@ pub fn decode_metadata_list(body: &[u8]) -> Result<Page, String> {
     let rest = body.strip_prefix(MAGIC.as_slice()).ok_or("no k8s protobuf envelope (magic prefix missing)")?;
     let unknown = k8s_pb::apimachinery::pkg::runtime::Unknown::decode(rest).map_err(|e| format!("envelope: {e}"))?;
     let kind = unknown.type_meta.as_ref().and_then(|t| t.kind.as_deref()).unwrap_or("");
-    if kind != "PartialObjectMetadataList" {
-        return Err(format!("expected a PartialObjectMetadataList, got {kind:?}"));
+    let api_version = unknown.type_meta.as_ref().and_then(|t| t.api_version.as_deref()).unwrap_or("");
+    // the kind and group asked for: another list (a PodList) is never read as this one
+    if kind != "PartialObjectMetadataList" || !["meta.k8s.io/v1", "meta.k8s.io/v1beta1"].contains(&api_version) {
+        let shown = |s: &str| s.chars().take(60).collect::<String>();
+        return Err(format!(
+            "expected a PartialObjectMetadataList (meta.k8s.io/v1), got {:?} ({:?})",
+            shown(kind),
+            shown(api_version)
+        ));
     }
     if unknown.content_encoding.as_deref().is_some_and(|e| !e.is_empty()) {
         return Err(format!("unsupported content encoding {:?}", unknown.content_encoding));

@@ -53,6 +53,7 @@ pub struct Recorded {
     /// `Impersonate-Extra-*` headers as `key=value` (the key as sent), in order.
     pub impersonate_extra: Vec<String>,
     pub accept_encoding: String,
+    pub user_agent: String,
 }
 
 impl Recorded {
@@ -129,6 +130,9 @@ pub enum FaultKind {
     StatusMessage(u16, String),
     /// A list page with no items whose continue token is always the same: paging never ends.
     EndlessContinue,
+    /// A list page with no items and a fresh continue token every time: paging never ends,
+    /// and no token repeats.
+    FreshContinue,
     /// A 200 answer with this JSON body (`{}`, a Status): not a list.
     NotAList(Value),
     /// A 200 JSON answer that never ends (no Content-Length, chunks forever).
@@ -164,6 +168,11 @@ impl Fault {
             kind,
             remaining: None,
         }
+    }
+
+    /// Every list and get, of any resource (discovery is left alone).
+    pub fn every_resource(kind: FaultKind) -> Fault {
+        Fault::resource("*", kind)
     }
 
     pub fn group(group: &str, kind: FaultKind) -> Fault {
@@ -408,6 +417,7 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
             .collect();
         (header_of("authorization"), header_of("impersonate-user"), header_of("accept-encoding"), extra)
     };
+    let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     s.log.lock().unwrap().push(Recorded {
         method: req.method().to_string(),
         path: path.clone(),
@@ -417,6 +427,7 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
         impersonate_user,
         impersonate_extra,
         accept_encoding,
+        user_agent,
     });
     let method = req.method().clone();
     drop(req);
@@ -571,7 +582,8 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
         let hit = faults.iter_mut().find(|f| {
             let by_path = matches!(target, Target::Path(p) if f.path.as_deref() == Some(p));
             let by_group = group.is_some() && f.group.as_deref() == group;
-            let by_resource = plural.is_some() && f.resource.as_deref() == plural;
+            let by_resource =
+                plural.is_some() && (f.resource.as_deref() == plural || f.resource.as_deref() == Some("*"));
             (by_path || by_group || by_resource)
                 && (!f.on_continue || has_continue)
                 && (!f.on_watch || is_watch)
@@ -631,6 +643,14 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
             json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": "again"}, "items": []}),
             "application/json",
         ),
+        FaultKind::FreshContinue => {
+            static PAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            json_response(
+                json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": format!("fresh-{n}")}, "items": []}),
+                "application/json",
+            )
+        }
         FaultKind::NotAList(v) => json_response(v, "application/json"),
         FaultKind::Oversized => {
             static CHUNK: [u8; 1 << 20] = [b' '; 1 << 20];
