@@ -29,6 +29,9 @@ use crate::controllers::Liveness;
 use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step, Subject, step};
 use crate::graph::{Graph, NodeId};
 
+mod pointer;
+pub use pointer::{Tally, point_to_sweep, tally};
+
 /// Which objects are swept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Scope {

@@ -162,3 +162,51 @@ fn all_namespaces_costs_no_more_requests_than_tree_all_namespaces() {
     assert!(all > 10, "{all} requests cannot have read the cluster");
     assert_read_only(&server);
 }
+
+/// The objects being deleted in `ns` and how many of them are stuck, as `--all -n NS` judges them.
+fn judged_by_all(ns: &str) -> (usize, usize) {
+    let v = json(&offline(&["why-stuck", "--all", "-n", ns, "-o", "json"]));
+    let answers = v["answers"].as_array().unwrap();
+    (answers.len(), answers.iter().filter(|a| a["verdict"] == "Stuck").count())
+}
+
+/// A namespace that is not being deleted but holds stuck deletions: the answer points to
+/// `--all -n NS`, with the counts `--all` finds; one that holds none says nothing more.
+#[test]
+fn a_namespace_not_being_deleted_points_to_all_when_it_holds_deletions() {
+    let (deleting, stuck) = judged_by_all("team-a");
+    assert_eq!((deleting, stuck), (3, 2), "the fixture changed");
+    let o = offline(&["why-stuck", "ns/team-a"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("NOT DELETING Namespace team-a"), "{text}");
+    assert!(text.contains(&format!("{deleting} objects in it are being deleted, {stuck} of them stuck")), "{text}");
+    assert!(text.contains("kubectl gc why-stuck --all -n team-a"), "{text}");
+    let v = json(&offline(&["why-stuck", "ns/team-a", "-o", "json"]));
+    assert_eq!(v["verdict"], "NotDeleting");
+    let commands: Vec<&str> = v["steps"].as_array().unwrap().iter().filter_map(|s| s["command"].as_str()).collect();
+    assert!(commands.iter().any(|c| c.starts_with("kubectl gc why-stuck --all -n team-a")), "{commands:?}");
+    // nothing being deleted there: no pointer
+    assert_eq!(judged_by_all("sync-system").0, 0);
+    let quiet = stdout(&offline(&["why-stuck", "ns/sync-system"]));
+    assert!(!quiet.contains("--all"), "{quiet}");
+    let v = json(&offline(&["why-stuck", "ns/sync-system", "-o", "json"]));
+    assert_eq!(v["steps"], Value::Array(vec![]), "{v}");
+}
+
+/// Live, the answer about the namespace reads what the counts need, and its command names the
+/// cluster it was read from after the plugin's name (kubectl takes no flag before a plugin).
+#[test]
+fn the_pointer_live_counts_the_same_and_names_the_cluster() {
+    let server = ApiServer::start(&snapshot());
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck", "ns/team-a"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("3 objects in it are being deleted, 2 of them stuck"), "{text}");
+    let line = text.lines().find(|l| l.trim_start().starts_with("kubectl gc")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.trim_start().starts_with("kubectl gc why-stuck --"), "{line}");
+    assert!(line.contains(" --all -n team-a"), "{line}");
+    assert!(line.contains("--context=") || line.contains("--server="), "{line}");
+    assert_read_only(&server);
+}

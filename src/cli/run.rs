@@ -86,7 +86,9 @@ pub fn run(args: Args) -> Result<Exit> {
             let live = Liveness::new(&g, now);
             output::timing("controller index", t);
             let t = std::time::Instant::now();
-            let d = diagnose::why_stuck_with(&g, &live, target, &opts);
+            let mut d = diagnose::why_stuck_with(&g, &live, target, &opts);
+            // a namespace not being deleted that holds deletions: point to why-stuck --all -n
+            kubectl_gc::sweep::point_to_sweep(&g, &live, &mut d, &opts);
             output::timing("why-stuck", t);
             // --plan: what happens once the blockers are gone, under the propagation the
             // deletion already has (kubectl's default, background, if it has none yet)

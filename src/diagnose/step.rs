@@ -166,12 +166,27 @@ pub struct Command {
     verb: Vec<String>,
     positionals: Vec<String>,
     flags: Vec<(String, Option<String>)>,
+    /// A kubectl plugin's command (`kubectl gc …`): kubectl finds a plugin only by the words
+    /// before the first flag, so the connection's flags go after the subcommand.
+    plugin: bool,
 }
 
 impl Command {
     /// `kubectl <verb…>`, e.g. `Command::kubectl(["rollout", "restart"])`.
     pub fn kubectl<const N: usize>(verb: [&str; N]) -> Command {
-        Command { verb: verb.iter().map(|s| s.to_string()).collect(), positionals: Vec::new(), flags: Vec::new() }
+        Command {
+            verb: verb.iter().map(|s| s.to_string()).collect(),
+            positionals: Vec::new(),
+            flags: Vec::new(),
+            plugin: false,
+        }
+    }
+    /// `kubectl gc <verb…>`: this plugin's own command, e.g. `Command::gc(["why-stuck"])`.
+    pub fn gc<const N: usize>(verb: [&str; N]) -> Command {
+        let mut c = Command::kubectl(verb);
+        c.verb.insert(0, "gc".to_string());
+        c.plugin = true;
+        c
     }
     /// A positional argument (`deployment/x`); quoted when printed, as it may come from the cluster.
     pub fn arg(mut self, a: impl Into<String>) -> Command {
@@ -196,7 +211,8 @@ impl Command {
         }
     }
 
-    /// One shell line: `kubectl`, the connection's flags, the subcommand, then the words.
+    /// One shell line: `kubectl`, the connection's flags, the subcommand, then the words (a
+    /// plugin's: `kubectl gc`, the subcommand, then the connection's flags and the words).
     /// Every word from data is quoted; a positional that begins with `-` is put after `--`
     /// (flags first), and a flag value that begins with `-` is joined with `=`, so neither can
     /// be read as a flag. Long flags are written `--name=value`, as kubectl's own examples are.
@@ -218,9 +234,14 @@ impl Command {
                 }
             }
         };
-        flag_words(&connection.flags, &mut word);
+        if !self.plugin {
+            flag_words(&connection.flags, &mut word);
+        }
         for v in &self.verb {
             word(v);
+        }
+        if self.plugin {
+            flag_words(&connection.flags, &mut word);
         }
         if self.positionals.iter().any(|p| p.starts_with('-')) {
             flag_words(&self.flags, &mut word);
