@@ -99,6 +99,12 @@ fn help_and_version_exit_0_and_say_kubectl_gc() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("kubectl gc"), "{text}");
     assert!(text.contains("why-stuck") && text.contains("plan"), "{text}");
+    // --all is a mode of why-stuck, so the top level names it: in the command list and an example
+    let commands = &text[..text.find("Options:").unwrap()];
+    assert!(commands.contains("--all"), "the command list does not name why-stuck --all:\n{commands}");
+    assert!(text.contains("kubectl gc why-stuck --all -n "), "no why-stuck --all example:\n{text}");
+    let why = run(&["why-stuck", "--help"]);
+    assert!(String::from_utf8_lossy(&why.stdout).contains("3 could not be judged"), "why-stuck help omits exit 3");
     for sub in ["why-stuck", "tree", "plan", "snapshot"] {
         let out = run(&[sub, "--help"]);
         assert_eq!(code(&out), 0);

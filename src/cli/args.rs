@@ -15,6 +15,9 @@ Examples:
   # Why won't this custom resource go away? (exit 2 when stuck)
   kubectl gc why-stuck site/alpha -n labs
 
+  # Everything being deleted in a namespace (or -A: the cluster), grouped by root cause
+  kubectl gc why-stuck --all -n labs
+
   # What hangs off a Deployment, and what owns a Pod
   kubectl gc tree deploy/web -n shop
   kubectl gc tree pod web-59d7f45ffb-h2x8k -n shop --owners
@@ -44,7 +47,8 @@ pub struct Args {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Explain why an object is not going away: finalizers and who removes them, blocking
-    /// dependents, owner-reference problems, namespace content, and the safest next step.
+    /// dependents, owner-reference problems, namespace content, and the safest next step; with
+    /// --all, every object being deleted in a namespace (-n) or the cluster (-A), by root cause.
     #[command(after_help = "Examples:
   kubectl gc why-stuck ns/labs
   kubectl gc why-stuck site/alpha -n labs -o json
@@ -53,7 +57,7 @@ pub enum Command {
   kubectl gc why-stuck --all -A                # every stuck deletion, grouped by root cause
   kubectl gc why-stuck --all -n labs --stuck-only
 
-Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck.")]
+Exit status: 0 nothing is stuck, 1 the command failed, 2 stuck, 3 could not be judged.")]
     WhyStuck(WhyStuckArgs),
     /// Show an object's dependents (or, with --owners, its owners) as the garbage collector's
     /// graph holds them, with deletion state, finalizers and bad references inline.
