@@ -248,3 +248,41 @@ fn stuck_after_takes_kubectl_durations_and_refuses_others() {
         assert!(stderr(&out).contains("invalid duration"), "{bad}: {}", stderr(&out));
     }
 }
+
+/// The README's test-server lines, pasted as they are into bash: the server answers the command
+/// that follows even when `cargo run` takes a while to start it (here two seconds: `cargo` is a
+/// shell function that waits, then runs the example this suite built), because the lines wait
+/// for the address it writes once it listens.
+#[test]
+fn readme_test_server_lines_do_not_race_when_pasted() {
+    let readme = std::fs::read_to_string(crate::support::root().join("README.md")).unwrap();
+    let section =
+        &readme[readme.find("## Point it at the test API server").expect("the README's test server section")..];
+    let start = section.find("```sh\n").expect("a sh block") + "```sh\n".len();
+    let block = &section[start..start + section[start..].find("```").unwrap()];
+    assert!(block.contains("cargo run --example apiserver -- "), "{block}");
+    let dir = tempfile::tempdir().unwrap();
+    let block = block.replace("/tmp/", &format!("{}/", dir.path().display()));
+    // the example beside this test binary: target/debug/examples/apiserver
+    let exe = std::env::current_exe().unwrap();
+    let server = exe.parent().unwrap().parent().unwrap().join("examples/apiserver");
+    assert!(server.is_file(), "{} is not built (cargo test builds the examples)", server.display());
+    let built = std::fs::metadata(&server).and_then(|m| m.modified()).unwrap();
+    for f in std::fs::read_dir(crate::support::root().join("tests/support/apiserver")).unwrap() {
+        let changed = f.unwrap().metadata().and_then(|m| m.modified()).unwrap();
+        assert!(changed <= built, "{} is older than its source: cargo build --example apiserver", server.display());
+    }
+    let bin_dir = std::path::Path::new(crate::support::bin()).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let script = format!(
+        "trap 'kill $! 2>/dev/null' EXIT\n\
+         cargo() {{ [ \"$1 $2 $3 $4\" = 'run --example apiserver --' ] || exit 99; shift 4; sleep 2; exec \"$APISERVER\" \"$@\"; }}\n\
+         {block}"
+    );
+    let mut c = std::process::Command::new("bash");
+    c.current_dir(crate::support::root()).env_clear().env("PATH", path).env("HOME", dir.path()).env("NO_COLOR", "1");
+    c.env("APISERVER", &server).arg("-c").arg(&script);
+    let out = crate::support::run(c, std::time::Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("STUCK Site labs/alpha"), "stdout:\n{text}\nstderr:\n{}", stderr(&out));
+}
