@@ -183,36 +183,149 @@ fn kubectl_plugin_list_shows_kubectl_gc_without_warnings() {
     assert_eq!(values, ["tree"]);
 }
 
+/// `shell -c script` with kubectl-gc first on PATH, a private HOME, in the repository root.
+fn in_shell(shell: &Path, args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    let path =
+        std::env::join_paths(std::iter::once(bin_dir()).chain(crate::support::path_without_other_plugins())).unwrap();
+    Command::new(shell)
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
 #[test]
-fn completion_scripts_for_kubectl_gc_run_directly() {
+fn completion_scripts_register_for_kubectl_gc_only() {
     for shell in ["bash", "zsh", "fish"] {
         let out = Command::new(env!("CARGO_BIN_EXE_kubectl-gc")).args(["completion", shell]).output().unwrap();
         assert!(out.status.success(), "{shell}");
         let script = String::from_utf8(out.stdout).unwrap();
-        assert!(script.contains("why-stuck") && script.contains("kubectl-gc"), "{shell}");
-        // registered for kubectl-gc only: never for `kubectl`, whose own completion must stay
-        assert!(!script.contains("complete -F _kubectl__gc -o nosort -o bashdefault -o default kubectl\n"));
-        assert!(!script.contains("#compdef kubectl\n") && !script.contains("#compdef kubectl gc"));
+        assert!(script.contains("__complete") && script.contains("kubectl-gc"), "{shell}");
+        // never for `kubectl`, whose own completion must stay
+        for line in script.lines().map(str::trim) {
+            assert!(!(line.starts_with("complete ") && line.ends_with(" kubectl")), "{shell}: {line}");
+        }
+        assert!(!script.contains("#compdef kubectl\n") && !script.contains("compdef _kubectl-gc kubectl\n"));
     }
-    let bash = Command::new(env!("CARGO_BIN_EXE_kubectl-gc")).args(["completion", "bash"]).output().unwrap();
-    let script = String::from_utf8(bash.stdout).unwrap();
-    assert!(script.lines().any(|l| l.trim_start().starts_with("complete -F") && l.trim_end().ends_with(" kubectl-gc")));
-    if Path::new("/bin/bash").exists() || Path::new("/usr/bin/bash").exists() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kubectl-gc.bash");
-        std::fs::write(&path, &script).unwrap();
-        let check = Command::new("bash").arg("-n").arg(&path).output().unwrap();
-        assert!(check.status.success(), "bash -n: {}", String::from_utf8_lossy(&check.stderr));
-        // sourced, it completes `kubectl-gc tr<TAB>`
-        let run = Command::new("bash")
-            .arg("-c")
-            .arg(r#"source "$1"; COMP_WORDS=(kubectl-gc tr); COMP_CWORD=1; _kubectl__gc kubectl-gc tr kubectl-gc; echo "${COMPREPLY[@]}""#)
-            .arg("bash")
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "tree", "{}", String::from_utf8_lossy(&run.stderr));
+}
+
+/// `source <(kubectl-gc completion bash)` in a real bash, then the function `complete -p`
+/// names, driven by COMP_WORDS as bash drives it on <TAB> (bash splits `--output=d` at `=`):
+/// each case's COMPREPLY.
+fn bash_completions(bash: &Path, cases: &[&[&str]]) -> Vec<Vec<String>> {
+    let mut script = String::from(
+        r#"source <(kubectl-gc completion bash) || exit 1
+spec=$(complete -p kubectl-gc) || exit 1
+fn=${spec#*-F }; fn=${fn%% *}
+t() {
+    COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+    "$fn" kubectl-gc "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    printf '%s\n' "${COMPREPLY[@]}"; echo '--end--'
+}
+"#,
+    );
+    for case in cases {
+        let words: Vec<String> = case.iter().map(|w| format!("'{w}'")).collect();
+        script.push_str(&format!("t kubectl-gc {}\n", words.join(" ")));
     }
+    let out = in_shell(bash, &["-c", &script]);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let mut replies: Vec<Vec<String>> =
+        stdout.split("--end--\n").map(|r| r.lines().filter(|l| !l.is_empty()).map(str::to_string).collect()).collect();
+    replies.pop(); // after the last --end--
+    assert_eq!(replies.len(), cases.len(), "{stdout}");
+    replies
+}
+
+#[test]
+fn bash_completes_flags_types_and_names_for_kubectl_gc_on_its_own() {
+    let Some(bash) = crate::support::shell("bash") else { return };
+    let f = fixture("site-operator-gone");
+    let cases: [&[&str]; 9] = [
+        &[""],
+        &["why-stuck", "--"],
+        &["why-stuck", "d"],
+        &["why-stuck", "--snapshot", &f, "-n", "labs", "si"],
+        &["tree", "--snapshot", &f, "-n", "labs", "configmap", ""],
+        &["tree", "--snapshot", &f, "-n", "labs", "site/"],
+        &["tree", "--output", "=", "d"],
+        &["tree", "--output", "="],
+        &["tree", "--snapshot", "tests/fixtures/site-operator-g"],
+    ];
+    let r = bash_completions(&bash, &cases);
+    for s in ["why-stuck", "tree", "plan", "snapshot", "completion"] {
+        assert!(r[0].contains(&s.to_string()), "{s} in {:?}", r[0]);
+    }
+    assert!(!r[0].iter().any(|v| v.starts_with("__")), "the hidden entry is offered: {:?}", r[0]);
+    for flag in ["--all", "--stuck-only", "--stuck-after", "--output", "--snapshot", "--context", "--namespace"] {
+        assert!(r[1].contains(&flag.to_string()), "{flag} in {:?}", r[1]);
+    }
+    assert!(r[1].iter().all(|v| v.starts_with("--") && !v.starts_with("--_")), "{:?}", r[1]);
+    assert!(r[2].contains(&"deployments".to_string()) && r[2].iter().all(|t| t.starts_with('d')), "{:?}", r[2]);
+    assert_eq!(r[3], ["sites"], "TYPE from the snapshot");
+    assert_eq!(r[4], ["alpha-audit", "alpha-config"], "NAME in the namespace");
+    assert_eq!(r[5], ["site/alpha"]);
+    assert_eq!(r[6], ["dot"], "what bash replaces is the piece after =");
+    assert_eq!(r[7], ["text", "json", "yaml", "dot", "mermaid"]);
+    assert_eq!(r[8], ["tests/fixtures/site-operator-gone"], "a file flag falls back to file names");
+}
+
+#[test]
+fn zsh_loads_the_script_and_completes_from_kubectl_gc() {
+    let Some(zsh) = crate::support::shell("zsh") else { return };
+    let f = fixture("site-operator-gone");
+    // loaded as the README says, then the function driven with words/CURRENT as zsh sets them,
+    // _describe and _files standing in for what zsh's completion system would show
+    let script = format!(
+        r#"autoload -U compinit; compinit
+source <(kubectl-gc completion zsh) || exit 1
+print -r -- "registered: $_comps[kubectl-gc]"
+_describe() {{ print -rl -- "${{(@P)${{@[-1]}}}}"; }}
+_files() {{ print -r -- '(files)'; }}
+words=(kubectl-gc why-stuck --st); CURRENT=3; _kubectl-gc
+words=(kubectl-gc tree --snapshot {f} -n labs configmap alpha-c); CURRENT=8; _kubectl-gc
+words=(kubectl-gc tree --snapshot te); CURRENT=4; _kubectl-gc
+words=(kubectl-gc ''); CURRENT=2; _kubectl-gc"#
+    );
+    let out = in_shell(&zsh, &["-c", &script]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stdout}{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "registered: _kubectl-gc", "{stdout}");
+    assert!(lines[1].starts_with("--stuck-after:") && lines[2].starts_with("--stuck-only:"), "{stdout}");
+    assert_eq!(lines[3], "alpha-config:Terminating", "{stdout}");
+    assert_eq!(lines[4], "(files)", "{stdout}");
+    assert!(lines[5..].iter().any(|l| l.starts_with("why-stuck:")), "{stdout}");
+    assert!(!lines.iter().any(|l| l.starts_with("__")), "{stdout}");
+}
+
+#[test]
+fn fish_loads_the_script_and_completes_from_kubectl_gc() {
+    let Some(fish) = crate::support::shell("fish") else { return };
+    let f = fixture("site-operator-gone");
+    let script = format!(
+        "kubectl-gc completion fish | source; or exit 1
+complete -C 'kubectl-gc why-stuck --st'; echo --end--
+complete -C 'kubectl-gc tree --snapshot {f} -n labs configmap '; echo --end--
+complete -C 'kubectl-gc '; echo --end--"
+    );
+    let out = in_shell(&fish, &["-c", &script]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stdout}{stderr}");
+    let parts: Vec<Vec<&str>> =
+        stdout.split("--end--\n").map(|p| p.lines().map(|l| l.split('\t').next().unwrap()).collect()).collect();
+    assert_eq!(parts[0], ["--stuck-after", "--stuck-only"], "{stdout}");
+    assert_eq!(parts[1], ["alpha-audit", "alpha-config"], "{stdout}");
+    assert!(parts[2].contains(&"why-stuck") && !parts[2].iter().any(|v| v.starts_with("__")), "{stdout}");
 }
 
 #[test]

@@ -57,16 +57,20 @@ pub fn main(words: &[OsString]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `kubectl gc completion SHELL`: clap_complete's static script for `kubectl-gc` run on its
-/// own. It is registered for the `kubectl-gc` command only, never for `kubectl`, whose own
-/// completion reaches `kubectl gc` through kubectl_complete-gc.
-pub fn generate_script(shell: CompletionShell, w: &mut impl Write) {
-    let shell = match shell {
-        CompletionShell::Bash => clap_complete::Shell::Bash,
-        CompletionShell::Zsh => clap_complete::Shell::Zsh,
-        CompletionShell::Fish => clap_complete::Shell::Fish,
-    };
-    clap_complete::generate(shell, &mut Args::command(), "kubectl-gc", w);
+/// `kubectl gc completion SHELL`: the script for `kubectl-gc` run on its own. Each asks
+/// `kubectl-gc __complete WORDS…` for every candidate, as kubectl_complete-gc does for
+/// `kubectl gc <TAB>`, so flags, TYPE and NAME complete the same way in both, and what the
+/// parser hides (`__complete`) is never offered. Registered for the `kubectl-gc` command only,
+/// never for `kubectl`, whose own completion reaches `kubectl gc` through kubectl_complete-gc.
+pub fn generate_script(shell: CompletionShell, w: &mut impl Write) -> io::Result<()> {
+    w.write_all(
+        match shell {
+            CompletionShell::Bash => include_str!("completion/kubectl-gc.bash"),
+            CompletionShell::Zsh => include_str!("completion/kubectl-gc.zsh"),
+            CompletionShell::Fish => include_str!("completion/kubectl-gc.fish"),
+        }
+        .as_bytes(),
+    )
 }
 
 /// Writes cobra's format. Candidates with a line break or TAB in the value are dropped; in

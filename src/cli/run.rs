@@ -222,7 +222,7 @@ pub fn run(args: Args) -> Result<Exit> {
         }
         Command::Completion(a) => {
             let mut out = output::stdout();
-            super::complete::generate_script(a.shell, &mut out);
+            super::complete::generate_script(a.shell, &mut out)?;
             out.flush()?;
             Ok(Exit::Ok)
         }

@@ -178,3 +178,42 @@ pub fn path_without_other_plugins() -> Vec<std::path::PathBuf> {
         .filter(|d| !d.join("kubectl-gc").exists() && !d.join("kubectl_complete-gc").exists())
         .collect()
 }
+
+/// A program the tests run for real, found on PATH: kubectl, Graphviz's `dot`, a shell. When it
+/// is absent the test fails, never passes quietly, unless the variable `opt_out` is set to 1
+/// (e.g. `KUBECTL_GC_TEST_NO_KUBECTL=1` on a machine without kubectl), which says so on stderr
+/// and returns `None`: the caller then leaves that check out, by the runner's explicit choice.
+pub fn tool(name: &str, opt_out: &str) -> Option<PathBuf> {
+    let found = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p));
+    if found.is_some() {
+        return found;
+    }
+    if std::env::var_os(opt_out).is_some_and(|v| v == "1") {
+        eprintln!("{opt_out}=1: leaving out what needs {name}, which is not on PATH");
+        return None;
+    }
+    panic!("{name} is not on PATH (.ci/run installs it); set {opt_out}=1 to leave out the checks that need it");
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file() || p.with_extension("exe").is_file()
+}
+
+/// kubectl, for the plugin end-to-end checks (opt out: `KUBECTL_GC_TEST_NO_KUBECTL=1`).
+pub fn kubectl() -> Option<PathBuf> {
+    tool("kubectl", "KUBECTL_GC_TEST_NO_KUBECTL")
+}
+
+/// A shell that completion scripts are loaded in (opt out: `KUBECTL_GC_TEST_NO_SHELLS=1`).
+pub fn shell(name: &str) -> Option<PathBuf> {
+    tool(name, "KUBECTL_GC_TEST_NO_SHELLS")
+}
