@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KUBECTL: &str = "/usr/bin/kubectl";
-
 fn bin_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_kubectl-gc")).parent().unwrap().to_path_buf()
 }
@@ -15,30 +13,29 @@ fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name).join("snapshot.json").display().to_string()
 }
 
-/// A hermetic kubectl: its own HOME and an empty kubeconfig, with `path_first` ahead of the
-/// system PATH. `None` when kubectl is not installed (the caller skips, saying so).
+/// A hermetic kubectl (the one on PATH): its own HOME and an empty kubeconfig, with
+/// `path_first` ahead of the system PATH. `None` only when kubectl is absent and
+/// `KUBECTL_GC_TEST_NO_KUBECTL=1` says to leave these checks out; absent otherwise, a failure.
 struct Kubectl {
+    kubectl: PathBuf,
     home: tempfile::TempDir,
     path: std::ffi::OsString,
 }
 
 impl Kubectl {
     fn new(path_first: &Path, with_system_path: bool) -> Option<Kubectl> {
-        if !Path::new(KUBECTL).exists() {
-            eprintln!("skipping: {KUBECTL} is not installed");
-            return None;
-        }
+        let kubectl = crate::support::kubectl()?;
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join("kubeconfig"), "").unwrap();
         let mut dirs = vec![path_first.to_path_buf()];
         if with_system_path {
             dirs.extend(crate::support::path_without_other_plugins());
         }
-        Some(Kubectl { home, path: std::env::join_paths(dirs).unwrap() })
+        Some(Kubectl { kubectl, home, path: std::env::join_paths(dirs).unwrap() })
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(KUBECTL)
+        Command::new(&self.kubectl)
             .args(args)
             .env_clear()
             .env("PATH", &self.path)

@@ -99,11 +99,6 @@ fn records_gaps(fixture: &Path) -> bool {
     v["incomplete"].as_array().is_some_and(|a| !a.is_empty())
 }
 
-/// Whether the offline binary supports the subcommand yet (plan may not exist in this build).
-fn supported(o: &Output) -> bool {
-    !(o.status.code() == Some(1) && stderr(o).contains("not available"))
-}
-
 /// Every fixture live == offline, with servers that honour `drop=metadata.managedFields`
 /// (KEP-5958, gate on), ignore it (gate off, before 1.37) and skip media types carrying it.
 #[test]
@@ -119,7 +114,6 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
                 let want = offline(&fixture, &args);
                 (args, want)
             })
-            .filter(|(_, want)| supported(want))
             .collect();
         for mode in [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip] {
             let server = ApiServer::start_with(
@@ -179,9 +173,6 @@ fn metadata_lists_come_in_protobuf_where_served_and_json_where_not_with_equal_an
     let mixed_env = Env::new(&mixed.url(), None);
     for args in &checks {
         let want = offline(&fixture, args);
-        if !supported(&want) {
-            continue;
-        }
         for (what, env) in [("protobuf", &env), ("json", &plain_env), ("mixed", &mixed_env)] {
             let got = live(env, args, &[]);
             assert_eq!(got.status.code(), want.status.code(), "{what} {args:?}: {}", stderr(&got));
@@ -681,9 +672,6 @@ fn snapshot_then_offline_reproduces_the_live_answers_on_every_fixture() {
             let mut c = env.command(support::bin());
             c.args(&args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(&file);
             let replay = run(c, DEADLINE);
-            if !supported(&replay) {
-                continue;
-            }
             let what = format!("{} {}", fixture.display(), args.join(" "));
             assert_eq!(replay.status.code(), got.status.code(), "{what}: {}", stderr(&replay));
             assert_eq!(json(&replay), json(&got), "{what}");
@@ -1074,9 +1062,7 @@ fn many_objects_whose_managed_fields_were_dropped_are_read_again_with_a_list() {
     // and the cluster-wide answer (-A) reads them again too
     let all = live(&env, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into(), "-A".into()], &[]);
     let want_all = offline_file(&snap, &["why-stuck".into(), "cm/c".into(), "-n".into(), "labs".into(), "-A".into()]);
-    if supported(&want_all) {
-        assert_eq!(json(&all), json(&want_all), "{}", stderr(&all));
-    }
+    assert_eq!(json(&all), json(&want_all), "{}", stderr(&all));
     assert_read_only(&server);
 }
 

@@ -1,16 +1,11 @@
-//! kubectl-gc through the real kubectl (`/usr/bin/kubectl`): plugin discovery, dispatch, and
-//! kubectl itself against the test API server (its discovery wire format).
+//! kubectl-gc through the real kubectl (the one on PATH; absent, these tests fail unless
+//! `KUBECTL_GC_TEST_NO_KUBECTL=1`): plugin discovery, dispatch, and kubectl itself against the
+//! test API server (its discovery wire format).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::support::apiserver::ApiServer;
 use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, run, stderr, stdout};
-
-const KUBECTL: &str = "/usr/bin/kubectl";
-
-fn kubectl_available() -> bool {
-    Path::new(KUBECTL).exists()
-}
 
 /// A bin directory holding only the plugin (as an install would), first on PATH. (The cargo
 /// target dir itself also holds `kubectl-gc.d`, which kubectl would warn about as a
@@ -34,13 +29,10 @@ fn site_basics() -> PathBuf {
 
 #[test]
 fn kubectl_lists_the_plugin_without_warnings() {
-    if !kubectl_available() {
-        eprintln!("skipped: no {KUBECTL}");
-        return;
-    }
+    let Some(kubectl) = support::kubectl() else { return };
     let env = Env::new("http://127.0.0.1:9", None);
     let (bin, path) = plugin_path(&env);
-    let mut c = env.command(KUBECTL);
+    let mut c = env.command(&kubectl);
     c.args(["plugin", "list"]).env("PATH", path);
     let o = run(c, DEADLINE);
     let out = stdout(&o);
@@ -53,16 +45,13 @@ fn kubectl_lists_the_plugin_without_warnings() {
 
 #[test]
 fn kubectl_gc_prints_what_kubectl_gc_prints() {
-    if !kubectl_available() {
-        eprintln!("skipped: no {KUBECTL}");
-        return;
-    }
+    let Some(kubectl) = support::kubectl() else { return };
     let server = ApiServer::start(&site_basics());
     let env = Env::new(&server.url(), Some("labs"));
     let (_, path) = plugin_path(&env);
     let args = ["why-stuck", "site/alpha", "-o", "json", "--now", NOW];
 
-    let mut c = env.command(KUBECTL);
+    let mut c = env.command(&kubectl);
     c.arg("gc").args(args).env("PATH", &path).env("KUBECONFIG", &env.kubeconfig);
     let through_kubectl = run(c, DEADLINE);
     let mut c = env.gc();
@@ -75,7 +64,7 @@ fn kubectl_gc_prints_what_kubectl_gc_prints() {
     assert_eq!(stdout(&through_kubectl), stdout(&direct));
 
     // exit codes propagate through kubectl: 1 for a missing object
-    let mut c = env.command(KUBECTL);
+    let mut c = env.command(&kubectl);
     c.args(["gc", "why-stuck", "site/nope"]).env("PATH", &path).env("KUBECONFIG", &env.kubeconfig);
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(1));
@@ -85,20 +74,17 @@ fn kubectl_gc_prints_what_kubectl_gc_prints() {
 
 #[test]
 fn kubectl_itself_reads_the_test_server() {
-    if !kubectl_available() {
-        eprintln!("skipped: no {KUBECTL}");
-        return;
-    }
+    let Some(kubectl) = support::kubectl() else { return };
     let server = ApiServer::start(&site_basics());
     let env = Env::new(&server.url(), None);
     // a custom resource by short-free plural, through aggregated discovery
-    let mut c = env.command(KUBECTL);
+    let mut c = env.command(&kubectl);
     c.args(["get", "sites", "-n", "labs", "-o", "name"]).env("KUBECONFIG", &env.kubeconfig);
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).trim(), "site.own.labhub.io/alpha");
     // a built-in type by short name
-    let mut c = env.command(KUBECTL);
+    let mut c = env.command(&kubectl);
     c.args(["get", "cm", "-n", "labs", "-o", "name"]).env("KUBECONFIG", &env.kubeconfig);
     let o = run(c, DEADLINE);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));

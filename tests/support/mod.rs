@@ -70,7 +70,7 @@ impl Env {
 
     /// Any program, with only PATH from the outside world: no proxies, no inherited
     /// KUBECONFIG, NO_COLOR set, this test's HOME.
-    pub fn command(&self, program: &str) -> Command {
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(program);
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -194,7 +194,9 @@ pub fn tool(name: &str, opt_out: &str) -> Option<PathBuf> {
         eprintln!("{opt_out}=1: leaving out what needs {name}, which is not on PATH");
         return None;
     }
-    panic!("{name} is not on PATH (.ci/run installs it); set {opt_out}=1 to leave out the checks that need it");
+    panic!(
+        "{name} is not on PATH: install it (.ci/run says how), or set {opt_out}=1 to leave out the checks that need it"
+    );
 }
 
 #[cfg(unix)]
