@@ -184,35 +184,3 @@ fn assume_stuck_blocks_the_operator_finalizer() {
     assert!(p.result.removed.is_empty(), "{:?}", p.result.removed);
     assert!(p.is_blocked());
 }
-
-#[test]
-#[ignore]
-fn print_plans() {
-    for (fx, kind, group, ns, name, cascade) in [
-        ("site-basics", "Deployment", "apps", Some("labs"), "web", Cascade::Foreground),
-        ("site-basics", "Deployment", "apps", Some("labs"), "web", Cascade::Background),
-        ("site-operator-gone", "Site", "own.labhub.io", Some("labs"), "alpha", Cascade::Foreground),
-        ("cross-namespace", "Site", "own.labhub.io", Some("labs"), "alpha", Cascade::Background),
-        ("namespace-terminating", "Namespace", "", None, "labs", Cascade::Background),
-        ("apiservice-down", "Namespace", "", None, "metrics-test", Cascade::Background),
-        ("site-basics", "Namespace", "", None, "labs", Cascade::Background),
-        (
-            "site-basics",
-            "CustomResourceDefinition",
-            "apiextensions.k8s.io",
-            None,
-            "sites.own.labhub.io",
-            Cascade::Background,
-        ),
-    ] {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fx);
-        let now: Timestamp = "2026-11-29T12:00:00Z".parse().unwrap();
-        let g = Graph::build(crate::source::file::load(&[dir.join("snapshot.json")]).unwrap());
-        let lv = Liveness::new(&g, now);
-        let t = g.find(group, kind, ns, name).unwrap();
-        let p = plan(&g, &lv, t, &PlanOptions { cascade, assume_finalizers: None, now });
-        let mut out = Vec::new();
-        crate::render::plan::write_text(&p, &g, false, &mut out).unwrap();
-        println!("===== {fx}\n{}", String::from_utf8(out).unwrap());
-    }
-}
