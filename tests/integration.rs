@@ -4,6 +4,7 @@ mod answers;
 mod bench;
 mod cli;
 mod completion;
+mod contract;
 mod fixtures;
 mod hostile;
 mod krew;
