@@ -1,6 +1,7 @@
 //! The one integration test binary: every area is a module, so there is one link.
 
 mod answers;
+mod architecture;
 mod bench;
 mod cli;
 mod completion;
