@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
 
 use crate::controllers::Liveness;
 use crate::graph::Graph;
@@ -57,6 +58,95 @@ pub fn protobuf_list(bytes: &[u8]) {
         }
         answer(Snapshot::from_flattened(flat));
     }
+}
+
+/// A small cluster the admission and Events targets put their input into: a namespace whose
+/// ConfigMap and Pod are being deleted, an operator with a serving webhook Service.
+fn base() -> Vec<Value> {
+    let meta = |name: &str, ns: Option<&str>| {
+        let mut m = json!({"name": name, "uid": format!("uid-{name}"), "creationTimestamp": "2026-11-29T08:00:00Z"});
+        if let Some(ns) = ns {
+            m["namespace"] = ns.into();
+        }
+        m
+    };
+    let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("cfg", Some("shop"))});
+    cm["metadata"]["deletionTimestamp"] = "2026-11-29T10:00:00Z".into();
+    cm["metadata"]["finalizers"] = json!(["shop.example.com/cleanup"]);
+    let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta("web-1", Some("shop")),
+        "spec": {"nodeName": "node-1", "serviceAccountName": "shop-operator"}});
+    pod["metadata"]["deletionTimestamp"] = "2026-11-29T10:00:30Z".into();
+    pod["metadata"]["deletionGracePeriodSeconds"] = 30.into();
+    vec![
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": meta("shop", None)}),
+        cm,
+        pod,
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("shop-operator", Some("shop")),
+            "spec": {"replicas": 1, "template": {"spec": {"serviceAccountName": "shop-operator"}}},
+            "status": {"replicas": 1, "readyReplicas": 1}}),
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": meta("hook", Some("shop")),
+            "spec": {"selector": {"app": "shop-operator"}}}),
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "hook-x", "namespace": "shop", "uid": "uid-hook-x",
+                "labels": {"kubernetes.io/service-name": "hook"}},
+            "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]}),
+    ]
+}
+
+/// `base()` with `extra` added, as a snapshot file, answered.
+fn answer_with(extra: Vec<Value>) {
+    let mut items = base();
+    items.extend(extra);
+    let list = json!({"kind": "List", "items": items, "metadata": {}});
+    let mut flat = Flattened::default();
+    if crate::source::file::parse_into(Path::new("fuzz.json"), list.to_string().as_bytes(), &mut flat).is_ok() {
+        answer(Snapshot::from_flattened(flat));
+    }
+}
+
+/// Arbitrary bytes as JSON (else as a string): the input as a whole admission object of each
+/// kind, and as one webhook, one policy `spec` or one binding `spec` inside a well-formed one.
+pub fn admission(bytes: &[u8]) {
+    let v = serde_json::from_slice::<Value>(bytes).unwrap_or_else(|_| String::from_utf8_lossy(bytes).into());
+    const V1: &str = "admissionregistration.k8s.io/v1";
+    for (api, kind, field) in [
+        (V1, "ValidatingWebhookConfiguration", "webhooks"),
+        (V1, "MutatingWebhookConfiguration", "webhooks"),
+        (V1, "ValidatingAdmissionPolicy", "spec"),
+        (V1, "ValidatingAdmissionPolicyBinding", "spec"),
+        ("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy", "spec"),
+    ] {
+        let mut inside = json!({"apiVersion": api, "kind": kind, "metadata": {"name": "fuzz", "uid": "uid-fuzz"}});
+        inside[field] = if field == "webhooks" { json!([v.clone()]) } else { v.clone() };
+        let mut whole = v.clone();
+        if let Some(o) = whole.as_object_mut() {
+            o.insert("apiVersion".into(), api.into());
+            o.insert("kind".into(), kind.into());
+        }
+        answer_with(vec![inside, whole]);
+    }
+}
+
+/// Arbitrary bytes as JSON (else as a message): an Event about the ConfigMap being deleted,
+/// the input's fields over a well-formed Event's, and the input as a whole Event.
+pub fn events(bytes: &[u8]) {
+    let v = serde_json::from_slice::<Value>(bytes).unwrap_or_else(|_| String::from_utf8_lossy(bytes).into());
+    let mut event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "cfg.1", "namespace": "shop", "uid": "uid-event"},
+        "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "cfg", "uid": "uid-cfg"},
+        "type": "Warning", "reason": "CleanupFailed", "message": "failed", "count": 3,
+        "source": {"component": "shop-operator"}, "reportingController": "shop-operator",
+        "lastTimestamp": "2026-11-29T10:30:00Z"});
+    match &v {
+        Value::Object(fields) => fields.iter().for_each(|(k, x)| event[k] = x.clone()),
+        other => event["message"] = other.clone(),
+    }
+    let mut whole = v;
+    if let Some(o) = whole.as_object_mut() {
+        o.insert("apiVersion".into(), "v1".into());
+        o.insert("kind".into(), "Event".into());
+    }
+    answer_with(vec![event, whole]);
 }
 
 fn answer(s: Snapshot) {
@@ -135,6 +225,59 @@ mod tests {
             })
     }
 
+    /// Odd JSON: any value, nested a little, with strings that are keys the readers look for.
+    fn jsonish() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::{Value, json};
+        let key = prop::sample::select(
+            concat!(
+                "name rules operations resources apiGroups apiVersions scope failurePolicy ",
+                "clientConfig service namespace port path url namespaceSelector objectSelector ",
+                "matchLabels matchExpressions key operator values matchPolicy matchConstraints resourceRules ",
+                "validations expression validationActions policyName matchResources reason message type ",
+                "count lastTimestamp eventTime series involvedObject uid kind source ",
+                "component reportingController reportingInstance firstTimestamp ",
+            )
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        );
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            prop::sample::select(vec![
+                "*",
+                "*/*",
+                "pods",
+                "pods/*",
+                "DELETE",
+                "UPDATE",
+                "Fail",
+                "Ignore",
+                "In",
+                "NotIn",
+                "Exists",
+                "configmaps",
+                "",
+                "v1",
+                "Deny",
+                "Warning",
+                "has(object.metadata.finalizers)",
+                "2026-11-29T10:00:00Z",
+                "9999-99-99"
+            ])
+            .prop_map(Value::from),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::vec((key.clone(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            ]
+        })
+    }
+
     /// Well-formed lists whose fields hold anything: out-of-range times, odd strings, field
     /// sets that are not JSON; then a few bytes flipped.
     fn protobufish() -> impl Strategy<Value = Vec<u8>> {
@@ -208,6 +351,21 @@ mod tests {
         #[test]
         fn snapshot_like_input_never_panics(bytes in snapshotish()) {
             super::snapshot(&bytes);
+        }
+
+        #[test]
+        fn arbitrary_bytes_as_admission_configurations_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            super::admission(&bytes);
+        }
+
+        #[test]
+        fn admission_like_input_never_panics(v in jsonish()) {
+            super::admission(v.to_string().as_bytes());
+        }
+
+        #[test]
+        fn event_like_input_never_panics(v in jsonish()) {
+            super::events(v.to_string().as_bytes());
         }
 
         #[test]
