@@ -246,3 +246,65 @@ fn tree_and_all_follow_too_and_a_snapshot_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("a snapshot does not change"), "{}", stderr(&out));
 }
+
+/// What the capture of controller-cannot-be-judged could not read: quota-system's workloads,
+/// pods, ServiceAccounts and leases, forbidden.
+fn quota_system_forbidden() -> Vec<Fault> {
+    ["/api/v1/namespaces/quota-system/pods", "/api/v1/namespaces/quota-system/serviceaccounts"]
+        .into_iter()
+        .map(String::from)
+        .chain(
+            ["deployments", "replicasets", "statefulsets", "daemonsets"]
+                .map(|r| format!("/apis/apps/v1/namespaces/quota-system/{r}")),
+        )
+        .chain(["/apis/coordination.k8s.io/v1/namespaces/quota-system/leases".to_string()])
+        .map(|p| Fault::path(&p, FaultKind::Status(403)))
+        .collect()
+}
+
+#[test]
+fn unknown_is_the_single_answers_verdict_and_is_watched_on_not_taken_for_stuck() {
+    const QUOTA: &str = "controller-cannot-be-judged";
+    let args = ["why-stuck", "quotas.quota.example.org/compute", "-n", "team-blue"];
+    // the single answer first: Unknown, exit 3
+    let quiet = server(QUOTA, Vec::new(), quota_system_forbidden());
+    let env = Env::new(&quiet.url(), None);
+    let mut c = env.gc();
+    c.args(["--now", NOW]).args(args).args(["-o", "json"]);
+    let single = run(c, Duration::from_secs(30));
+    assert_eq!(single.status.code(), Some(3), "{}", stderr(&single));
+    assert_eq!(serde_json::from_str::<Value>(&stdout(&single)).unwrap()["verdict"], "Unknown");
+    // watched: Unknown too; --until=stuck does not end it (it is not stuck), nor does it end as
+    // done; with nothing changing for --stuck-after it ends undecided, 3
+    let watched = [&args[..], &["--watch", "--until=stuck", "--stuck-after", "2s", "-o", "json"]].concat();
+    let (code, out, err, took) = watch(&quiet, &watched);
+    assert_eq!(code, Some(3), "{err}\n{out}");
+    assert!(took >= Duration::from_secs(2), "ended after {took:?}");
+    assert!(err.contains("undecided (Unknown), with nothing changing for 2s"), "{err}");
+    let first = lines(&out);
+    assert_eq!(first.len(), 1, "{out}");
+    assert_eq!(first[0]["verdict"], "Unknown");
+    assert_eq!(first[0]["answer"]["verdict"], "Unknown");
+    // a change settles it: the finalizer removed, the Quota gone, exit 0
+    let mut quota = object(QUOTA, "Quota", "compute");
+    let script = vec![
+        step(
+            400,
+            Action::Put({
+                quota["metadata"]["finalizers"] = Value::Array(Vec::new());
+                quota.clone()
+            }),
+        ),
+        step(300, Action::remove(&quota)),
+    ];
+    let server = server(QUOTA, script, quota_system_forbidden());
+    let (code, out, err, _) = watch(&server, &[&args[..], &["--watch", "-o", "json"]].concat());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let lines = lines(&out);
+    assert_eq!(lines[0]["verdict"], "Unknown");
+    let changes = changes(&lines);
+    assert!(changes.contains(&("FinalizerRemoved".into(), "Quota team-blue/compute".into())), "{changes:?}");
+    deleted_once(&changes, "Quota team-blue/compute");
+    assert_eq!(lines.last().unwrap()["verdict"], "Gone");
+    assert_read_only(&server);
+}

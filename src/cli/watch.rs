@@ -13,7 +13,10 @@
 //! the changes that led to it, marked); piped, one line per change with its time; `-o json`,
 //! one JSON object a line, `{"time", "change", "answer"}`. It ends by itself: 0 when gone, 2
 //! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`), 3 at
-//! `--timeout`, 1 on failure (a watch that keeps failing).
+//! `--timeout` or when Unknown for `--stuck-after` with nothing changing (the contract is
+//! silent there: an undecided watch that learns nothing still ends, and 3 is "cannot be
+//! judged"), 1 on failure (a watch that keeps failing). The verdict is the single answer's
+//! (`Diagnosis::verdict`), so a watch is Unknown exactly when `why-stuck` alone exits 3.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +46,8 @@ use super::request::{self, Request, connection, style};
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A change is judged at the latest this long after its first report, however many follow.
 const DEBOUNCE_MAX: Duration = Duration::from_secs(1);
+/// How often the answer is judged again with nothing reported, for what time alone changes.
+const REJUDGE: Duration = Duration::from_secs(15);
 
 /// What is watched.
 #[derive(Clone, Debug)]
@@ -155,12 +160,16 @@ async fn follow(
     let mut last_change = Instant::now();
     let deadline = o.flags.timeout.and_then(|t| t.limit()).map(|t| tokio::time::Instant::now() + t);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // time alone changes an answer (a grace period ends, a finalizer outstays --stuck-after):
+    // judged again from what is kept, without a request; not under --now, whose clock stands
+    let mut clock = tokio::time::interval_at(tokio::time::Instant::now() + REJUDGE, REJUDGE);
+    let clock_moves = global.now.is_none();
     loop {
         if let Some(exit) = ended(&prev.observed, o) {
             return Ok(exit);
         }
-        let stuck_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
-        let stuck = prev.observed.verdict == Verdict::Stuck;
+        let quiet_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
+        let undecided = matches!(prev.observed.verdict, Verdict::Stuck | Verdict::Unknown);
         tokio::select! {
             (id, event) = kept.next() => {
                 let mut changed = apply(&mut kept, id, event)?;
@@ -174,23 +183,22 @@ async fn follow(
                 if !changed {
                     continue;
                 }
-                let answers =
-                    kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
-                let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
-                snapshot.context = live.session.context.clone();
-                let g = kubectl_gc::graph::Graph::build(snapshot);
-                let next = judge(&g, &prev.observed);
-                let told = changes.between(&prev.observed, &next.observed);
-                if !told.is_empty() {
-                    last_change = Instant::now();
-                    out.answer(&next, &told)?;
-                }
-                prev = next;
             }
-            _ = tokio::time::sleep_until(stuck_at), if stuck => {
-                let quiet = request::KubeDuration(o.stuck_after);
-                output::note(&format!("stuck, with nothing changing for {}", human(quiet.0)));
-                return Ok(Exit::Stuck);
+            _ = clock.tick(), if clock_moves => {}
+            _ = tokio::time::sleep_until(quiet_at), if undecided => {
+                let quiet = human(o.stuck_after);
+                return Ok(match prev.observed.verdict {
+                    Verdict::Stuck => {
+                        output::note(&format!("stuck, with nothing changing for {quiet}"));
+                        Exit::Stuck
+                    }
+                    _ => {
+                        output::note(&format!(
+                            "undecided (Unknown), with nothing changing for {quiet}: the answer says what would settle it"
+                        ));
+                        Exit::Unknown
+                    }
+                });
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
                 output::note(&format!(
@@ -201,12 +209,28 @@ async fn follow(
             }
             _ = tick.tick(), if matches!(out.mode, Mode::Terminal { .. }) => {
                 out.redraw(&prev)?;
+                continue;
             }
         }
+        // something it rests on changed, or the clock moved: judged again from what is kept
+        let answers = kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
+        let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
+        snapshot.context = live.session.context.clone();
+        let g = Graph::build(snapshot);
+        let next = judge(&g, &prev.observed);
+        let told = changes.between(&prev.observed, &next.observed);
+        if !told.is_empty() {
+            last_change = Instant::now();
+            out.answer(&next, &told)?;
+        }
+        prev = next;
     }
 }
 
-/// Whether the watch ends on this answer.
+/// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
+/// not Stuck (never a false alarm) and not done (never "nothing to do"): it is watched on,
+/// for a change that settles it, until `--timeout` or `--stuck-after` of nothing changing
+/// (exit 3 either way).
 fn ended(now: &Observed, o: &Options) -> Option<Exit> {
     match now.verdict {
         Verdict::Gone => Some(Exit::Ok),
@@ -281,13 +305,9 @@ fn judge(
     let options = sweep::Options { scope: scope.clone(), stuck_only: *stuck_only, answer: o.answer };
     let s = sweep::sweep(g, &live, &options);
     let ids = sweep::terminating(g, scope);
-    let verdict = if ids.is_empty() {
-        Verdict::Gone
-    } else if s.stuck() {
-        Verdict::Stuck
-    } else {
-        Verdict::InProgress
-    };
+    // the worst answer's, as the single sweep's exit code (objects left out by --stuck-only
+    // are in progress)
+    let verdict = if ids.is_empty() { Verdict::Gone } else { s.verdict().map_or(Verdict::InProgress, Verdict::from) };
     let _ = render::sweep::write_text(g, &s, conn, st, &mut text);
     let json = serde_json::to_value(render::sweep::to_json(g, &s, conn)).ok();
     Judged { observed: Observed::new(g, ids, &s.answers, verdict), text, json }
