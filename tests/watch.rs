@@ -308,3 +308,44 @@ fn unknown_is_the_single_answers_verdict_and_is_watched_on_not_taken_for_stuck()
     assert_eq!(lines.last().unwrap()["verdict"], "Gone");
     assert_read_only(&server);
 }
+
+/// The YAML documents of a watch (`---` each), parsed.
+fn documents(out: &str) -> Vec<Value> {
+    assert!(out.starts_with("---\n"), "{out}");
+    serde_saphyr::from_multiple(out).unwrap_or_else(|e| panic!("not a YAML stream ({e}):\n{out}"))
+}
+
+#[test]
+fn yaml_is_a_document_per_answer_holding_what_json_lines_hold() {
+    let args = ["why-stuck", "site/alpha", "-n", "labs", "--watch"];
+    let srv = server(SITE, foreground_deletion(Vec::new()), Vec::new());
+    let (code, out, err, _) = watch(&srv, &[&args[..], &["-o", "yaml"]].concat());
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let docs = documents(&out);
+    assert_eq!(out.matches("\n---\n").count() + 1, docs.len(), "one `---` per document");
+    for d in &docs {
+        let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["time", "verdict", "change", "answer"], "{d}");
+    }
+    assert_all_deleted_once(&changes(&docs));
+    assert_eq!(docs.last().unwrap()["verdict"], "Gone");
+    assert!(docs.last().unwrap()["answer"].is_null());
+    // the first answer is the single answer's, as JSON lines carry it
+    let srv = server(SITE, foreground_deletion(Vec::new()), Vec::new());
+    let (_, json, _, _) = watch(&srv, &[&args[..], &["-o", "json"]].concat());
+    let first = &lines(&json)[0];
+    assert_eq!(docs[0]["verdict"], first["verdict"]);
+    assert_eq!(docs[0]["answer"], first["answer"], "YAML and JSON answers differ");
+    // tree: its YAML (the single `tree -o yaml` writer) under answer
+    let srv = server(SITE, foreground_deletion(Vec::new()), Vec::new());
+    let (code, out, err, _) = watch(&srv, &["tree", "site/alpha", "-n", "labs", "--watch", "-o", "yaml"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    let docs = documents(&out);
+    assert_eq!(docs[0]["answer"]["object"]["name"], "alpha", "{out}");
+    assert!(docs[0]["answer"]["dependents"].as_array().is_some_and(|d| d.len() == DEPENDENTS.len()), "{out}");
+    assert_all_deleted_once(&changes(&docs));
+    // dot and mermaid draw once: refused with --watch, before anything is read
+    let (code, _, err, _) = watch(&srv, &["tree", "site/alpha", "-n", "labs", "--watch", "-o", "dot"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("-o dot and -o mermaid draw it once"), "{err}");
+}

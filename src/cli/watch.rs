@@ -63,10 +63,21 @@ pub enum Subject {
     },
 }
 
+/// How each answer of a watch is written (`-o`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Redrawn in place on a terminal; piped, one line per change.
+    Text,
+    /// One JSON object a line.
+    Json,
+    /// A YAML document per answer (`---`), as `kubectl get -w -o yaml` streams them.
+    Yaml,
+}
+
 /// How a watch is shown and when it ends.
 pub struct Options {
-    /// `-o json`: one object a line; else text.
-    pub json: bool,
+    /// `-o`.
+    pub format: Format,
     /// How answers are judged (`--stuck-after`).
     pub answer: diagnose::Options,
     /// Stuck this long with nothing changing ends the watch (exit 2).
@@ -80,10 +91,9 @@ pub struct Options {
 /// One answer, judged.
 struct Judged {
     observed: Observed,
-    /// The answer's text (for the terminal and the piped summary).
-    text: Vec<u8>,
-    /// The answer's JSON (`None` once gone).
-    json: Option<serde_json::Value>,
+    /// The answer as the single answer writes it in the watch's format: text, one line of
+    /// JSON, or YAML (`None` once gone).
+    answer: Option<Vec<u8>>,
 }
 
 /// The target's uid when the watch began: another object under its name is not it.
@@ -107,10 +117,12 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
     };
     let conn = connection(global, live.session.context.as_deref());
     let st = style(global);
-    let mode = if o.json {
+    let mode = if o.format == Format::Json {
         Mode::Json
+    } else if o.format == Format::Yaml {
+        Mode::Yaml
     } else if std::io::stdout().is_terminal() {
-        Mode::Terminal { lines: 0 }
+        Mode::Terminal { rows: 0 }
     } else {
         Mode::Lines
     };
@@ -264,7 +276,7 @@ fn judge(
     prev: &Observed,
 ) -> Judged {
     let live = Liveness::new(g, now);
-    let mut text = Vec::new();
+    let mut out = Vec::new();
     if let Some(t) = target {
         let found = g.find(&t.reference.group, &t.reference.kind, t.reference.namespace.as_deref(), &t.reference.name);
         let same = found.filter(|&x| g.object(x).is_some_and(|obj| obj.uid.0 == t.uid));
@@ -278,28 +290,35 @@ fn judge(
             }
             observed.findings.clear();
             observed.verdict = Verdict::Gone;
-            return Judged { observed, text, json: None };
+            return Judged { observed, answer: None };
         };
-        let d = diagnose::why_stuck_with(g, &live, x, &o.answer);
+        let mut d = diagnose::why_stuck_with(g, &live, x, &o.answer);
         let verdict = Verdict::of(&d);
-        let (nodes, json) = match subject {
+        let nodes: Vec<NodeId> = match subject {
             Subject::Tree(dir) => {
                 let t = tree::build(g, &live, x, *dir);
-                let _ = render::text::write_tree(g, &t, now.as_second(), st, &mut text);
-                let mut j = Vec::new();
-                let _ = render::json::write_tree(g, &t, &mut j);
-                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
-                (nodes, serde_json::from_slice(&j).ok())
+                let _ = match o.format {
+                    Format::Text => render::text::write_tree(g, &t, now.as_second(), st, &mut out),
+                    // one line: the tree's JSON writer writes no line breaks inside
+                    Format::Json => render::json::write_tree(g, &t, &mut out),
+                    Format::Yaml => render::tree_yaml::write_tree(g, &t, &mut out),
+                };
+                t.entries.iter().map(|e| e.node).collect()
             }
             _ => {
-                let t = tree::build(g, &live, x, Direction::Dependents);
-                let _ = render::text::write_why_stuck(g, &d, conn, st, &mut text);
-                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
-                (nodes, serde_json::to_value(render::json::why_stuck(g, &d, conn)).ok())
+                // as the single answer does: a namespace not being deleted that holds
+                // deletions points to why-stuck --all
+                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &o.answer);
+                let _ = match o.format {
+                    Format::Text => render::text::write_why_stuck(g, &d, conn, st, &mut out),
+                    Format::Json => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),
+                    Format::Yaml => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),
+                };
+                tree::build(g, &live, x, Direction::Dependents).entries.iter().map(|e| e.node).collect()
             }
         };
         let nodes = nodes.into_iter().chain(d.findings.iter().map(|f| f.object));
-        return Judged { observed: Observed::new(g, nodes, [&d], verdict), text, json };
+        return Judged { observed: Observed::new(g, nodes, [&d], verdict), answer: Some(out) };
     }
     let Subject::All { stuck_only } = subject else { unreachable!("a watch of one object has a target") };
     let options = sweep::Options { scope: scope.clone(), stuck_only: *stuck_only, answer: o.answer };
@@ -308,9 +327,20 @@ fn judge(
     // the worst answer's, as the single sweep's exit code (objects left out by --stuck-only
     // are in progress)
     let verdict = if ids.is_empty() { Verdict::Gone } else { s.verdict().map_or(Verdict::InProgress, Verdict::from) };
-    let _ = render::sweep::write_text(g, &s, conn, st, &mut text);
-    let json = serde_json::to_value(render::sweep::to_json(g, &s, conn)).ok();
-    Judged { observed: Observed::new(g, ids, &s.answers, verdict), text, json }
+    let _ = match o.format {
+        Format::Text => render::sweep::write_text(g, &s, conn, st, &mut out),
+        _ => data(&render::sweep::to_json(g, &s, conn), o.format, &mut out),
+    };
+    Judged { observed: Observed::new(g, ids, &s.answers, verdict), answer: Some(out) }
+}
+
+/// An answer's wire value, as one line of JSON or as YAML (escaped as the single answer's).
+fn data<T: serde::Serialize>(value: &T, format: Format, w: &mut Vec<u8>) -> std::io::Result<()> {
+    match format {
+        Format::Yaml => w.extend_from_slice(render::safe_yaml::to_string(value)?.as_bytes()),
+        _ => w.extend_from_slice(render::safe_json::to_string(value)?.as_bytes()),
+    }
+    Ok(())
 }
 
 fn human(d: Duration) -> String {
@@ -318,12 +348,14 @@ fn human(d: Duration) -> String {
 }
 
 enum Mode {
-    /// Redrawn in place; `lines` drawn last time.
-    Terminal { lines: usize },
+    /// Redrawn in place; `rows` drawn last time (a line wider than the terminal takes more).
+    Terminal { rows: usize },
     /// One line per change.
     Lines,
     /// One JSON object per answer.
     Json,
+    /// One YAML document per answer.
+    Yaml,
 }
 
 struct Out {
@@ -346,6 +378,22 @@ fn mark(k: ChangeKind) -> &'static str {
     }
 }
 
+/// The changes as the JSON and YAML records carry them.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    time: String,
+    verdict: &'static str,
+    change: Vec<ChangeWire<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ChangeWire<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    object: Option<&'a str>,
+    message: &'a str,
+}
+
 impl Out {
     fn elapsed(&self) -> String {
         format!("+{}", human(self.started.elapsed()))
@@ -354,31 +402,51 @@ impl Out {
     /// A new answer, and the changes that led to it.
     fn answer(&mut self, j: &Judged, changes: &[Change]) -> Result<()> {
         let time = Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap_or_else(|_| Timestamp::now());
+        let verdict = j.observed.verdict.as_str();
+        let record = || Record {
+            time: time.to_string(),
+            verdict,
+            change: changes
+                .iter()
+                .map(|c| ChangeWire { kind: c.kind.as_str(), object: c.object.as_deref(), message: &c.message })
+                .collect(),
+        };
         let mut w = output::stdout();
         match self.mode {
             Mode::Json => {
-                let change: Vec<serde_json::Value> = changes
-                    .iter()
-                    .map(|c| serde_json::json!({"type": c.kind.as_str(), "object": c.object, "message": c.message}))
-                    .collect();
-                let line = serde_json::json!({
-                    "time": time.to_string(),
-                    "verdict": j.observed.verdict.as_str(),
-                    "change": change,
-                    "answer": j.json,
-                });
-                serde_json::to_writer(&mut w, &line)?;
-                writeln!(w)?;
+                // {"time", "verdict", "change", "answer"}: the answer's own line spliced in
+                let mut head = render::safe_json::to_string(&record())?;
+                head.pop();
+                w.write_all(head.as_bytes())?;
+                w.write_all(b",\"answer\":")?;
+                match &j.answer {
+                    Some(a) => w.write_all(a.trim_ascii_end())?,
+                    None => w.write_all(b"null")?,
+                }
+                w.write_all(b"}\n")?;
+            }
+            Mode::Yaml => {
+                // a document per answer; the answer is the single answer's YAML, indented
+                w.write_all(b"---\n")?;
+                w.write_all(render::safe_yaml::to_string(&record())?.as_bytes())?;
+                match &j.answer {
+                    Some(a) => {
+                        w.write_all(b"answer:\n")?;
+                        for line in String::from_utf8_lossy(a).lines() {
+                            writeln!(w, "  {line}")?;
+                        }
+                    }
+                    None => w.write_all(b"answer: null\n")?,
+                }
             }
             Mode::Lines => {
-                let verdict = j.observed.verdict.as_str();
                 if changes.is_empty() {
-                    let first = String::from_utf8_lossy(&j.text);
-                    let first = first.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                    writeln!(w, "{time} {} {verdict} watching {}: {first}", self.elapsed(), self.title)?;
+                    let text = j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                    writeln!(w, "{time} {} {verdict} watching {}: {first}", self.elapsed(), sanitize(&self.title))?;
                 }
                 for c in changes {
-                    writeln!(w, "{time} {} {verdict} {}: {}", self.elapsed(), c.kind.as_str(), c.message)?;
+                    writeln!(w, "{time} {} {verdict} {}: {}", self.elapsed(), c.kind.as_str(), sanitize(&c.message))?;
                 }
             }
             Mode::Terminal { .. } => {
@@ -386,7 +454,7 @@ impl Out {
                 if !changes.is_empty() {
                     header.push_str(&format!("Changed at {time} ({}):\n", self.elapsed()));
                     for c in changes {
-                        header.push_str(&format!("  {} {}\n", mark(c.kind), c.message));
+                        header.push_str(&format!("  {} {}\n", mark(c.kind), sanitize(&c.message)));
                     }
                 }
                 self.last = header;
@@ -398,74 +466,98 @@ impl Out {
         Ok(())
     }
 
-    /// The terminal's frame again (the elapsed time moves on): each line overwritten in place.
+    /// The terminal's frame again (the elapsed time moves on): each line overwritten in place,
+    /// the whole frame in one write, so that Ctrl-C finds whole frames.
     fn redraw(&mut self, j: &Judged) -> Result<()> {
-        let Mode::Terminal { lines } = &mut self.mode else { return Ok(()) };
+        let Mode::Terminal { rows } = &mut self.mode else { return Ok(()) };
         let mut frame = format!(
             "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
-            self.title,
+            sanitize(&self.title),
             j.observed.verdict.as_str(),
             human(self.started.elapsed())
         );
         frame.push_str(&self.last);
         frame.push('\n');
-        frame.push_str(&String::from_utf8_lossy(&j.text));
-        let rows = terminal_size::terminal_size().map_or(24, |(_, h)| usize::from(h.0));
-        let mut w = output::stdout();
-        if *lines > 0 {
-            if *lines >= rows {
+        frame.push_str(&j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default());
+        let (width, height) = terminal_size::terminal_size()
+            .map_or((80, 24), |(w, h)| (usize::from(w.0).max(1), usize::from(h.0).max(1)));
+        let mut bytes = Vec::with_capacity(frame.len() + 64);
+        if *rows > 0 {
+            if *rows >= height {
                 // taller than the screen: the cursor cannot go back up far enough
-                write!(w, "\x1b[H\x1b[2J")?;
+                bytes.extend_from_slice(b"\x1b[H\x1b[2J");
             } else {
-                write!(w, "\x1b[{lines}F")?;
+                bytes.extend_from_slice(format!("\x1b[{rows}F").as_bytes());
             }
         }
+        let mut drawn = 0;
         for l in frame.lines() {
-            writeln!(w, "{l}\x1b[K")?;
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.extend_from_slice(b"\x1b[K\n");
+            drawn += terminal_rows(l, width);
         }
-        write!(w, "\x1b[J")?;
+        bytes.extend_from_slice(b"\x1b[J");
+        let mut w = output::stdout();
+        w.write_all(&bytes)?;
         w.flush()?;
-        *lines = frame.lines().count();
+        *rows = drawn;
         Ok(())
     }
 }
 
-/// The terminal's cursor, hidden while the frame is redrawn and shown again on every way out
-/// (Ctrl-C included: a SIGINT handler puts it back before the process ends).
+/// Text from the cluster, escaped for a terminal.
+fn sanitize(s: &str) -> String {
+    render::style::sanitize(s)
+}
+
+/// The rows a line takes on a terminal `width` columns wide (escape sequences take none).
+fn terminal_rows(line: &str, width: usize) -> usize {
+    render::style::columns(line).div_ceil(width).max(1)
+}
+
+/// The terminal's cursor, hidden while the frame is redrawn and shown again on every way out.
+/// Ctrl-C (SIGINT) and SIGTERM end a watch as they end `kubectl get -w`, by the signal (a
+/// shell says 130 for SIGINT), but first a handler shows the cursor again: frames are written
+/// whole, each ending at the start of a line, so nothing is left half drawn.
 mod terminal {
     use super::*;
 
     static HIDDEN: AtomicBool = AtomicBool::new(false);
-    const SHOW: &[u8] = b"\x1b[?25h\n";
+    const SHOW: &[u8] = b"\x1b[?25h";
 
-    extern "C" fn on_interrupt(_: libc::c_int) {
+    extern "C" fn on_signal(signal: libc::c_int) {
         if HIDDEN.load(Ordering::SeqCst) {
-            // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is static.
+            // SAFETY: write(2) is async-signal-safe; the buffer is static.
             unsafe {
                 libc::write(1, SHOW.as_ptr().cast(), SHOW.len());
             }
         }
-        // SAFETY: see above; 130 is a shell's code for "ended by SIGINT".
-        unsafe { libc::_exit(130) }
+        // SAFETY: signal(2) and raise(3) are async-signal-safe. The signal is blocked while
+        // its handler runs, so the raised one is delivered on return, with the default
+        // action: the process ends by it, as it would have without the handler.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
     }
 
     pub fn hide_cursor() {
-        let mut w = std::io::stdout().lock();
-        let _ = w.write_all(b"\x1b[?25l");
-        let _ = w.flush();
-        HIDDEN.store(true, Ordering::SeqCst);
-        let handler = on_interrupt as extern "C" fn(libc::c_int);
+        let handler = on_signal as extern "C" fn(libc::c_int);
         // SAFETY: the handler only calls async-signal-safe functions.
         unsafe {
             libc::signal(libc::SIGINT, handler as libc::sighandler_t);
             libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
         }
+        HIDDEN.store(true, Ordering::SeqCst);
+        let mut w = std::io::stdout().lock();
+        let _ = w.write_all(b"\x1b[?25l");
+        let _ = w.flush();
     }
 
     pub fn show_cursor() {
         if HIDDEN.swap(false, Ordering::SeqCst) {
             let mut w = std::io::stdout().lock();
-            let _ = w.write_all(b"\x1b[?25h");
+            let _ = w.write_all(SHOW);
             let _ = w.flush();
         }
     }
