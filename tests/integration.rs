@@ -19,3 +19,4 @@ mod sweep;
 mod trips;
 mod util;
 mod watch;
+mod watch_terminal;

@@ -9,7 +9,7 @@ use crate::support::apiserver::watch::{Action, Scripted};
 use crate::support::apiserver::{ApiServer, Fault, FaultKind, Options};
 use crate::support::{Env, NOW, assert_read_only, root, run, stderr, stdout};
 
-const SITE: &str = "site-basics";
+pub(super) const SITE: &str = "site-basics";
 const DEPENDENTS: [(&str, &str); 4] = [
     ("ConfigMap", "alpha-config"),
     ("ConfigMap", "alpha-scripts"),
@@ -17,12 +17,12 @@ const DEPENDENTS: [(&str, &str); 4] = [
     ("Secret", "alpha-credentials"),
 ];
 
-fn snapshot(fixture: &str) -> std::path::PathBuf {
+pub(super) fn snapshot(fixture: &str) -> std::path::PathBuf {
     root().join("tests/fixtures").join(fixture).join("snapshot.json")
 }
 
 /// An object of a fixture, by kind and name.
-fn object(fixture: &str, kind: &str, name: &str) -> Value {
+pub(super) fn object(fixture: &str, kind: &str, name: &str) -> Value {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(snapshot(fixture)).unwrap()).unwrap();
     let items = v["items"].as_array().cloned().unwrap_or_default();
     items
@@ -32,14 +32,14 @@ fn object(fixture: &str, kind: &str, name: &str) -> Value {
 }
 
 /// The Site being deleted (a minute before NOW) with these finalizers.
-fn deleting_site(finalizers: &[&str]) -> Value {
+pub(super) fn deleting_site(finalizers: &[&str]) -> Value {
     let mut site = object(SITE, "Site", "alpha");
     site["metadata"]["deletionTimestamp"] = "2026-11-29T11:59:00Z".into();
     site["metadata"]["finalizers"] = finalizers.iter().map(|f| Value::from(*f)).collect();
     site
 }
 
-fn step(after_ms: u64, action: Action) -> Scripted {
+pub(super) fn step(after_ms: u64, action: Action) -> Scripted {
     Scripted { after: Duration::from_millis(after_ms), action }
 }
 
@@ -57,7 +57,7 @@ fn foreground_deletion(extra: Vec<Scripted>) -> Vec<Scripted> {
     s
 }
 
-fn server(fixture: &str, script: Vec<Scripted>, faults: Vec<Fault>) -> ApiServer {
+pub(super) fn server(fixture: &str, script: Vec<Scripted>, faults: Vec<Fault>) -> ApiServer {
     let options = Options { script, faults, bookmark_every: Duration::from_millis(200), ..Options::default() };
     ApiServer::start_with(&snapshot(fixture), options, 0)
 }
