@@ -349,3 +349,32 @@ fn yaml_is_a_document_per_answer_holding_what_json_lines_hold() {
     assert_eq!(code, Some(1));
     assert!(err.contains("-o dot and -o mermaid draw it once"), "{err}");
 }
+
+#[test]
+fn the_readmes_recorded_watch_is_what_the_binary_prints_with_the_committed_script() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme
+        .split("```text\n")
+        .find(|b| b.starts_with("$ kubectl-gc --server") && b.lines().next().unwrap().ends_with(" --watch"))
+        .expect("the README's recorded --watch example")
+        .split("```")
+        .next()
+        .unwrap();
+    let script_file = root().join("tests/support/apiserver/scripts/site-alpha-foreground.json");
+    let steps: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(script_file).unwrap()).unwrap();
+    let script = steps
+        .iter()
+        .map(|s| Scripted {
+            after: Duration::from_secs_f64(s["after"].as_f64().unwrap()),
+            action: Action::from_json(s).expect("a step"),
+        })
+        .collect();
+    let srv = server(SITE, script, Vec::new());
+    let (code, out, err, _) = watch(&srv, &["why-stuck", "site/alpha", "-n", "labs", "--watch"]);
+    assert_eq!(code, Some(0), "{err}\n{out}");
+    // the time and the elapsed time differ from run to run; the rest is the example
+    let words = |l: &str| l.splitn(3, ' ').nth(2).unwrap_or("").to_string();
+    let want: Vec<String> = block.lines().skip(1).map(words).collect();
+    let got: Vec<String> = out.lines().map(words).collect();
+    assert_eq!(got, want, "README.md's --watch example is out of date");
+}
