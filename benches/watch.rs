@@ -91,7 +91,7 @@ fn metadata(n: usize, name: &str, owner: Option<&Value>) -> Value {
                        "managedFields": managed("argocd-controller", json!({"f:metadata": {"f:labels": {
                            "f:app.kubernetes.io/name": {}, "f:app.kubernetes.io/instance": {},
                            "f:app.kubernetes.io/part-of": {}, "f:team": {}}}, "f:data": {".": {}, "f:config.yaml": {}}}))});
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         let applied = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": NS,
                              "labels": m["labels"].clone()}, "data": {"config.yaml": "x".repeat(300)}});
         m["annotations"] = json!({"kubectl.kubernetes.io/last-applied-configuration": applied.to_string()});
