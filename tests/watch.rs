@@ -360,7 +360,7 @@ fn the_readmes_recorded_watch_is_what_the_binary_prints_with_the_committed_scrip
         .split("```")
         .next()
         .unwrap();
-    let script_file = root().join("tests/support/apiserver/scripts/site-alpha-foreground.json");
+    let script_file = root().join("tests/support/scripts/site-alpha-foreground.json");
     let steps: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(script_file).unwrap()).unwrap();
     let script = steps
         .iter()
