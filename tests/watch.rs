@@ -378,3 +378,19 @@ fn the_readmes_recorded_watch_is_what_the_binary_prints_with_the_committed_scrip
     let got: Vec<String> = out.lines().map(words).collect();
     assert_eq!(got, want, "README.md's --watch example is out of date");
 }
+
+#[test]
+fn a_hostile_finalizer_name_in_a_change_is_escaped_in_lines_json_and_yaml() {
+    let hostile = "own.labhub.io/x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}";
+    let script = vec![
+        step(400, Action::Put(deleting_site(&["own.labhub.io/cleanup", hostile]))),
+        step(400, Action::remove(&deleting_site(&[]))),
+    ];
+    for format in ["text", "json", "yaml"] {
+        let srv = server(SITE, script.clone(), Vec::new());
+        let (code, out, err, _) = watch(&srv, &["why-stuck", "site/alpha", "-n", "labs", "--watch", "-o", format]);
+        assert_eq!(code, Some(0), "{format}: {err}\n{out}");
+        assert!(!out.contains(['\u{1b}', '\u{7}', '\u{202e}']), "{format}: raw control characters:\n{out:?}");
+        assert!(out.contains("own.labhub.io/x"), "{format}: the finalizer is not told at all:\n{out}");
+    }
+}
