@@ -394,3 +394,43 @@ fn a_hostile_finalizer_name_in_a_change_is_escaped_in_lines_json_and_yaml() {
         assert!(out.contains("own.labhub.io/x"), "{format}: the finalizer is not told at all:\n{out}");
     }
 }
+
+#[test]
+fn time_alone_changes_the_answer_judged_again_from_what_is_kept_without_a_request() {
+    // site-basics as it stands now: its leases renewed this second (for an hour), the Site
+    // deleted this second with its operator's finalizer; nothing will change
+    let now = k8s_openapi::jiff::Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap().to_string();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(snapshot(SITE)).unwrap()).unwrap();
+    for o in v["items"].as_array_mut().unwrap() {
+        if o["kind"] == "Lease" {
+            o["spec"]["renewTime"] = now.clone().into();
+            o["spec"]["leaseDurationSeconds"] = 3600.into();
+        }
+        if o["kind"] == "Site" && o["metadata"]["name"] == "alpha" {
+            o["metadata"]["deletionTimestamp"] = now.clone().into();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("snapshot.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    let srv = ApiServer::start_with(&file, Options::default(), 0);
+    // the clock, not --now: past --stuck-after the alive operator's finalizer is not
+    // progressing (Stuck), which only time tells
+    let env = Env::new(&srv.url(), None);
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "--watch", "--stuck-after", "3s", "--timeout", "60s"]);
+    c.args(["-o", "json", "--request-timeout", "5s"]);
+    let out = run(c, Duration::from_secs(90));
+    let (code, out, err) = (out.status.code(), stdout(&out), stderr(&out));
+    assert_eq!(code, Some(2), "{err}\n{out}");
+    let lines = lines(&out);
+    assert_eq!(lines[0]["verdict"], "InProgress", "{out}");
+    assert_eq!(lines.len(), 2, "{out}");
+    assert_eq!(lines[1]["verdict"], "Stuck", "{out}");
+    let told = changes(&lines);
+    assert!(told.contains(&("FindingNew".into(), "Site labs/alpha".into())), "{told:?}");
+    assert!(lines[1]["answer"]["findings"].as_array().unwrap().iter().any(|f| f["code"] == "FinalizerNotProgressing"));
+    // judged again from what was kept: nothing read again, only the watches
+    assert_nothing_read_again(&srv);
+    assert!(err.contains("stuck, with nothing changing for 3s"), "{err}");
+}
