@@ -9,6 +9,8 @@ use super::step::{Command, Reach, Step};
 use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::admission::Index;
 use crate::admission::backend::{self, Backend, Target};
+use crate::admission::denials::Denial;
+use crate::admission::policies::{Kind, PolicyMatch};
 use crate::admission::webhooks::{Interceptor, Operation};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
@@ -33,17 +35,36 @@ impl Explainer<'_, '_> {
         } else if x != self.target && will_be_deleted(g, o, x) {
             ops.push(Operation::Delete);
         }
-        if let (false, Some(f)) = (ops.is_empty(), seen_denying(g, &self.shared.events, x)) {
-            self.findings.push(f);
+        let index = &self.shared.admission;
+        // a denial quoted in Events decides; the first seen speaks for the object
+        let denial = ops.iter().find_map(|&op| index.denials(g, x, op).first().map(|d| (op, (*d).clone())));
+        if let Some((op, d)) = &denial {
+            self.findings.push(seen_denying(g, x, *op, d));
             self.local_stuck.push(x);
         }
-        for op in ops {
+        // policies that may deny, each (policy, binding) once with every request it applies to
+        let mut may: Vec<(PolicyMatch, Vec<Operation>)> = Vec::new();
+        for &op in &ops {
+            for m in index.policies(g, x, op).into_iter().filter(PolicyMatch::may_deny) {
+                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
+                    continue;
+                }
+                match may.iter_mut().find(|(k, _)| k.policy == m.policy && k.binding == m.binding) {
+                    Some((_, seen)) => seen.push(op),
+                    None => may.push((m, vec![op])),
+                }
+            }
+        }
+        for &op in &ops {
             let found = self.shared.admission.interceptors(g, x, op);
             // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
             for hooks in by_configuration(found.iter().filter(|i| i.backend.is_dead())) {
                 self.findings.push(unavailable(g, x, &hooks));
                 self.local_stuck.push(x);
             }
+        }
+        for (m, on) in may {
+            self.findings.push(may_deny(g, x, &m, &on));
         }
     }
 }
@@ -221,63 +242,106 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
     }
 }
 
-/// `AdmissionDenied` from the object's Warning Events: a message that says `denied` and names,
-/// quoted, a webhook of a configuration or an admission policy the snapshot holds (the API
-/// server's `admission webhook "<name>" denied the request`, `ValidatingAdmissionPolicy
-/// '<name>' with binding '<b>' denied request`). Only the name the cluster holds is matched;
-/// the message is quoted as written.
-fn seen_denying(g: &Graph, events: &super::events::Index, x: NodeId) -> Option<Finding> {
-    let warnings = events.warnings(g.identity(x).uid);
-    if warnings.is_empty() {
-        return None;
+/// What `op` is, for `x`, in a message.
+fn request(o: &Object, op: Operation) -> String {
+    match op {
+        Operation::Update => format!("the UPDATE that removes {}", o.finalizers.join(", ")),
+        Operation::Delete if o.is_deleting() && is_pod(o) => "the kubelet's final DELETE (grace period 0)".into(),
+        Operation::Delete => "the DELETE that removes it".into(),
     }
-    let mut names: Vec<(NodeId, String)> = Vec::new();
-    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
-        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
-            let Some(conf) = g.object(c) else { continue };
-            for w in conf.body.get("webhooks").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                if let Some(n) = w.get("name").and_then(serde_json::Value::as_str) {
-                    names.push((c, format!("\"{n}\"")));
-                }
-            }
-        }
+}
+
+/// `kubectl get <resource> <name> -o yaml`, to read a configuration, policy or binding.
+fn read_it(g: &Graph, n: NodeId, why: &str) -> Step {
+    let id = g.identity(n);
+    Step::run(
+        Reach::Inspect,
+        format!("Read {} {}: {why}", id.kind, id.name),
+        Command::kubectl(["get"]).arg(id.kind.to_lowercase()).arg(id.name).flag("-o", "yaml"),
+    )
+}
+
+/// `AdmissionDenied` from a denial quoted in the object's Warning Events (see
+/// [`crate::admission::denials`]): stuck, until the denier allows the request.
+fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let by = match d.binding {
+        Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
+        None => describe(g, d.by),
+    };
+    let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
+    let mut related = vec![Related::Node(d.by)];
+    let mut remedy = vec![read_it(g, d.by, "what it denies and why.")];
+    if let Some(b) = d.binding {
+        related.push(Related::Node(b));
+        remedy.push(read_it(g, b, "which requests it applies the policy to, with which validationActions."));
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            format!(
+                "Adjust the binding {} (narrow its matchResources, or validationActions Warn instead of Deny) so it allows this request; deleting it turns the policy off for every object it covers.",
+                g.identity(b).name
+            ),
+        ));
+    } else {
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            "Adjust it so it allows this request; removing it turns off whatever it enforces for every object it covers.",
+        ));
     }
-    for kind in ["ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"] {
-        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
-            names.push((c, format!("'{}'", g.identity(c).name)));
-        }
-    }
-    let (e, c) = warnings.iter().find_map(|e| {
-        (e.message.contains("denied"))
-            .then(|| names.iter().find(|(_, n)| e.message.contains(n.as_str())).map(|(c, _)| (*e, *c)))?
-    })?;
-    let conf = g.identity(c);
-    let resource = conf.kind.to_lowercase();
-    Some(Finding {
+    Finding {
         code: FindingCode::AdmissionDenied,
         severity: Severity::Error,
         object: x,
-        related: vec![Related::Node(c)],
+        related,
         message: format!(
-            "{} denies a request the deletion of {} needs; its Warning Event quotes: {:?}. Until it allows it, the finalizer's removal (or the delete) is rejected, printed patches too",
-            describe(g, c),
+            "{by} denies {} of {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            request(o, op),
             describe(g, x),
-            e.message
+            d.reason,
+            d.message
         ),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// `AdmissionDenied` as a Warning: a policy applies to a request this deletion needs and its
+/// expressions read finalizers or deletionTimestamp; CEL is not evaluated, and no denial was
+/// seen, so it may or may not deny. Not stuck by itself.
+fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(o, op)).collect();
+    let effect = match m.kind {
+        Kind::Validating => "with validationActions Deny",
+        Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
+    };
+    let mut message = format!(
+        "{} applies to {} of {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {}; no Event quoting a denial was seen",
+        m.describe(g),
+        requests.join(" and "),
+        describe(g, x),
+        m.reads.join("; "),
+        if ops.len() > 1 { "them" } else { "it" },
+    );
+    if !m.caveats.is_empty() {
+        message.push_str(&format!(" (it may not apply: {})", m.caveats.join("; ")));
+    }
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Warning,
+        object: x,
+        related: vec![Related::Node(m.policy), Related::Node(m.binding)],
+        message,
         remedy: vec![
-            Step::run(
-                Reach::Inspect,
-                format!("Read {} {}: what it denies and why.", conf.kind, conf.name),
-                Command::kubectl(["get"]).arg(resource.clone()).arg(conf.name).flag("-o", "yaml"),
-            ),
-            Step::advice(
-                Reach::Disrupt,
-                "Adjust it (or its binding) so it allows this request; removing it turns off whatever it enforces for every object it covers.",
-            ),
+            read_it(g, m.policy, "what its validations allow on a deletion."),
+            read_it(g, m.binding, "which requests it applies the policy to."),
+            // a denial would be quoted there
+            super::progress::events_step(g, x),
         ],
         subject: Subject::Related,
         cannot_tell: false,
-    })
+    }
 }
 
 /// Any step that removes a finalizer of an object whose UPDATE a dead webhook rejects says so,

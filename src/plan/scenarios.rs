@@ -1050,3 +1050,80 @@ fn a_webhook_whose_pods_the_plan_deletes_for_good_rejects_what_comes_after() {
     });
     assert!(o.gone("ConfigMap/d/cm") && o.blocked.is_empty(), "{:?}", o.plan.result.blocked);
 }
+
+#[test]
+fn the_kubelets_final_delete_rejected_by_a_dead_webhook_keeps_a_terminating_pod() {
+    let rs = obj("apps/v1", "ReplicaSet", Some("d"), "rs");
+    // deleted with a grace period: its containers stop, then the kubelet sends DELETE (grace 0)
+    let pod = obj("v1", "Pod", Some("d"), "pod")
+        .controlled_by(&rs)
+        .on_node("node-1")
+        .set("metadata", "deletionTimestamp", json!("2026-11-29T11:00:30Z"))
+        .set("metadata", "deletionGracePeriodSeconds", json!(30));
+    let mut objs = vec![namespace("d"), rs.clone(), pod, ready_node("node-1")];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let o = delete(&g, &rs, Some(Cascade::Background));
+    assert!(o.gone("Pod/d/pod") && o.plan.steps.iter().any(|s| s.actor == "kubelet"), "{:?}", o.left);
+    objs.push(webhook("pod-guard", "", &["pods"], &["DELETE"], "Fail"));
+    let g = graph(&objs);
+    let o = delete(&g, &rs, Some(Cascade::Background));
+    assert_eq!(o.blocked, ["Pod/d/pod"]);
+    let why = blocked_reason(&o, &g, "Pod/d/pod");
+    assert!(why.contains("kubelet's DELETE is rejected") && why.contains("pod-guard"), "{why}");
+}
+
+// ----- admission policies ------------------------------------------------------------------
+
+fn keep_policy() -> Vec<Obj> {
+    let p = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, "keep").set(
+        "",
+        "spec",
+        json!({"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                   "operations": ["UPDATE"], "resources": ["configmaps"]}]},
+               "validations": [{"expression": "!has(oldObject.metadata.deletionTimestamp) || size(object.metadata.finalizers) > 0"}]}),
+    );
+    let b = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, "keep-all").set(
+        "",
+        "spec",
+        json!({"policyName": "keep", "validationActions": ["Deny"]}),
+    );
+    vec![p, b]
+}
+
+#[test]
+fn a_policy_that_may_deny_is_a_note_and_one_seen_denying_blocks() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut objs = vec![namespace("d"), cm.clone()];
+    objs.extend(keep_policy());
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+    assert!(
+        o.plan
+            .notes
+            .iter()
+            .any(|n| n.contains("ValidatingAdmissionPolicy keep (binding keep-all)") && n.contains("may be rejected")),
+        "{:?}",
+        o.plan.notes
+    );
+    // the controller's Warning quotes the policy's denial: the removal is denied again
+    objs.push(
+        obj("v1", "Event", Some("d"), "cm.1")
+            .set("", "involvedObject", json!({"kind": "ConfigMap", "namespace": "d", "name": "cm", "uid": cm.uid()}))
+            .set("", "type", json!("Warning"))
+            .set("", "reason", json!("FinalizerRemovalFailed"))
+            .set("", "lastTimestamp", json!("2026-11-29T11:30:00Z"))
+            .set("", "message", json!("ValidatingAdmissionPolicy 'keep' with binding 'keep-all' denied request: no")),
+    );
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(
+        why.contains("is denied") && why.contains("binding keep-all") && why.contains("denied request: no"),
+        "{why}"
+    );
+}
