@@ -181,6 +181,11 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         // every one of them may not be called
         message.push_str(&format!(" (it may not apply: {})", i.caveats.join("; ")));
     }
+    // the pod is its own webhook's backend and nothing replaces it while it remains
+    let held = is_pod(o).then(|| hooks.iter().find_map(|h| serves_itself(g, x, o, &h.target))).flatten();
+    if let Some(why) = &held {
+        message.push_str(&format!(". It holds itself: {why}"));
+    }
     let conf = g.identity(i.configuration);
     let conf_resource = conf.kind.to_lowercase();
     let mut remedy = vec![Step::run(
@@ -202,6 +207,12 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
                 Reach::Inspect,
                 format!(
                     "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
+                ),
+            )),
+            _ if held.is_some() => remedy.push(Step::advice(
+                Reach::Inspect,
+                format!(
+                    "Its backend cannot come back by itself: this pod is behind Service {namespace}/{name}, and its replacement waits for it to go. Run the webhook's server elsewhere and point the configuration at it, or take the configuration out of the path (below); then the pod goes and is replaced."
                 ),
             )),
             _ => {
@@ -259,6 +270,40 @@ fn read_it(g: &Graph, n: NodeId, why: &str) -> Step {
         format!("Read {} {}: {why}", id.kind, id.name),
         Command::kubectl(["get"]).arg(id.kind.to_lowercase()).arg(id.name).flag("-o", "yaml"),
     )
+}
+
+/// Why pod `x` is the backend of the webhook calling `target` and cannot make room for one
+/// that serves: the Service's selector matches the pod's labels, and the pod's workload brings
+/// up a replacement only once it is gone (a StatefulSet, a DaemonSet, none: a bare pod) or is
+/// being deleted itself. A ReplicaSet's replacement starts at once and serves again.
+fn serves_itself(g: &Graph, x: NodeId, o: &Object, target: &Target) -> Option<String> {
+    let Target::Service { namespace, name } = target else { return None };
+    if o.namespace.as_deref() != Some(namespace.as_str()) {
+        return None;
+    }
+    let svc = g.find("", "Service", Some(namespace), name).and_then(|s| g.object(s))?;
+    let selector = svc.field("/spec/selector").and_then(serde_json::Value::as_object).filter(|m| !m.is_empty())?;
+    if !selector.iter().all(|(k, v)| o.label(k) == v.as_str()) {
+        return None;
+    }
+    let workload = g.controller_of(x).filter(|&c| g.object(c).is_some());
+    let waits = match workload {
+        None => Some("nothing replaces a bare pod".to_string()),
+        Some(w) => {
+            let (kind, deleting) = (g.identity(w).kind, g.object(w).is_some_and(|o| o.is_deleting()));
+            match kind {
+                _ if deleting => Some(format!("{} is being deleted, so no replacement comes", describe(g, w))),
+                "StatefulSet" | "DaemonSet" => {
+                    Some(format!("{} brings up its replacement only once it is gone", describe(g, w)))
+                }
+                _ => None,
+            }
+        }
+    }?;
+    Some(format!(
+        "{} is behind Service {namespace}/{name} itself (its selector matches the pod's labels), so the webhook it serves rejects its own removal, and {waits}",
+        describe(g, x)
+    ))
 }
 
 /// `AdmissionDenied` from a denial quoted in the object's Warning Events (see

@@ -1127,3 +1127,66 @@ fn a_policy_that_may_deny_is_a_note_and_one_seen_denying_blocks() {
         "{why}"
     );
 }
+
+// ----- a controller the plan deletes before it removes its finalizer ------------------------
+
+/// Deployment ops/op-operator (ready), its ReplicaSet and running pod, and ConfigMap
+/// `cm_ns`/state carrying op.example.com/drain, which field manager "op-operator" added.
+fn operator_and_its_object(cm_ns: &str) -> (Vec<Obj>, Obj, Obj) {
+    let dep = obj("apps/v1", "Deployment", Some("ops"), "op-operator")
+        .set("spec", "replicas", json!(1))
+        .set("status", "readyReplicas", json!(1))
+        .set("status", "replicas", json!(1));
+    let rs = obj("apps/v1", "ReplicaSet", Some("ops"), "op-operator-5d9c").controlled_by(&dep);
+    let pod = obj("v1", "Pod", Some("ops"), "op-operator-5d9c-x1").controlled_by(&rs).on_node("node-1").set(
+        "status",
+        "conditions",
+        json!([{"type": "Ready", "status": "True"}]),
+    );
+    let cm = obj("v1", "ConfigMap", Some(cm_ns), "state").fin(&["op.example.com/drain"]).set(
+        "metadata",
+        "managedFields",
+        json!([{"manager": "op-operator", "operation": "Update", "time": "2026-11-20T10:00:00Z",
+                "fieldsV1": {"f:metadata": {"f:finalizers": {".": {}, "v:\"op.example.com/drain\"": {}}}}}]),
+    );
+    let mut objs = vec![namespace("ops"), ready_node("node-1"), dep.clone(), rs, pod, cm.clone()];
+    if cm_ns != "ops" {
+        objs.push(namespace(cm_ns));
+    }
+    (objs, dep, cm)
+}
+
+#[test]
+fn deleting_the_namespace_an_operator_runs_in_blocks_what_it_finalizes_there() {
+    let (objs, _, cm) = operator_and_its_object("ops");
+    let g = graph(&objs);
+    // the ConfigMap alone: its controller is alive and removes the finalizer
+    let o = delete(&g, &cm, Some(Cascade::Background));
+    assert!(o.gone("ConfigMap/ops/state"), "{:?}", o.plan.result.blocked);
+    // the whole namespace: the operator goes with it and the ConfigMap stays
+    let o = delete(&g, &namespace("ops"), Some(Cascade::Background));
+    assert!(o.exists("ConfigMap/ops/state") && o.deleting("ConfigMap/ops/state"), "{:?}", o.left);
+    let why = blocked_reason(&o, &g, "ConfigMap/ops/state");
+    assert!(why.contains("holds itself") && why.contains("Deployment ops/op-operator"), "{why}");
+}
+
+#[test]
+fn deleting_an_operators_deployment_blocks_what_it_finalizes_elsewhere_once_deleted() {
+    let (objs, dep, cm) = operator_and_its_object("apps");
+    let g = graph(&objs);
+    let (d, c) = (id(&g, &dep), id(&g, &cm));
+    let o = run_with(&g, None, |s| {
+        s.delete(d, "kubectl", Some(Cascade::Background));
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("Deployment/ops/op-operator"));
+    let why = blocked_reason(&o, &g, "ConfigMap/apps/state");
+    assert!(why.contains("holds itself"), "{why}");
+    // its custom resources first, then the operator: nothing held
+    let o = run_with(&g, None, |s| {
+        s.delete(c, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(d, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.blocked.is_empty() && o.gone("ConfigMap/apps/state"), "{:?}", o.plan.result.blocked);
+}
