@@ -469,3 +469,19 @@ fn admission_policies_are_read_in_full_only_by_answers_that_judge_admission() {
     assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(&o));
     assert_read_only(&server);
 }
+
+#[test]
+fn forbidden_admission_policies_leave_the_policy_check_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = with_policy(dir.path());
+    let faults = vec![Fault::resource("validatingadmissionpolicies", FaultKind::Status(403))];
+    let server = ApiServer::start_with(&file, Options { faults, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let got = json(&gc(&env, WEBHOOK));
+    assert!(incomplete(&got).iter().any(|i| i.starts_with("validatingadmissionpolicies")), "{:?}", incomplete(&got));
+    // no policy finding can be made, and the finalizer's evidence says so
+    assert!(!got["findings"].as_array().unwrap().iter().any(|f| f["code"] == "AdmissionDenied"), "{got}");
+    let evidence = got["finalizers"][0]["evidence"].to_string();
+    assert!(evidence.contains("admission policies: Unknown"), "{evidence}");
+    assert_read_only(&server);
+}

@@ -129,6 +129,18 @@ pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut 
             describe(g, target)
         ));
     }
+    let unread: Vec<&str> = crate::admission::policies::Kind::ALL
+        .into_iter()
+        .flat_map(|k| k.resources())
+        .filter(|r| backend::unread(g, r))
+        .collect();
+    if !unread.is_empty() {
+        notes.push(format!(
+            "admission policies: Unknown — {} could not be read, so whether a policy denies the UPDATE that removes the finalizer from {} is not known",
+            unread.join(" and "),
+            describe(g, target)
+        ));
+    }
     for f in finalizers {
         f.owner.evidence.extend(notes.iter().cloned());
     }
