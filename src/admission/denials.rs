@@ -7,9 +7,9 @@
 //! releases); the message is quoted as written.
 //!
 //! A denial counts for a request only when its denier could have been sent that request (a
-//! webhook of the configuration, or the policy through the binding quoted, matches it), and,
-//! for an object being deleted, only when it was seen after the deletion was requested: an
-//! older one was about another request.
+//! webhook of the configuration, or the policy through the binding quoted, matches it), and
+//! only when it was seen after the deletion that sends the request was requested (the object's,
+//! else its namespace's or an owner's): an older one was about another request.
 
 use std::collections::HashMap;
 
@@ -104,7 +104,15 @@ impl Denials {
     pub fn of(&self, g: &Graph, policies: &Policies, x: NodeId, op: Operation) -> Vec<&Denial> {
         let Some(o) = g.object(x) else { return Vec::new() };
         let Some(all) = self.by_uid.get(&o.uid) else { return Vec::new() };
-        let since = o.deletion_requested_at();
+        // from when the request can have been sent: the object's deletion, else its
+        // namespace's or an owner's (the namespace controller's and the GC's DELETEs)
+        let since = o.deletion_requested_at().or_else(|| {
+            let ns = o.namespace.as_deref().and_then(|ns| g.find("", "Namespace", None, ns));
+            ns.into_iter()
+                .chain(g.owner_nodes(x).iter().copied())
+                .filter_map(|n| g.object(n).and_then(|n| n.deletion_requested_at()))
+                .min()
+        });
         all.iter()
             .filter(|d| !matches!((since, d.last_seen), (Some(s), Some(t)) if t < s))
             .filter(|d| could_deny(g, policies, d, o, x, op))

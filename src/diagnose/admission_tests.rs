@@ -335,3 +335,40 @@ fn a_policy_seen_denying_in_an_event_makes_the_object_stuck() {
     let g = policy_world(vec![policy(&["CREATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T11:58:00Z")]);
     assert!(!diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied));
 }
+
+#[test]
+fn a_denial_of_the_namespace_controllers_delete_counts_only_once_the_namespace_is_deleted() {
+    // the Account is not being deleted; its namespace is, so the namespace controller DELETEs it
+    let acct = obj("ledger.example.org/v1", "Account", Some("finance"), "acme", "acme");
+    let quoted = "ValidatingAdmissionPolicy 'keep-archive' with binding 'keep-archive-all' denied request: no";
+    let world = |last: &str| {
+        graph(vec![
+            crd(),
+            ns("finance", json!({}))
+                .deleting("2026-11-29T11:30:00Z")
+                .with("spec", json!({"finalizers": ["kubernetes"]})),
+            acct.clone(),
+            policy(&["DELETE"]),
+            binding(&["Deny"]),
+            denial_event(quoted, last),
+        ])
+    };
+    let ns_answer = |g: &Graph| {
+        let live = Liveness::new(g, NOW.parse().unwrap());
+        why_stuck(g, &live, node(g, "Namespace", "finance"))
+    };
+    let g = world("2026-11-29T11:45:00Z");
+    let d = ns_answer(&g);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::AdmissionDenied)
+        .unwrap_or_else(|| panic!("{:#?}", d.findings.iter().map(|f| (f.code, &f.message)).collect::<Vec<_>>()));
+    assert_eq!((f.severity, f.object), (Severity::Error, node(&g, "Account", "acme")));
+    assert!(f.message.contains("the DELETE that removes it"), "{}", f.message);
+    // seen before the namespace was deleted: about another request
+    let g = world("2026-11-29T11:00:00Z");
+    assert!(
+        !ns_answer(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error)
+    );
+}
