@@ -403,7 +403,7 @@ fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding
 
 /// Any step that removes a finalizer of an object whose UPDATE a dead webhook rejects says so,
 /// and goes after the webhook's own steps (it is Destructive; they are at most Disrupt).
-pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
+pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding]) {
     // object → the configurations whose dead webhooks reject its UPDATEs, each once, in order
     let mut blocked: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
     for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionWebhookUnavailable) {
@@ -415,10 +415,32 @@ pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
             }
         }
     }
+    // object → who was seen denying its finalizers' removal
+    let mut denied: HashMap<NodeId, NodeId> = HashMap::new();
+    for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error) {
+        if let Some(d) = index.denials(g, f.object, Operation::Update).first() {
+            denied.entry(f.object).or_insert(d.by);
+        }
+    }
     let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();
     for f in findings.iter_mut() {
-        let Some(confs) = blocked.get(&f.object) else { continue };
-        let (commands, sentence) = patches.entry(f.object).or_insert_with(|| rejected_patches(g, f.object, confs));
+        let (confs, by) = (blocked.get(&f.object), denied.get(&f.object));
+        if confs.is_none() && by.is_none() {
+            continue;
+        }
+        let (commands, sentence) = patches.entry(f.object).or_insert_with(|| {
+            let (commands, mut sentence) = match confs {
+                Some(confs) => rejected_patches(g, f.object, confs),
+                None => (rejected_patches(g, f.object, &[]).0, String::new()),
+            };
+            if let Some(&by) = by {
+                sentence.push_str(&format!(
+                    " Until {} allows it, this patch is denied like the controller's.",
+                    describe(g, by)
+                ));
+            }
+            (commands, sentence)
+        });
         for s in &mut f.remedy {
             if s.command.as_ref().is_some_and(|c| commands.contains(c)) {
                 s.text.push_str(sentence);

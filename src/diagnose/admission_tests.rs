@@ -326,6 +326,14 @@ fn a_policy_seen_denying_in_an_event_makes_the_object_stuck() {
         "{}",
         f.message
     );
+    // the finalizer's removal printed in the same answer is denied too, and says so
+    let patch = d
+        .findings
+        .iter()
+        .flat_map(|f| &f.remedy)
+        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
+        .expect("a finalizer patch");
+    assert!(patch.text.contains("ValidatingAdmissionPolicy keep-archive allows it"), "{}", patch.text);
     // seen before the deletion was asked for: about another request
     let g = policy_world(vec![policy(&["UPDATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T10:00:00Z")]);
     assert!(
