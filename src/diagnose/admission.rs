@@ -266,11 +266,13 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
 }
 
 /// What `op` is, for `x`, in a message.
-fn request(o: &Object, op: Operation) -> String {
+fn request(g: &Graph, x: NodeId, o: &Object, op: Operation) -> String {
     match op {
-        Operation::Update => format!("the UPDATE that removes {}", o.finalizers.join(", ")),
-        Operation::Delete if o.is_deleting() && is_pod(o) => "the kubelet's final DELETE (grace period 0)".into(),
-        Operation::Delete => "the DELETE that removes it".into(),
+        Operation::Update => format!("the UPDATE that removes {} from {}", o.finalizers.join(", "), describe(g, x)),
+        Operation::Delete if o.is_deleting() && is_pod(o) => {
+            format!("the kubelet's final DELETE (grace period 0) of {}", describe(g, x))
+        }
+        Operation::Delete => format!("the DELETE that removes {}", describe(g, x)),
     }
 }
 
@@ -351,9 +353,8 @@ fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
         object: x,
         related,
         message: format!(
-            "{by} denies {} of {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
-            request(o, op),
-            describe(g, x),
+            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            request(g, x, o, op),
             d.reason,
             d.message
         ),
@@ -368,16 +369,15 @@ fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
 /// seen, so it may or may not deny. Not stuck by itself.
 fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
-    let requests: Vec<String> = ops.iter().map(|&op| request(o, op)).collect();
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
     let effect = match m.kind {
         Kind::Validating => "with validationActions Deny",
         Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
     };
     let mut message = format!(
-        "{} applies to {} of {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {}; no Event quoting a denial was seen",
+        "{} applies to {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {}; no Event quoting a denial was seen",
         m.describe(g),
         requests.join(" and "),
-        describe(g, x),
         m.reads.join("; "),
         if ops.len() > 1 { "them" } else { "it" },
     );

@@ -373,7 +373,7 @@ fn a_denial_of_the_namespace_controllers_delete_counts_only_once_the_namespace_i
         .find(|f| f.code == FindingCode::AdmissionDenied)
         .unwrap_or_else(|| panic!("{:#?}", d.findings.iter().map(|f| (f.code, &f.message)).collect::<Vec<_>>()));
     assert_eq!((f.severity, f.object), (Severity::Error, node(&g, "Account", "acme")));
-    assert!(f.message.contains("the DELETE that removes it"), "{}", f.message);
+    assert!(f.message.contains("the DELETE that removes Account finance/acme"), "{}", f.message);
     // seen before the namespace was deleted: about another request
     let g = world("2026-11-29T11:00:00Z");
     assert!(
