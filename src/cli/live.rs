@@ -143,7 +143,10 @@ impl Live {
         // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
         let why_stuck = request.why_stuck.map(|options| reads::WhyStuck { now: self.judged_at, options });
         let capture = request.target.is_none();
-        Ok((Wants { scope, capture, focus, target: target_ref.clone(), why_stuck }, target_ref))
+        Ok((
+            Wants { scope, capture, focus, target: target_ref.clone(), why_stuck, admission: request.admission },
+            target_ref,
+        ))
     }
 
     /// Reads what `wants` asks for, with a progress line on a terminal; rediscovers (and

@@ -52,7 +52,9 @@ fn about(
     why_stuck: Option<diagnose::Options>,
     version: VersionRead,
 ) -> Result<Request> {
-    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck, version })
+    // tree alone judges no request's admission
+    let admission = why_stuck.is_some() || version != VersionRead::Never;
+    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck, version, admission })
 }
 
 pub fn run(args: Args) -> Result<Exit> {
@@ -217,6 +219,7 @@ pub fn run(args: Args) -> Result<Exit> {
                 dependents_anywhere: false,
                 why_stuck: Some(diagnose::Options::default()),
                 version: VersionRead::Record,
+                admission: true,
             };
             let snapshot = super::live::read(global, &capture)?.snapshot;
             warn_about(&snapshot);

@@ -29,6 +29,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
         dependents_anywhere: false,
         why_stuck: Some(answer),
         version: kubectl_gc::reads::VersionRead::WhereJudged,
+        admission: true,
     };
     if a.watch.watch {
         let scope = if global.all_namespaces {

@@ -92,6 +92,7 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
             .flag("--type", "json")
             .flag("-p", json!([{"op": "replace", "path": "/spec/conversion", "value": {"strategy": "None"}}]).to_string()),
     ));
+    remedy.extend(unsafe_delete(g, x, d));
     Finding {
         code: FindingCode::ConversionWebhookUnavailable,
         severity: Severity::Error,
@@ -102,6 +103,35 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
         subject: Subject::Related,
         cannot_tell: false,
     }
+}
+
+/// The last resort for an object the API server cannot decode (KEP-3926): a DELETE with
+/// `ignoreStoreReadErrorWithClusterBreakingPotential`, which removes it from storage without
+/// reading it, running its finalizers, or telling anyone. Only after fixing the conversion (or
+/// turning it off) has proved impossible, and never for an API server older than 1.32, which
+/// has no such option. It takes the feature gate `AllowUnsafeMalformedObjectDeletion` on
+/// kube-apiserver and the `unsafe-delete-ignore-read-errors` verb on the resource
+/// (`plugin/policy/unsafedeletepolicy`).
+fn unsafe_delete(g: &Graph, x: NodeId, d: &DeadConverter) -> Option<Step> {
+    let (available, basis) = crate::release::unsafe_delete(g);
+    if available == Some(false) {
+        return None;
+    }
+    let crd = g.object(d.crd)?;
+    let (plural, group) = (crd.str_field("/spec/names/plural")?, crd.str_field("/spec/group")?);
+    let id = g.identity(x);
+    // one text for every object, so a namespace's many are one step with many commands
+    Some(Step::run(
+        Reach::Destructive,
+        format!(
+            "Last resort, only if the conversion can neither be fixed nor turned off and the API server reports the object as corrupt (it cannot decode it from storage): delete it without reading it (KEP-3926). It leaves storage at once, its finalizers never run and no controller is told, so whatever it guards is stranded. It takes Kubernetes 1.32 or newer ({basis}), the feature gate AllowUnsafeMalformedObjectDeletion on kube-apiserver (alpha from 1.32, off by default) and permission for the verb unsafe-delete-ignore-read-errors on {plural}."
+        ),
+        Command::kubectl(["delete"])
+            .arg(format!("{plural}.{group}"))
+            .arg(id.name)
+            .namespace(id.namespace)
+            .switch("--ignore-store-read-error-with-cluster-breaking-potential=true"),
+    ))
 }
 
 #[cfg(test)]
@@ -159,5 +189,54 @@ mod tests {
         let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
         let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
         assert!(!f.remedy.iter().any(|s| s.reach == Reach::Restore), "{:?}", f.remedy);
+    }
+
+    #[test]
+    fn the_unsafe_delete_comes_last_after_fixing_the_conversion_and_never_before_1_32() {
+        let world = |version: Option<&str>| {
+            let mut s = crate::testing::snapshot(vec![
+                crd(&["v1"], &["v1", "v2"], "Webhook"),
+                ns("shop-system"),
+                obj("shop.example.net/v1", "Cart", Some("orders"), "c1", "c1"),
+            ]);
+            s.server_version = version.map(String::from);
+            Graph::build(s)
+        };
+        let conn = crate::diagnose::Connection::default();
+        let g = world(Some("v1.34.2"));
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        let last = f.remedy.last().unwrap();
+        assert_eq!(last.reach, Reach::Destructive);
+        let line = last.command.as_ref().unwrap().line(&conn);
+        assert_eq!(
+            line,
+            "kubectl delete carts.shop.example.net c1 -n orders --ignore-store-read-error-with-cluster-breaking-potential=true"
+        );
+        assert!(
+            last.text.contains("AllowUnsafeMalformedObjectDeletion") && last.text.contains("v1.34.2"),
+            "{}",
+            last.text
+        );
+        let off = f
+            .remedy
+            .iter()
+            .position(|s| s.command.as_ref().is_some_and(|c| c.line(&conn).contains("\"strategy\":\"None\"")))
+            .unwrap();
+        assert!(off < f.remedy.len() - 1, "after turning conversion off");
+        // a 1.31 API server has no such option
+        let g = world(Some("v1.31.9"));
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        assert!(
+            !f.remedy
+                .iter()
+                .any(|s| s.command.as_ref().is_some_and(|c| c.line(&conn).contains("ignore-store-read-error")))
+        );
+        // unknown: offered, saying what it needs
+        let g = world(None);
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        assert!(f.remedy.last().unwrap().text.contains("1.32 or newer (the input records no server version)"));
     }
 }
