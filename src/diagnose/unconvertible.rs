@@ -226,7 +226,7 @@ mod tests {
         let delete = got
             .iter()
             .position(|l| l == "kubectl delete carts.v1.shop.example.net c1 -n orders")
-            .expect(&format!("{got:?}"));
+            .unwrap_or_else(|| panic!("{got:?}"));
         let off = got.iter().position(|l| l.contains("\"strategy\":\"None\"")).unwrap();
         assert!(delete < off, "{got:?}");
         // not for a namespace that stays, nor when objects may be stored at two versions
