@@ -195,7 +195,7 @@ impl Changes {
                     &was.name,
                     format!("{} was deleted and another object was created under its name", was.name),
                 )),
-                None => out.push(change(ChangeKind::Deleted, &was.name, format!("Deleted {}", was.name))),
+                None => out.push(change(ChangeKind::Deleted, &was.name, format!("{} is gone", was.name))),
             }
         }
         for (uid, now) in &next.objects {

@@ -154,7 +154,7 @@ fn a_finalizer_re_added_by_its_controller_is_reported() {
         out.lines().all(|l| l.split(' ').next().is_some_and(|t| t.parse::<k8s_openapi::jiff::Timestamp>().is_ok())),
         "{out}"
     );
-    assert_eq!(out.lines().filter(|l| l.contains("Deleted: Deleted Site labs/alpha")).count(), 1, "{out}");
+    assert_eq!(out.lines().filter(|l| l.contains("Deleted: Site labs/alpha is gone")).count(), 1, "{out}");
     assert!(out.lines().last().unwrap().contains(" Gone VerdictChanged: verdict InProgress → Gone"), "{out}");
 }
 

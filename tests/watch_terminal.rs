@@ -96,7 +96,7 @@ fn on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean() {
     ];
     let server = server(SITE, script, Vec::new());
     let (mut child, screen, _env) = in_terminal(&server, "why-stuck site/alpha -n labs --watch");
-    screen.wait_for("✗ Deleted ConfigMap labs/alpha-config", Duration::from_secs(30));
+    screen.wait_for("✗ ConfigMap labs/alpha-config is gone", Duration::from_secs(30));
     // a frame or two more (the elapsed time redrawn each second), then Ctrl-C typed
     std::thread::sleep(Duration::from_millis(1500));
     let mut stdin = child.stdin.take().unwrap();
