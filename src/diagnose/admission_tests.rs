@@ -80,17 +80,21 @@ fn a_dead_backend_makes_the_object_stuck_with_the_configuration_related() {
     assert!(!f.remedy[0].reach.destructive());
 }
 
+/// The answer's step that patches a finalizer away.
+fn finalizer_patch(d: &crate::diagnose::Diagnosis) -> &crate::diagnose::step::Step {
+    d.findings
+        .iter()
+        .flat_map(|f| &f.remedy)
+        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
+        .expect("a finalizer patch")
+}
+
 #[test]
 fn a_finalizer_patch_in_the_same_answer_says_it_will_be_rejected() {
     // no controller anywhere: the answer also prints the finalizer's removal
     let g = world(hook(json!([rule(&["UPDATE"], &["accounts"], "*")])), json!({}), json!({}));
     let d = diagnose(&g);
-    let patch = d
-        .findings
-        .iter()
-        .flat_map(|f| &f.remedy)
-        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
-        .expect("a finalizer patch");
+    let patch = finalizer_patch(&d);
     assert!(patch.text.contains("rejected"), "{}", patch.text);
     assert!(patch.reach > Reach::Disrupt, "the patch ranks after removing the configuration");
 }
@@ -327,12 +331,7 @@ fn a_policy_seen_denying_in_an_event_makes_the_object_stuck() {
         f.message
     );
     // the finalizer's removal printed in the same answer is denied too, and says so
-    let patch = d
-        .findings
-        .iter()
-        .flat_map(|f| &f.remedy)
-        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
-        .expect("a finalizer patch");
+    let patch = finalizer_patch(&d);
     assert!(patch.text.contains("ValidatingAdmissionPolicy keep-archive allows it"), "{}", patch.text);
     // seen before the deletion was asked for: about another request
     let g = policy_world(vec![policy(&["UPDATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T10:00:00Z")]);
