@@ -695,7 +695,12 @@ fn namespace_snapshot_records_discovery_capture_time_and_gaps() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["kind"], "List");
     assert!(v["capturedAt"].as_str().is_some());
-    assert!(v["incomplete"][0].as_str().unwrap().contains("secrets"));
+    // typed, with the line beside it
+    let gap = &v["incomplete"][0];
+    assert_eq!(gap["what"]["read"], "list", "{gap}");
+    assert_eq!((gap["what"]["group"].as_str(), gap["what"]["resource"].as_str()), (Some(""), Some("secrets")), "{gap}");
+    assert!(gap["why"].as_str().unwrap().contains("403"), "{gap}");
+    assert!(gap["line"].as_str().unwrap().starts_with("secrets"), "{gap}");
     let items = v["items"].as_array().unwrap();
     assert!(items.iter().any(|i| i["kind"] == "APIResourceList" && i["groupVersion"] == "own.labhub.io/v1"));
     assert!(items.iter().any(|i| i["kind"] == "Site"));
