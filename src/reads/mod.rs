@@ -52,15 +52,15 @@
 //! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`)
 //! and the Events outside it that the answers about what is being deleted in it show.
 //!
-//! For example, still to come: `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
-//! step that finds the terminating objects among the answers and asks, in their namespaces
-//! only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
-//! controller namespaces, the managers), as the steps above do for one namespace.
+//! `why-stuck --all` ([`Wants::sweeping`]) has a plan of its own ([`sweep`]): the scope step
+//! as `tree` reads it, then (`Step::Deleting`) bodies only where the answers about what is being
+//! deleted read them, and the per-answer steps for every such answer.
 
 pub mod answer;
 mod by_name;
 mod crds;
 mod owners;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -169,6 +169,14 @@ pub struct Wants {
     pub why_stuck: Option<WhyStuck>,
 }
 
+impl Wants {
+    /// `why-stuck --all`: answers about every object being deleted in the scope, read by a plan
+    /// of their own ([`sweep`]) rather than as a capture.
+    pub fn sweeping(&self) -> bool {
+        !self.capture && self.target.is_none() && self.why_stuck.is_some()
+    }
+}
+
 /// Whether an answer reads the server's version (`/version`) after the objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VersionRead {
@@ -212,6 +220,8 @@ pub struct WhyStuck {
 enum Step {
     /// The scope: every type, where and how the answer reads it.
     Scope,
+    /// `why-stuck --all`: the bodies of what is being deleted, where its answers read them.
+    Deleting,
     /// Owner kinds whose owners were not found, everywhere; workloads where controllers live.
     Owners,
     /// managedFields that lists left out, for the finalizers that need their managers.
@@ -229,8 +239,9 @@ enum Step {
     Events,
 }
 
-const STEPS: [Step; 8] = [
+const STEPS: [Step; 9] = [
     Step::Scope,
+    Step::Deleting,
     Step::Owners,
     Step::ManagedFields,
     Step::Managers,
@@ -284,6 +295,12 @@ impl Plan {
     fn step(&mut self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
         match step {
             Step::Scope => self.scope(d),
+            // (with `-n` the scope step read the namespace, all that is answered about, in full)
+            Step::Deleting if self.wants.sweeping() && self.wants.scope == Scope::Cluster => {
+                let first = self.answers_to(Step::Scope, answers);
+                sweep::body_asks(d, &sweep::deleting_in(d, first), first)
+            }
+            Step::Deleting => Vec::new(),
             Step::Owners => self.owners(d, answers),
             Step::ManagedFields => managed_fields(answers),
             Step::Managers => self.managers(d, answers),
@@ -307,6 +324,10 @@ impl Plan {
             _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
                 crate::diagnose::reads::backends_of_all(self.graph(d, answers))
             }
+            (Some(_), None) if self.wants.sweeping() => {
+                let scope = self.wants.scope.clone();
+                sweep::reads_of_answers(self.graph(d, answers), &scope)
+            }
             _ => return Vec::new(),
         };
         answer::asks_for(d, &reads, answers)
@@ -323,6 +344,12 @@ impl Plan {
             (Scope::Namespace(ns), true) => Some(ns.clone()),
             _ => None,
         };
+        if self.wants.sweeping() {
+            let scope = self.wants.scope.clone();
+            let objects = sweep::event_objects(self.graph(d, answers), &scope, w.now, &w.options);
+            self.graph = None;
+            return sweep::event_asks(d, objects);
+        }
         let g = self.graph(d, answers);
         let objects = match (target, capture) {
             (Some(t), _) => answer::target_node(g, &t)
