@@ -302,7 +302,15 @@ impl Plan {
             }
             Step::Deleting => Vec::new(),
             Step::Owners => self.owners(d, answers),
-            Step::ManagedFields => managed_fields(answers),
+            Step::ManagedFields if self.wants.sweeping() => {
+                // only the finalizers its answers attribute: of objects being deleted, and of
+                // the content of namespaces being deleted
+                let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+                managed_fields(answers, |m| {
+                    m.deletion_timestamp.is_some() || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
+                })
+            }
+            Step::ManagedFields => managed_fields(answers, |_| true),
             Step::Managers => self.managers(d, answers),
             Step::Crds => self.crds(d, answers),
             Step::Webhooks | Step::Backends => self.webhooks(d, answers),
@@ -437,8 +445,17 @@ impl Plan {
         }
         let restored = restored_managed_fields(self.answers_to(Step::ManagedFields, answers));
         let mut managers = BTreeSet::new();
+        // the sweep attributes the finalizers of what is being deleted (and of the content of
+        // namespaces being deleted) only
+        let sweeping = self.wants.sweeping();
+        let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+        let attributed_here = |m: &crate::snapshot::raw::RawMeta| {
+            !sweeping
+                || m.deletion_timestamp.is_some()
+                || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
+        };
         for a in self.answers_to(Step::Scope, answers) {
-            for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()) {
+            for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()).filter(|m| attributed_here(m)) {
                 let entries = m.managed_fields.as_ref().or_else(|| restored.get(m.uid.as_deref()?).copied());
                 for e in entries.iter().flat_map(|mf| mf.0.iter()) {
                     // managers are asked about only for finalizers no built-in controller removes,
@@ -499,7 +516,7 @@ impl ReadPlan for Plan {
 /// objects with a finalizer that no built-in controller removes, from answers that came
 /// without managedFields, whose managedFields no other answer carried; read again
 /// metadata-only with them ([`MANAGED_FIELDS_READS`]).
-fn managed_fields(answers: &[Answered]) -> Vec<Ask> {
+fn managed_fields(answers: &[Answered], wanted_of: impl Fn(&crate::snapshot::raw::RawMeta) -> bool) -> Vec<Ask> {
     if !answers.iter().any(|a| a.managed_fields_dropped) {
         return Vec::new();
     }
@@ -513,7 +530,10 @@ fn managed_fields(answers: &[Answered]) -> Vec<Ask> {
         for m in a.result.iter().flatten().filter_map(|d| d.metadata.as_ref()) {
             let (Some(uid), Some(name)) = (&m.uid, &m.name) else { continue };
             // a built-in finalizer's remover is known without them
-            if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none()) || carried.contains(uid.as_str()) {
+            if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none())
+                || carried.contains(uid.as_str())
+                || !wanted_of(m)
+            {
                 continue;
             }
             let i = match wanted.iter().position(|(w, _)| *w == &a.ask.kind) {

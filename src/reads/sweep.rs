@@ -65,6 +65,17 @@ fn claim_namespace(doc: &RawDoc) -> Option<String> {
     spec.pointer("/claimRef/namespace")?.as_str().map(str::to_string)
 }
 
+/// The namespaces being deleted, among the answers of the metadata pass.
+pub fn terminating_namespaces(answers: &[Answered]) -> BTreeSet<String> {
+    answers
+        .iter()
+        .filter(|a| a.ask.kind.group.is_empty() && a.ask.kind.kind == "Namespace")
+        .flat_map(|a| a.result.iter().flatten())
+        .filter(|doc| deleting(doc))
+        .filter_map(|doc| doc.metadata.as_ref()?.name.clone())
+        .collect()
+}
+
 /// The deletions in the answers of the metadata pass, and what their answers read of them.
 pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
     let mut out = Deleting::default();

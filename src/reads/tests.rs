@@ -524,6 +524,7 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
             object("v1", "Pod", Some("labs"), "web-1", json!({})),
             object("apps/v1", "Deployment", Some("web"), "front", gone.clone()),
             object("own.labhub.io/v1", "Site", Some("labs"), "alpha", gone),
+            object("own.labhub.io/v1", "Site", Some("labs"), "beta", json!({"finalizers": ["x.io/f"]})),
         ],
         drops: true,
     };
@@ -550,6 +551,10 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
         !every.contains(&"list pods full".to_string()) && !every.contains(&"list pods -n labs full".to_string()),
         "{every:?}"
     );
+    // managedFields again only for the finalizers its answers attribute (the Site being deleted)
+    let restores: Vec<&String> = every.iter().filter(|s| s.contains("for-managedFields")).collect();
+    assert!(restores.contains(&&"get sites.own.labhub.io alpha -n labs for-managedFields".to_string()), "{every:?}");
+    assert!(!restores.iter().any(|s| s.contains("beta")), "a Site not being deleted: {every:?}");
     // Events only by uid, in a namespace
     for e in every.iter().filter(|a| a.starts_with("list events")) {
         assert!(e.contains("involvedObject.uid=") && e.contains(" -n "), "{e}");
