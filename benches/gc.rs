@@ -1,4 +1,9 @@
-//! The benchmark: `cargo bench --bench gc -- [--sizes 10k,100k,1M] [--skip-live]`.
+//! The benchmark: `cargo bench --bench gc -- [--sizes 10k,100k,1M] [--skip-live] [--skip-offline]
+//! [--live-sizes 10k,100k] [--live-terminating 1%]`.
+//!
+//! Live, per size: the test API server serving the `--full` cluster, and each command's wall
+//! time, requests, bytes and peak memory (`why-stuck` on one object, with `-A`, `--all -A`,
+//! `tree -A`, `snapshot -A`, and kubectl listing every type), as a table.
 //!
 //! Offline, per size, on a synthetic cluster (benches/synth.rs): each phase of the engine
 //! (load, graph, why-stuck on a stuck object, why-stuck --all -A, plan of a namespace) beside
