@@ -61,6 +61,34 @@ pub struct NamespaceDeletion {
     pub basis: String,
 }
 
+/// The first release with the unsafe delete of objects that cannot be read from storage
+/// (KEP-3926, `DeleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential`, feature gate
+/// `AllowUnsafeMalformedObjectDeletion`: alpha, off by default, from 1.32; beta from 1.36).
+const UNSAFE_DELETE: Release = Release::of(32);
+
+/// Whether the input's API server can have the unsafe delete: `Some(false)` when its version
+/// (or its kubelets', bounding it) is older than 1.32, `Some(true)` when it is 1.32 or newer,
+/// None when nothing says; with the evidence in words.
+pub fn unsafe_delete(g: &Graph) -> (Option<bool>, String) {
+    if let Some((v, r)) = g.server_version().and_then(|v| Some((v, Release::parse(v)?))) {
+        return if r >= UNSAFE_DELETE {
+            (Some(true), format!("the API server is {v}"))
+        } else {
+            (Some(false), format!("the API server is {v}, and the option arrived in 1.32"))
+        };
+    }
+    match newest_kubelet(g) {
+        Some((r, v)) if r >= UNSAFE_DELETE => (Some(true), format!("the nodes' kubelets report up to {v}")),
+        Some((r, v)) if r.major == 1 && r.minor + KUBELET_SKEW < UNSAFE_DELETE.minor => (
+            Some(false),
+            format!(
+                "the nodes' kubelets report at most {v}, so the API server is older than 1.32, where the option arrived"
+            ),
+        ),
+        _ => (None, "the input records no server version".into()),
+    }
+}
+
 /// The newest kubelet version among the nodes in the input, with its text.
 fn newest_kubelet(g: &Graph) -> Option<(Release, String)> {
     g.of_kind("", "Node")

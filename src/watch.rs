@@ -6,16 +6,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnose::{Diagnosis, FindingCode, describe};
+use crate::diagnose::{self, Diagnosis, FindingCode, describe};
 use crate::graph::{Graph, NodeId};
 
-/// Where a watched deletion stands.
+/// Where a watched deletion stands: the single answer's verdict ([`diagnose::Verdict`], the
+/// same rule, so a watch says Unknown exactly when `why-stuck` alone would), or gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     /// The object (every object, with `--all`) is gone, or another one has its name now.
     Gone,
     /// Something will not finish without someone acting.
     Stuck,
+    /// Nothing was found stuck, but something the verdict rests on could not be read or
+    /// judged: undecided, never "nothing to do".
+    Unknown,
     /// Under way, as far as can be seen.
     InProgress,
     /// Nothing is being deleted (yet).
@@ -28,17 +32,25 @@ impl Verdict {
         match self {
             Verdict::Gone => "Gone",
             Verdict::Stuck => "Stuck",
+            Verdict::Unknown => "Unknown",
             Verdict::InProgress => "InProgress",
             Verdict::NotDeleting => "NotDeleting",
         }
     }
 
-    /// The verdict of one why-stuck answer.
+    /// The verdict of one why-stuck answer: [`Diagnosis::verdict`].
     pub fn of(d: &Diagnosis) -> Verdict {
-        match (d.stuck, d.deletion_timestamp) {
-            (true, _) => Verdict::Stuck,
-            (false, Some(_)) => Verdict::InProgress,
-            (false, None) => Verdict::NotDeleting,
+        d.verdict().into()
+    }
+}
+
+impl From<diagnose::Verdict> for Verdict {
+    fn from(v: diagnose::Verdict) -> Verdict {
+        match v {
+            diagnose::Verdict::Stuck => Verdict::Stuck,
+            diagnose::Verdict::Unknown => Verdict::Unknown,
+            diagnose::Verdict::InProgress => Verdict::InProgress,
+            diagnose::Verdict::NotDeleting => Verdict::NotDeleting,
         }
     }
 }

@@ -532,6 +532,13 @@ fn namespace_waiting_for_pods_why_stuck() {
     check_fixture("namespace-waiting-for-pods", DIAGNOSIS);
 }
 
+/// A one-replica StatefulSet operator whose own terminating pod keeps the operator's
+/// finalizer: it holds itself, and no remedy says it will remove it once it runs again.
+#[test]
+fn operator_holds_itself_why_stuck_and_plan() {
+    check_fixture("operator-holds-itself", &["why-stuck", "plan"]);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

@@ -20,3 +20,4 @@ mod sweep;
 mod trips;
 mod util;
 mod watch;
+mod watch_terminal;

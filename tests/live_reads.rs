@@ -391,3 +391,97 @@ fn the_server_version_is_read_only_where_an_answer_judges_by_it() {
     assert!(plan["notes"].to_string().contains("one wave"), "{}", plan["notes"]);
     assert_read_only(&old);
 }
+
+/// webhook-blocks-finalizer with a ValidatingAdmissionPolicy bound with `Deny` that reads the
+/// Account's deletionTimestamp on UPDATE: a warning that it may deny the finalizer's removal.
+fn with_policy(dir: &Path) -> PathBuf {
+    let mut v: Value = serde_json::from_slice(&std::fs::read(fixture("webhook-blocks-finalizer")).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    items.push(serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "keep-archive", "uid": "vap-keep-archive"},
+        "spec": {"failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["ledger.example.org"], "apiVersions": ["*"],
+                "operations": ["UPDATE"], "resources": ["accounts"]}]},
+            "validations": [{"expression": "!has(oldObject.metadata.deletionTimestamp) || size(object.metadata.finalizers) > 0"}]}
+    }));
+    items.push(serde_json::json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "keep-archive-all", "uid": "vapb-keep-archive-all"},
+        "spec": {"policyName": "keep-archive", "validationActions": ["Deny"]}
+    }));
+    let file = dir.join("snapshot.json");
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    file
+}
+
+const ADM: &str = "/apis/admissionregistration.k8s.io/v1/";
+
+/// The lists of `resource` made: (metadata-only ones, full ones).
+fn lists_of(reqs: &[Recorded], resource: &str) -> (usize, usize) {
+    let lists: Vec<_> = reqs.iter().filter(|r| r.path == format!("{ADM}{resource}")).collect();
+    (lists.iter().filter(|r| r.wants_metadata()).count(), lists.iter().filter(|r| !r.wants_metadata()).count())
+}
+
+#[test]
+fn admission_policies_are_read_in_full_only_by_answers_that_judge_admission() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = with_policy(dir.path());
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    // why-stuck: the names first, then in full (there are some); no mutating ones, none read again
+    let o = gc(&env, WEBHOOK);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let reqs = server.requests();
+    for resource in ["validatingadmissionpolicies", "validatingadmissionpolicybindings"] {
+        assert_eq!(lists_of(&reqs, resource), (1, 1), "{resource}");
+    }
+    for resource in ["mutatingadmissionpolicies", "mutatingadmissionpolicybindings"] {
+        assert_eq!(lists_of(&reqs, resource), (1, 0), "{resource}: none there, not read again");
+    }
+    let answer = json(&o);
+    let warning = answer["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "AdmissionDenied")
+        .unwrap_or_else(|| panic!("no policy finding: {answer}"));
+    assert_eq!(warning["severity"], "Warning");
+    // live and offline agree
+    assert_eq!(unbound(&o), unbound(&offline(&file, WEBHOOK)));
+    // plan: the policies too, and its notes say the removal may be rejected
+    server.clear_requests();
+    let plan = gc(&env, &["plan", "account/acme-payroll", "-n", "finance"]);
+    assert!(matches!(plan.status.code(), Some(0 | 2)), "{}", stderr(&plan));
+    assert_eq!(lists_of(&server.requests(), "validatingadmissionpolicies"), (1, 1));
+    assert!(json(&plan)["notes"].to_string().contains("ValidatingAdmissionPolicy keep-archive"), "{}", json(&plan));
+    // tree judges no admission: names only
+    server.clear_requests();
+    let tree = gc(&env, &["tree", "account/acme-payroll", "-n", "finance"]);
+    assert_eq!(tree.status.code(), Some(0), "{}", stderr(&tree));
+    assert_eq!(lists_of(&server.requests(), "validatingadmissionpolicies"), (1, 0));
+    // a capture keeps them, and answers from it see the policy
+    let capture = dir.path().join("capture.json");
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "finance", "--now", NOW, "--file"]).arg(&capture);
+    let s = run(c, DEADLINE);
+    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
+    assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(&o));
+    assert_read_only(&server);
+}
+
+#[test]
+fn forbidden_admission_policies_leave_the_policy_check_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = with_policy(dir.path());
+    let faults = vec![Fault::resource("validatingadmissionpolicies", FaultKind::Status(403))];
+    let server = ApiServer::start_with(&file, Options { faults, ..Options::default() }, 0);
+    let env = Env::new(&server.url(), None);
+    let got = json(&gc(&env, WEBHOOK));
+    assert!(incomplete(&got).iter().any(|i| i.starts_with("validatingadmissionpolicies")), "{:?}", incomplete(&got));
+    // no policy finding can be made, and the finalizer's evidence says so
+    assert!(!got["findings"].as_array().unwrap().iter().any(|f| f["code"] == "AdmissionDenied"), "{got}");
+    let evidence = got["finalizers"][0]["evidence"].to_string();
+    assert!(evidence.contains("admission policies: Unknown"), "{evidence}");
+    assert_read_only(&server);
+}

@@ -8,11 +8,13 @@
 //! full ([`webhooks::webhook_matches`]). Each backend is judged once ([`Backends`]).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
 use super::backend::{self, Backends, Target};
+use super::denials::{Denial, Denials};
+use super::policies::{Policies, PolicyMatch};
 use super::webhooks::{self, Interceptor, Match, Operation};
 use crate::graph::{Graph, NodeId};
 
@@ -45,13 +47,17 @@ pub struct Index {
     by_key: HashMap<Key, Vec<usize>>,
     backends: Backends,
     answered: Mutex<HashMap<Asked, Arc<Vec<Interceptor>>>>,
+    /// The admission policies with their bindings.
+    policies: Policies,
+    /// The denials quoted in Events, read on first use (one pass over the Events).
+    denials: OnceLock<Denials>,
 }
 
 impl Index {
     /// Files every `failurePolicy: Fail` webhook of `g`'s webhook configurations, Validating
     /// ones first, each configuration's webhooks in order (the order answers name them in).
     pub fn new(g: &Graph) -> Index {
-        let mut index = Index::default();
+        let mut index = Index { policies: Policies::new(g), ..Index::default() };
         for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
             for &c in g.of_kind("admissionregistration.k8s.io", kind) {
                 let Some(conf) = g.object(c) else { continue };
@@ -140,6 +146,16 @@ impl Index {
             });
         }
         out
+    }
+
+    /// The admission policies that apply to `op` on `x` (through each binding).
+    pub fn policies(&self, g: &Graph, x: NodeId, op: Operation) -> Vec<PolicyMatch> {
+        self.policies.matching(g, x, op)
+    }
+
+    /// The denials of `op` on `x` quoted in Events, most recent first.
+    pub fn denials(&self, g: &Graph, x: NodeId, op: Operation) -> Vec<&Denial> {
+        self.denials.get_or_init(|| Denials::new(g)).of(g, &self.policies, x, op)
     }
 
     /// The backends judged so far, shared with other checks that call Services.

@@ -17,6 +17,10 @@
 //! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
 //! dead from then on. A webhook configuration the plan deletes intercepts nothing afterwards.
 //!
+//! Admission policies ([`super::policies`]) and denials quoted in Events ([`super::denials`])
+//! are judged as `why-stuck` judges them: a request whose denial was seen is denied again; a
+//! policy that applies and reads finalizers or deletionTimestamp may deny (a note).
+//!
 //! # Undecidable cases
 //! - A webhook whose backend is dead but whose match cannot be settled (CEL `matchConditions`,
 //!   labels that were not read) *blocks*, and the reason says it "may be rejected" and why: a
@@ -79,12 +83,17 @@ pub struct Request<'a> {
     pub preferred_version: bool,
 }
 
-/// Whether admission can refuse anything here: a webhook configuration or a CRD converting
-/// through a webhook was read. Without one, requests are not reviewed at all.
+/// Whether admission can refuse anything here: a webhook configuration, an admission policy
+/// or a CRD converting through a webhook was read. Without one, requests are not reviewed at all.
 pub fn applies(g: &Graph) -> bool {
-    ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"]
-        .iter()
-        .any(|k| !g.of_kind("admissionregistration.k8s.io", k).is_empty())
+    [
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "MutatingAdmissionPolicy",
+    ]
+    .iter()
+    .any(|k| !g.of_kind("admissionregistration.k8s.io", k).is_empty())
         || g.of_kind(CRD.0, CRD.1)
             .iter()
             .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
@@ -130,6 +139,28 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
                 conv.stored_elsewhere.join(", "),
             ));
         }
+    }
+
+    // a denial quoted in Events: the same request is denied again (a denier the plan deleted
+    // denies nothing any more)
+    if let Some(d) = index.denials(g, n, *op).into_iter().find(|d| w.stored(d.by)) {
+        let by = match d.binding {
+            Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
+            None => describe(g, d.by),
+        };
+        let why = format!("is denied: {by} denied it before, a Warning Event about {obj} quotes: {:?}", d.message);
+        return (Some(reject(why, describe(g, d.by))), notes);
+    }
+    // a policy that may deny: CEL is not evaluated, so the step is taken, with a note (one per
+    // policy, binding and operation, not per object)
+    for m in index.policies(g, n, *op).into_iter().filter(|m| m.may_deny() && w.stored(m.policy) && w.stored(m.binding))
+    {
+        notes.push(format!(
+            "{} applies to {} requests of this plan and its expressions read finalizers or deletionTimestamp ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
+            m.describe(g),
+            op.as_str(),
+            m.reads.join("; ")
+        ));
     }
 
     let mut maybe: Option<Rejection> = None;

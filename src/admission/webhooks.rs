@@ -92,6 +92,22 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
     if !rules.iter().any(|r| rule_matches(r, o, plural, namespaced, op, exact)) {
         return Match::No;
     }
+    let Some(mut caveats) = selectors_match(g, w, o) else { return Match::No };
+    if let Some(conds) = w.get("matchConditions").and_then(Value::as_array).filter(|c| !c.is_empty()) {
+        let names: Vec<&str> = conds.iter().filter_map(|c| c.get("name").and_then(Value::as_str)).collect();
+        caveats.push(format!(
+            "its matchConditions ({}) are CEL expressions not evaluated here: it may not be called",
+            names.join(", ")
+        ));
+    }
+    if caveats.is_empty() { Match::Yes } else { Match::Maybe(caveats) }
+}
+
+/// `namespaceSelector` and `objectSelector` of `holder` (a webhook, a policy's
+/// `matchConstraints`, a binding's `matchResources`) on `o`, as the API server's
+/// `predicates/namespace` and `predicates/object` do: None when one leaves the request out,
+/// else what could not be evaluated (labels not read).
+pub fn selectors_match(g: &Graph, holder: &Value, o: &Object) -> Option<Vec<String>> {
     let mut caveats = Vec::new();
     // namespaceSelector: a Namespace by its own labels, namespaced objects by their namespace's
     let ns_labels: Option<Option<&[(String, String)]>> = if o.kind == "Namespace" && o.group().is_empty() {
@@ -103,8 +119,8 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
     };
     // cluster-scoped objects other than namespaces always match a namespaceSelector
     if let Some(labels) = ns_labels {
-        match selector_matches(w.get("namespaceSelector"), labels) {
-            Some(false) => return Match::No,
+        match selector_matches(holder.get("namespaceSelector"), labels) {
+            Some(false) => return None,
             Some(true) => {}
             None => caveats.push(format!(
                 "the namespace {}'s labels were not read, so its namespaceSelector may or may not match",
@@ -114,19 +130,12 @@ pub fn webhook_matches(g: &Graph, w: &Value, o: &Object, plural: &str, namespace
     }
     // objectSelector: the snapshot keeps labels of objects being deleted and of the kinds whose
     // body it reads; other objects' labels may have been dropped
-    match selector_matches(w.get("objectSelector"), labels_kept(o).then_some(o.labels.as_slice())) {
-        Some(false) => return Match::No,
+    match selector_matches(holder.get("objectSelector"), labels_kept(o).then_some(o.labels.as_slice())) {
+        Some(false) => return None,
         None => caveats.push("the object's labels were not read, so its objectSelector may or may not match".into()),
         Some(true) => {}
     }
-    if let Some(conds) = w.get("matchConditions").and_then(Value::as_array).filter(|c| !c.is_empty()) {
-        let names: Vec<&str> = conds.iter().filter_map(|c| c.get("name").and_then(Value::as_str)).collect();
-        caveats.push(format!(
-            "its matchConditions ({}) are CEL expressions not evaluated here: it may not be called",
-            names.join(", ")
-        ));
-    }
-    if caveats.is_empty() { Match::Yes } else { Match::Maybe(caveats) }
+    Some(caveats)
 }
 
 /// Whether the snapshot kept `o`'s labels: those of objects being deleted and of the kinds
@@ -136,7 +145,7 @@ pub fn labels_kept(o: &Object) -> bool {
 }
 
 /// `predicates/rules.Matcher`: scope, operation, group, version (Exact only), resource.
-fn rule_matches(r: &Value, o: &Object, plural: &str, namespaced: bool, op: Operation, exact: bool) -> bool {
+pub(super) fn rule_matches(r: &Value, o: &Object, plural: &str, namespaced: bool, op: Operation, exact: bool) -> bool {
     let list = |k: &str| -> Vec<&str> {
         r.get(k).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
     };

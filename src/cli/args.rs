@@ -176,13 +176,13 @@ pub struct WhyStuckArgs {
 pub struct WatchFlags {
     /// Follow the deletion live (WATCH requests), re-judging the answer on every change, until
     /// it ends: exit 0 when gone, 2 when Stuck for --stuck-after with nothing changing, 3 on
-    /// --timeout
+    /// --timeout or when Unknown for --stuck-after with nothing changing
     #[arg(short = 'w', long)]
     pub watch: bool,
     /// With --watch: give up after this long, still undecided (exit 3)
     #[arg(long, value_name = "DURATION", requires = "watch")]
     pub timeout: Option<KubeDuration>,
-    /// With --watch: end as soon as the answer is Stuck (exit 2)
+    /// With --watch: end as soon as the answer is Stuck (exit 2; Unknown is watched on)
     #[arg(long, value_enum, value_name = "stuck", requires = "watch")]
     pub until: Option<Until>,
 }

@@ -145,7 +145,10 @@ impl Live {
         let why_stuck = request.why_stuck.map(|options| reads::WhyStuck { now: self.judged_at, options });
         // (a capture is what records the server's version: `VersionRead::Record`)
         let capture = request.target.is_none() && request.version == reads::VersionRead::Record;
-        Ok((Wants { scope, capture, focus, target: target_ref.clone(), why_stuck }, target_ref))
+        Ok((
+            Wants { scope, capture, focus, target: target_ref.clone(), why_stuck, admission: request.admission },
+            target_ref,
+        ))
     }
 
     /// Reads what `wants` asks for, with a progress line on a terminal; rediscovers (and

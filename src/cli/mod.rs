@@ -10,3 +10,4 @@ pub mod run;
 pub mod snapshot_file;
 pub mod sweep;
 pub mod watch;
+pub mod watch_show;

@@ -85,6 +85,8 @@ pub struct Request {
     pub why_stuck: Option<diagnose::Options>,
     /// Whether the server's version is read after the objects.
     pub version: kubectl_gc::reads::VersionRead,
+    /// The answer judges admission (why-stuck, plan): admission policies are read in full.
+    pub admission: bool,
 }
 
 /// What a read gave: the graph, the time it is judged at, the target found in it, and the

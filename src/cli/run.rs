@@ -16,11 +16,20 @@ use super::args::{Args, AssumeArg, CascadeArg, Command, Format, Target, TreeForm
 use super::exit::Exit;
 use super::output;
 use super::request::{self, KubeDuration, Loaded, Request, connection, exit_without_freeing, style, warn_about};
-use super::watch::{Options as WatchOptions, Subject};
+use super::watch::{Format as WatchFormat, Options as WatchOptions, Subject};
+
+/// How a watch writes each answer, by `-o`.
+pub fn watch_format(f: Format) -> WatchFormat {
+    match f {
+        Format::Text => WatchFormat::Text,
+        Format::Json => WatchFormat::Json,
+        Format::Yaml => WatchFormat::Yaml,
+    }
+}
 
 /// How a watch of `t` ends and is shown.
 fn watch_options(
-    json: bool,
+    format: WatchFormat,
     answer: diagnose::Options,
     stuck_after: KubeDuration,
     flags: WatchFlags,
@@ -33,7 +42,7 @@ fn watch_options(
         None => t.what.clone(),
     };
     let ns = global.namespace.as_ref().map(|ns| format!(" -n {ns}")).unwrap_or_default();
-    WatchOptions { json, answer, stuck_after: stuck_after.0, flags, title: format!("{command} {what}{ns}") }
+    WatchOptions { format, answer, stuck_after: stuck_after.0, flags, title: format!("{command} {what}{ns}") }
 }
 
 /// The request of an answer about one object.
@@ -43,7 +52,9 @@ fn about(
     why_stuck: Option<diagnose::Options>,
     version: VersionRead,
 ) -> Result<Request> {
-    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck, version })
+    // tree alone judges no request's admission
+    let admission = why_stuck.is_some() || version != VersionRead::Never;
+    Ok(Request { target: Some(request::split(t)?), dependents_anywhere, why_stuck, version, admission })
 }
 
 pub fn run(args: Args) -> Result<Exit> {
@@ -52,8 +63,7 @@ pub fn run(args: Args) -> Result<Exit> {
         Command::WhyStuck(a) if a.all => super::sweep::run(global, a),
         Command::WhyStuck(a) if a.watch.watch => {
             let t = a.target().context("name the object as TYPE/NAME, or give --all")?;
-            let o =
-                watch_options(a.output == Format::Json, a.options(), a.stuck_after, a.watch, "why-stuck", &t, global);
+            let o = watch_options(watch_format(a.output), a.options(), a.stuck_after, a.watch, "why-stuck", &t, global);
             super::watch::run(
                 global,
                 &about(&t, false, Some(a.options()), VersionRead::WhereJudged)?,
@@ -62,12 +72,16 @@ pub fn run(args: Args) -> Result<Exit> {
             )
         }
         Command::Tree(a) if a.watch.watch => {
-            if !matches!(a.output, TreeFormat::Text | TreeFormat::Json) {
-                bail!("--watch shows the tree as text or JSON lines; -o dot, mermaid and yaml draw it once");
-            }
+            let format = match a.output {
+                TreeFormat::Text => WatchFormat::Text,
+                TreeFormat::Json => WatchFormat::Json,
+                TreeFormat::Yaml => WatchFormat::Yaml,
+                TreeFormat::Dot | TreeFormat::Mermaid => bail!(
+                    "--watch writes the tree as text, JSON lines or YAML documents; -o dot and -o mermaid draw it once, without --watch"
+                ),
+            };
             let answer = diagnose::Options { stuck_after: a.stuck_after.seconds() };
-            let o =
-                watch_options(a.output == TreeFormat::Json, answer, a.stuck_after, a.watch, "tree", &a.target, global);
+            let o = watch_options(format, answer, a.stuck_after, a.watch, "tree", &a.target, global);
             let dir = if a.owners { tree::Direction::Owners } else { tree::Direction::Dependents };
             super::watch::run(
                 global,
@@ -205,6 +219,7 @@ pub fn run(args: Args) -> Result<Exit> {
                 dependents_anywhere: false,
                 why_stuck: Some(diagnose::Options::default()),
                 version: VersionRead::Record,
+                admission: true,
             };
             let snapshot = super::live::read(global, &capture)?.snapshot;
             warn_about(&snapshot);

@@ -25,6 +25,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
         dependents_anywhere: false,
         why_stuck: Some(answer),
         version: kubectl_gc::reads::VersionRead::WhereJudged,
+        admission: true,
     };
     if a.watch.watch {
         let scope = if global.all_namespaces {
@@ -33,7 +34,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
             global.namespace.as_ref().map(|ns| format!("-n {ns}")).unwrap_or_default()
         };
         let o = super::watch::Options {
-            json: a.output == Format::Json,
+            format: super::run::watch_format(a.output),
             answer,
             stuck_after: a.stuck_after.0,
             flags: a.watch,

@@ -9,14 +9,17 @@
 //! followed too), the graph of what is kept, the analysis, the renderer. Nothing is listed
 //! again unless a watch's history is gone (410).
 //!
-//! Output: on a terminal the answer is redrawn in place under a header (verdict, elapsed time,
-//! the changes that led to it, marked); piped, one line per change with its time; `-o json`,
+//! Output (`watch_show.rs`): on a terminal the answer is redrawn in place under a header
+//! (verdict, elapsed time, the changes that led to it, marked); piped, one line per change with
+//! its time; `-o yaml`, a YAML document per answer; `-o json`,
 //! one JSON object a line, `{"time", "change", "answer"}`. It ends by itself: 0 when gone, 2
 //! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`), 3 at
-//! `--timeout`, 1 on failure (a watch that keeps failing).
+//! `--timeout` or when Unknown for `--stuck-after` with nothing changing (the contract is
+//! silent there: an undecided watch that learns nothing still ends, and 3 is "cannot be
+//! judged"), 1 on failure (a watch that keeps failing). The verdict is the single answer's
+//! (`Diagnosis::verdict`), so a watch is Unknown exactly when `why-stuck` alone exits 3.
 
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -31,18 +34,21 @@ use kubectl_gc::source::live::watch::Kept;
 use kubectl_gc::source::live::{ReadOptions, snapshot_so_far};
 use kubectl_gc::sweep;
 use kubectl_gc::tree::{self, Direction};
-use kubectl_gc::watch::{Change, ChangeKind, Changes, Observed, Verdict};
+use kubectl_gc::watch::{Changes, Observed, Verdict};
 
 use super::args::{Global, Until, WatchFlags};
 use super::exit::Exit;
 use super::live::Live;
 use super::output;
 use super::request::{self, Request, connection, style};
+use super::watch_show::{Judged, Mode, Out, terminal};
 
 /// Reports closer together than this are one change.
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A change is judged at the latest this long after its first report, however many follow.
 const DEBOUNCE_MAX: Duration = Duration::from_secs(1);
+/// How often the answer is judged again with nothing reported, for what time alone changes.
+const REJUDGE: Duration = Duration::from_secs(15);
 
 /// What is watched.
 #[derive(Clone, Debug)]
@@ -58,10 +64,21 @@ pub enum Subject {
     },
 }
 
+/// How each answer of a watch is written (`-o`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Redrawn in place on a terminal; piped, one line per change.
+    Text,
+    /// One JSON object a line.
+    Json,
+    /// A YAML document per answer (`---`), as `kubectl get -w -o yaml` streams them.
+    Yaml,
+}
+
 /// How a watch is shown and when it ends.
 pub struct Options {
-    /// `-o json`: one object a line; else text.
-    pub json: bool,
+    /// `-o`.
+    pub format: Format,
     /// How answers are judged (`--stuck-after`).
     pub answer: diagnose::Options,
     /// Stuck this long with nothing changing ends the watch (exit 2).
@@ -70,15 +87,6 @@ pub struct Options {
     pub flags: WatchFlags,
     /// What is watched, as typed (for the header).
     pub title: String,
-}
-
-/// One answer, judged.
-struct Judged {
-    observed: Observed,
-    /// The answer's text (for the terminal and the piped summary).
-    text: Vec<u8>,
-    /// The answer's JSON (`None` once gone).
-    json: Option<serde_json::Value>,
 }
 
 /// The target's uid when the watch began: another object under its name is not it.
@@ -102,10 +110,12 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
     };
     let conn = connection(global, live.session.context.as_deref());
     let st = style(global);
-    let mode = if o.json {
+    let mode = if o.format == Format::Json {
         Mode::Json
+    } else if o.format == Format::Yaml {
+        Mode::Yaml
     } else if std::io::stdout().is_terminal() {
-        Mode::Terminal { lines: 0 }
+        Mode::Terminal { rows: 0 }
     } else {
         Mode::Lines
     };
@@ -155,12 +165,16 @@ async fn follow(
     let mut last_change = Instant::now();
     let deadline = o.flags.timeout.and_then(|t| t.limit()).map(|t| tokio::time::Instant::now() + t);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    // time alone changes an answer (a grace period ends, a finalizer outstays --stuck-after):
+    // judged again from what is kept, without a request; not under --now, whose clock stands
+    let mut clock = tokio::time::interval_at(tokio::time::Instant::now() + REJUDGE, REJUDGE);
+    let clock_moves = global.now.is_none();
     loop {
         if let Some(exit) = ended(&prev.observed, o) {
             return Ok(exit);
         }
-        let stuck_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
-        let stuck = prev.observed.verdict == Verdict::Stuck;
+        let quiet_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
+        let undecided = matches!(prev.observed.verdict, Verdict::Stuck | Verdict::Unknown);
         tokio::select! {
             (id, event) = kept.next() => {
                 let mut changed = apply(&mut kept, id, event)?;
@@ -174,23 +188,22 @@ async fn follow(
                 if !changed {
                     continue;
                 }
-                let answers =
-                    kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
-                let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
-                snapshot.context = live.session.context.clone();
-                let g = kubectl_gc::graph::Graph::build(snapshot);
-                let next = judge(&g, &prev.observed);
-                let told = changes.between(&prev.observed, &next.observed);
-                if !told.is_empty() {
-                    last_change = Instant::now();
-                    out.answer(&next, &told)?;
-                }
-                prev = next;
             }
-            _ = tokio::time::sleep_until(stuck_at), if stuck => {
-                let quiet = request::KubeDuration(o.stuck_after);
-                output::note(&format!("stuck, with nothing changing for {}", human(quiet.0)));
-                return Ok(Exit::Stuck);
+            _ = clock.tick(), if clock_moves => {}
+            _ = tokio::time::sleep_until(quiet_at), if undecided => {
+                let quiet = human(o.stuck_after);
+                return Ok(match prev.observed.verdict {
+                    Verdict::Stuck => {
+                        output::note(&format!("stuck, with nothing changing for {quiet}"));
+                        Exit::Stuck
+                    }
+                    _ => {
+                        output::note(&format!(
+                            "undecided (Unknown), with nothing changing for {quiet}: the answer says what would settle it"
+                        ));
+                        Exit::Unknown
+                    }
+                });
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
                 output::note(&format!(
@@ -201,12 +214,28 @@ async fn follow(
             }
             _ = tick.tick(), if matches!(out.mode, Mode::Terminal { .. }) => {
                 out.redraw(&prev)?;
+                continue;
             }
         }
+        // something it rests on changed, or the clock moved: judged again from what is kept
+        let answers = kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
+        let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
+        snapshot.context = live.session.context.clone();
+        let g = Graph::build(snapshot);
+        let next = judge(&g, &prev.observed);
+        let told = changes.between(&prev.observed, &next.observed);
+        if !told.is_empty() {
+            last_change = Instant::now();
+            out.answer(&next, &told)?;
+        }
+        prev = next;
     }
 }
 
-/// Whether the watch ends on this answer.
+/// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
+/// not Stuck (never a false alarm) and not done (never "nothing to do"): it is watched on,
+/// for a change that settles it, until `--timeout` or `--stuck-after` of nothing changing
+/// (exit 3 either way).
 fn ended(now: &Observed, o: &Options) -> Option<Exit> {
     match now.verdict {
         Verdict::Gone => Some(Exit::Ok),
@@ -240,7 +269,7 @@ fn judge(
     prev: &Observed,
 ) -> Judged {
     let live = Liveness::new(g, now);
-    let mut text = Vec::new();
+    let mut out = Vec::new();
     if let Some(t) = target {
         let found = g.find(&t.reference.group, &t.reference.kind, t.reference.namespace.as_deref(), &t.reference.name);
         let same = found.filter(|&x| g.object(x).is_some_and(|obj| obj.uid.0 == t.uid));
@@ -254,199 +283,59 @@ fn judge(
             }
             observed.findings.clear();
             observed.verdict = Verdict::Gone;
-            return Judged { observed, text, json: None };
+            return Judged { observed, answer: None };
         };
-        let d = diagnose::why_stuck_with(g, &live, x, &o.answer);
+        let mut d = diagnose::why_stuck_with(g, &live, x, &o.answer);
         let verdict = Verdict::of(&d);
-        let (nodes, json) = match subject {
+        let nodes: Vec<NodeId> = match subject {
             Subject::Tree(dir) => {
                 let t = tree::build(g, &live, x, *dir);
-                let _ = render::text::write_tree(g, &t, now.as_second(), st, &mut text);
-                let mut j = Vec::new();
-                let _ = render::json::write_tree(g, &t, &mut j);
-                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
-                (nodes, serde_json::from_slice(&j).ok())
+                let _ = match o.format {
+                    Format::Text => render::text::write_tree(g, &t, now.as_second(), st, &mut out),
+                    // one line: the tree's JSON writer writes no line breaks inside
+                    Format::Json => render::json::write_tree(g, &t, &mut out),
+                    Format::Yaml => render::tree_yaml::write_tree(g, &t, &mut out),
+                };
+                t.entries.iter().map(|e| e.node).collect()
             }
             _ => {
-                let t = tree::build(g, &live, x, Direction::Dependents);
-                let _ = render::text::write_why_stuck(g, &d, conn, st, &mut text);
-                let nodes: Vec<NodeId> = t.entries.iter().map(|e| e.node).collect();
-                (nodes, serde_json::to_value(render::json::why_stuck(g, &d, conn)).ok())
+                // as the single answer does: a namespace not being deleted that holds
+                // deletions points to why-stuck --all
+                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &o.answer);
+                let _ = match o.format {
+                    Format::Text => render::text::write_why_stuck(g, &d, conn, st, &mut out),
+                    Format::Json => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),
+                    Format::Yaml => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),
+                };
+                tree::build(g, &live, x, Direction::Dependents).entries.iter().map(|e| e.node).collect()
             }
         };
         let nodes = nodes.into_iter().chain(d.findings.iter().map(|f| f.object));
-        return Judged { observed: Observed::new(g, nodes, [&d], verdict), text, json };
+        return Judged { observed: Observed::new(g, nodes, [&d], verdict), answer: Some(out) };
     }
     let Subject::All { stuck_only } = subject else { unreachable!("a watch of one object has a target") };
     let options = sweep::Options { scope: scope.clone(), stuck_only: *stuck_only, answer: o.answer };
     let s = sweep::sweep(g, &live, &options);
     let ids = sweep::terminating(g, scope);
-    let verdict = if ids.is_empty() {
-        Verdict::Gone
-    } else if s.stuck() {
-        Verdict::Stuck
-    } else {
-        Verdict::InProgress
+    // the worst answer's, as the single sweep's exit code (objects left out by --stuck-only
+    // are in progress)
+    let verdict = if ids.is_empty() { Verdict::Gone } else { s.verdict().map_or(Verdict::InProgress, Verdict::from) };
+    let _ = match o.format {
+        Format::Text => render::sweep::write_text(g, &s, conn, st, &mut out),
+        _ => data(&render::sweep::to_json(g, &s, conn), o.format, &mut out),
     };
-    let _ = render::sweep::write_text(g, &s, conn, st, &mut text);
-    let json = serde_json::to_value(render::sweep::to_json(g, &s, conn)).ok();
-    Judged { observed: Observed::new(g, ids, &s.answers, verdict), text, json }
+    Judged { observed: Observed::new(g, ids, &s.answers, verdict), answer: Some(out) }
 }
 
-fn human(d: Duration) -> String {
+/// An answer's wire value, as one line of JSON or as YAML (escaped as the single answer's).
+fn data<T: serde::Serialize>(value: &T, format: Format, w: &mut Vec<u8>) -> std::io::Result<()> {
+    match format {
+        Format::Yaml => w.extend_from_slice(render::safe_yaml::to_string(value)?.as_bytes()),
+        _ => w.extend_from_slice(render::safe_json::to_string(value)?.as_bytes()),
+    }
+    Ok(())
+}
+
+pub(super) fn human(d: Duration) -> String {
     kubectl_gc::age::human(d.as_secs() as i64)
-}
-
-enum Mode {
-    /// Redrawn in place; `lines` drawn last time.
-    Terminal { lines: usize },
-    /// One line per change.
-    Lines,
-    /// One JSON object per answer.
-    Json,
-}
-
-struct Out {
-    mode: Mode,
-    started: Instant,
-    title: String,
-    /// The changes shown in the terminal's header.
-    last: String,
-}
-
-fn mark(k: ChangeKind) -> &'static str {
-    match k {
-        ChangeKind::Deleted | ChangeKind::Recreated => "✗",
-        ChangeKind::FinalizerRemoved | ChangeKind::FindingResolved | ChangeKind::ControllerBack => "-",
-        ChangeKind::FinalizerAdded | ChangeKind::FinalizerReAdded | ChangeKind::FindingNew | ChangeKind::Appeared => {
-            "+"
-        }
-        ChangeKind::ControllerDown => "!",
-        ChangeKind::DeletionStarted | ChangeKind::Verdict => "~",
-    }
-}
-
-impl Out {
-    fn elapsed(&self) -> String {
-        format!("+{}", human(self.started.elapsed()))
-    }
-
-    /// A new answer, and the changes that led to it.
-    fn answer(&mut self, j: &Judged, changes: &[Change]) -> Result<()> {
-        let time = Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap_or_else(|_| Timestamp::now());
-        let mut w = output::stdout();
-        match self.mode {
-            Mode::Json => {
-                let change: Vec<serde_json::Value> = changes
-                    .iter()
-                    .map(|c| serde_json::json!({"type": c.kind.as_str(), "object": c.object, "message": c.message}))
-                    .collect();
-                let line = serde_json::json!({
-                    "time": time.to_string(),
-                    "verdict": j.observed.verdict.as_str(),
-                    "change": change,
-                    "answer": j.json,
-                });
-                serde_json::to_writer(&mut w, &line)?;
-                writeln!(w)?;
-            }
-            Mode::Lines => {
-                let verdict = j.observed.verdict.as_str();
-                if changes.is_empty() {
-                    let first = String::from_utf8_lossy(&j.text);
-                    let first = first.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                    writeln!(w, "{time} {} {verdict} watching {}: {first}", self.elapsed(), self.title)?;
-                }
-                for c in changes {
-                    writeln!(w, "{time} {} {verdict} {}: {}", self.elapsed(), c.kind.as_str(), c.message)?;
-                }
-            }
-            Mode::Terminal { .. } => {
-                let mut header = String::new();
-                if !changes.is_empty() {
-                    header.push_str(&format!("Changed at {time} ({}):\n", self.elapsed()));
-                    for c in changes {
-                        header.push_str(&format!("  {} {}\n", mark(c.kind), c.message));
-                    }
-                }
-                self.last = header;
-                drop(w);
-                return self.redraw(j);
-            }
-        }
-        w.flush()?;
-        Ok(())
-    }
-
-    /// The terminal's frame again (the elapsed time moves on): each line overwritten in place.
-    fn redraw(&mut self, j: &Judged) -> Result<()> {
-        let Mode::Terminal { lines } = &mut self.mode else { return Ok(()) };
-        let mut frame = format!(
-            "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
-            self.title,
-            j.observed.verdict.as_str(),
-            human(self.started.elapsed())
-        );
-        frame.push_str(&self.last);
-        frame.push('\n');
-        frame.push_str(&String::from_utf8_lossy(&j.text));
-        let rows = terminal_size::terminal_size().map_or(24, |(_, h)| usize::from(h.0));
-        let mut w = output::stdout();
-        if *lines > 0 {
-            if *lines >= rows {
-                // taller than the screen: the cursor cannot go back up far enough
-                write!(w, "\x1b[H\x1b[2J")?;
-            } else {
-                write!(w, "\x1b[{lines}F")?;
-            }
-        }
-        for l in frame.lines() {
-            writeln!(w, "{l}\x1b[K")?;
-        }
-        write!(w, "\x1b[J")?;
-        w.flush()?;
-        *lines = frame.lines().count();
-        Ok(())
-    }
-}
-
-/// The terminal's cursor, hidden while the frame is redrawn and shown again on every way out
-/// (Ctrl-C included: a SIGINT handler puts it back before the process ends).
-mod terminal {
-    use super::*;
-
-    static HIDDEN: AtomicBool = AtomicBool::new(false);
-    const SHOW: &[u8] = b"\x1b[?25h\n";
-
-    extern "C" fn on_interrupt(_: libc::c_int) {
-        if HIDDEN.load(Ordering::SeqCst) {
-            // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is static.
-            unsafe {
-                libc::write(1, SHOW.as_ptr().cast(), SHOW.len());
-            }
-        }
-        // SAFETY: see above; 130 is a shell's code for "ended by SIGINT".
-        unsafe { libc::_exit(130) }
-    }
-
-    pub fn hide_cursor() {
-        let mut w = std::io::stdout().lock();
-        let _ = w.write_all(b"\x1b[?25l");
-        let _ = w.flush();
-        HIDDEN.store(true, Ordering::SeqCst);
-        let handler = on_interrupt as extern "C" fn(libc::c_int);
-        // SAFETY: the handler only calls async-signal-safe functions.
-        unsafe {
-            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
-            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
-        }
-    }
-
-    pub fn show_cursor() {
-        if HIDDEN.swap(false, Ordering::SeqCst) {
-            let mut w = std::io::stdout().lock();
-            let _ = w.write_all(b"\x1b[?25h");
-            let _ = w.flush();
-        }
-    }
 }

@@ -9,6 +9,8 @@ use super::step::{Command, Reach, Step};
 use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::admission::Index;
 use crate::admission::backend::{self, Backend, Target};
+use crate::admission::denials::Denial;
+use crate::admission::policies::{Kind, PolicyMatch};
 use crate::admission::webhooks::{Interceptor, Operation};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
@@ -33,17 +35,36 @@ impl Explainer<'_, '_> {
         } else if x != self.target && will_be_deleted(g, o, x) {
             ops.push(Operation::Delete);
         }
-        if let (false, Some(f)) = (ops.is_empty(), seen_denying(g, &self.shared.events, x)) {
-            self.findings.push(f);
+        let index = &self.shared.admission;
+        // a denial quoted in Events decides; the first seen speaks for the object
+        let denial = ops.iter().find_map(|&op| index.denials(g, x, op).first().map(|d| (op, (*d).clone())));
+        if let Some((op, d)) = &denial {
+            self.findings.push(seen_denying(g, x, *op, d));
             self.local_stuck.push(x);
         }
-        for op in ops {
+        // policies that may deny, each (policy, binding) once with every request it applies to
+        let mut may: Vec<(PolicyMatch, Vec<Operation>)> = Vec::new();
+        for &op in &ops {
+            for m in index.policies(g, x, op).into_iter().filter(PolicyMatch::may_deny) {
+                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
+                    continue;
+                }
+                match may.iter_mut().find(|(k, _)| k.policy == m.policy && k.binding == m.binding) {
+                    Some((_, seen)) => seen.push(op),
+                    None => may.push((m, vec![op])),
+                }
+            }
+        }
+        for &op in &ops {
             let found = self.shared.admission.interceptors(g, x, op);
             // an unjudged backend is named in the finalizers' evidence (`note_unjudged`)
             for hooks in by_configuration(found.iter().filter(|i| i.backend.is_dead())) {
                 self.findings.push(unavailable(g, x, &hooks));
                 self.local_stuck.push(x);
             }
+        }
+        for (m, on) in may {
+            self.findings.push(may_deny(g, x, &m, &on));
         }
     }
 }
@@ -108,6 +129,18 @@ pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut 
             describe(g, target)
         ));
     }
+    let unread: Vec<&str> = crate::admission::policies::Kind::ALL
+        .into_iter()
+        .flat_map(|k| k.resources())
+        .filter(|r| backend::unread(g, crate::admission::policies::GROUP, r))
+        .collect();
+    if !unread.is_empty() {
+        notes.push(format!(
+            "admission policies: Unknown — {} could not be read, so whether a policy denies the UPDATE that removes the finalizer from {} is not known",
+            unread.join(" and "),
+            describe(g, target)
+        ));
+    }
     for f in finalizers {
         f.owner.evidence.extend(notes.iter().cloned());
     }
@@ -160,6 +193,11 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         // every one of them may not be called
         message.push_str(&format!(" (it may not apply: {})", i.caveats.join("; ")));
     }
+    // the pod is its own webhook's backend and nothing replaces it while it remains
+    let held = is_pod(o).then(|| hooks.iter().find_map(|h| serves_itself(g, x, o, &h.target))).flatten();
+    if let Some(why) = &held {
+        message.push_str(&format!(". It holds itself: {why}"));
+    }
     let conf = g.identity(i.configuration);
     let conf_resource = conf.kind.to_lowercase();
     let mut remedy = vec![Step::run(
@@ -181,6 +219,12 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
                 Reach::Inspect,
                 format!(
                     "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
+                ),
+            )),
+            _ if held.is_some() => remedy.push(Step::advice(
+                Reach::Inspect,
+                format!(
+                    "Its backend cannot come back by itself: this pod is behind Service {namespace}/{name}, and its replacement waits for it to go. Run the webhook's server elsewhere and point the configuration at it, or take the configuration out of the path (below); then the pod goes and is replaced."
                 ),
             )),
             _ => {
@@ -221,68 +265,145 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
     }
 }
 
-/// `AdmissionDenied` from the object's Warning Events: a message that says `denied` and names,
-/// quoted, a webhook of a configuration or an admission policy the snapshot holds (the API
-/// server's `admission webhook "<name>" denied the request`, `ValidatingAdmissionPolicy
-/// '<name>' with binding '<b>' denied request`). Only the name the cluster holds is matched;
-/// the message is quoted as written.
-fn seen_denying(g: &Graph, events: &super::events::Index, x: NodeId) -> Option<Finding> {
-    let warnings = events.warnings(g.identity(x).uid);
-    if warnings.is_empty() {
+/// What `op` is, for `x`, in a message.
+fn request(g: &Graph, x: NodeId, o: &Object, op: Operation) -> String {
+    match op {
+        Operation::Update => format!("the UPDATE that removes {} from {}", o.finalizers.join(", "), describe(g, x)),
+        Operation::Delete if o.is_deleting() && is_pod(o) => {
+            format!("the kubelet's final DELETE (grace period 0) of {}", describe(g, x))
+        }
+        Operation::Delete => format!("the DELETE that removes {}", describe(g, x)),
+    }
+}
+
+/// `kubectl get <resource> <name> -o yaml`, to read a configuration, policy or binding.
+fn read_it(g: &Graph, n: NodeId, why: &str) -> Step {
+    let id = g.identity(n);
+    Step::run(
+        Reach::Inspect,
+        format!("Read {} {}: {why}", id.kind, id.name),
+        Command::kubectl(["get"]).arg(id.kind.to_lowercase()).arg(id.name).flag("-o", "yaml"),
+    )
+}
+
+/// Why pod `x` is the backend of the webhook calling `target` and cannot make room for one
+/// that serves: the Service's selector matches the pod's labels, and the pod's workload brings
+/// up a replacement only once it is gone (a StatefulSet, a DaemonSet, none: a bare pod) or is
+/// being deleted itself. A ReplicaSet's replacement starts at once and serves again.
+fn serves_itself(g: &Graph, x: NodeId, o: &Object, target: &Target) -> Option<String> {
+    let Target::Service { namespace, name } = target else { return None };
+    if o.namespace.as_deref() != Some(namespace.as_str()) {
         return None;
     }
-    let mut names: Vec<(NodeId, String)> = Vec::new();
-    for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
-        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
-            let Some(conf) = g.object(c) else { continue };
-            for w in conf.body.get("webhooks").and_then(serde_json::Value::as_array).into_iter().flatten() {
-                if let Some(n) = w.get("name").and_then(serde_json::Value::as_str) {
-                    names.push((c, format!("\"{n}\"")));
+    let svc = g.find("", "Service", Some(namespace), name).and_then(|s| g.object(s))?;
+    let selector = svc.field("/spec/selector").and_then(serde_json::Value::as_object).filter(|m| !m.is_empty())?;
+    if !selector.iter().all(|(k, v)| o.label(k) == v.as_str()) {
+        return None;
+    }
+    let workload = g.controller_of(x).filter(|&c| g.object(c).is_some());
+    let waits = match workload {
+        None => Some("nothing replaces a bare pod".to_string()),
+        Some(w) => {
+            let (kind, deleting) = (g.identity(w).kind, g.object(w).is_some_and(|o| o.is_deleting()));
+            match kind {
+                _ if deleting => Some(format!("{} is being deleted, so no replacement comes", describe(g, w))),
+                "StatefulSet" | "DaemonSet" => {
+                    Some(format!("{} brings up its replacement only once it is gone", describe(g, w)))
                 }
+                _ => None,
             }
         }
+    }?;
+    Some(format!(
+        "{} is behind Service {namespace}/{name} itself (its selector matches the pod's labels), so the webhook it serves rejects its own removal, and {waits}",
+        describe(g, x)
+    ))
+}
+
+/// `AdmissionDenied` from a denial quoted in the object's Warning Events (see
+/// [`crate::admission::denials`]): stuck, until the denier allows the request.
+fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let by = match d.binding {
+        Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
+        None => describe(g, d.by),
+    };
+    let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
+    let mut related = vec![Related::Node(d.by)];
+    let mut remedy = vec![read_it(g, d.by, "what it denies and why.")];
+    if let Some(b) = d.binding {
+        related.push(Related::Node(b));
+        remedy.push(read_it(g, b, "which requests it applies the policy to, with which validationActions."));
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            format!(
+                "Adjust the binding {} (narrow its matchResources, or validationActions Warn instead of Deny) so it allows this request; deleting it turns the policy off for every object it covers.",
+                g.identity(b).name
+            ),
+        ));
+    } else {
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            "Adjust it so it allows this request; removing it turns off whatever it enforces for every object it covers.",
+        ));
     }
-    for kind in ["ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"] {
-        for &c in g.of_kind("admissionregistration.k8s.io", kind) {
-            names.push((c, format!("'{}'", g.identity(c).name)));
-        }
-    }
-    let (e, c) = warnings.iter().find_map(|e| {
-        (e.message.contains("denied"))
-            .then(|| names.iter().find(|(_, n)| e.message.contains(n.as_str())).map(|(c, _)| (*e, *c)))?
-    })?;
-    let conf = g.identity(c);
-    let resource = conf.kind.to_lowercase();
-    Some(Finding {
+    Finding {
         code: FindingCode::AdmissionDenied,
         severity: Severity::Error,
         object: x,
-        related: vec![Related::Node(c)],
+        related,
         message: format!(
-            "{} denies a request the deletion of {} needs; its Warning Event quotes: {:?}. Until it allows it, the finalizer's removal (or the delete) is rejected, printed patches too",
-            describe(g, c),
-            describe(g, x),
-            e.message
+            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            request(g, x, o, op),
+            d.reason,
+            d.message
         ),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// `AdmissionDenied` as a Warning: a policy applies to a request this deletion needs and its
+/// expressions read finalizers or deletionTimestamp; CEL is not evaluated, and no denial was
+/// seen, so it may or may not deny. Not stuck by itself.
+fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
+    let effect = match m.kind {
+        Kind::Validating => "with validationActions Deny",
+        Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
+    };
+    let mut message = format!(
+        "{} applies to {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {}; no Event quoting a denial was seen",
+        m.describe(g),
+        requests.join(" and "),
+        m.reads.join("; "),
+        if ops.len() > 1 { "them" } else { "it" },
+    );
+    if !m.caveats.is_empty() {
+        message.push_str(&format!(" (it may not apply: {})", m.caveats.join("; ")));
+    }
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Warning,
+        object: x,
+        related: vec![Related::Node(m.policy), Related::Node(m.binding)],
+        message,
         remedy: vec![
-            Step::run(
-                Reach::Inspect,
-                format!("Read {} {}: what it denies and why.", conf.kind, conf.name),
-                Command::kubectl(["get"]).arg(resource.clone()).arg(conf.name).flag("-o", "yaml"),
-            ),
-            Step::advice(
-                Reach::Disrupt,
-                "Adjust it (or its binding) so it allows this request; removing it turns off whatever it enforces for every object it covers.",
-            ),
+            read_it(g, m.policy, "what its validations allow on a deletion."),
+            read_it(g, m.binding, "which requests it applies the policy to."),
+            // a denial would be quoted there
+            super::progress::events_step(g, x),
         ],
         subject: Subject::Related,
         cannot_tell: false,
-    })
+    }
 }
 
 /// Any step that removes a finalizer of an object whose UPDATE a dead webhook rejects says so,
 /// and goes after the webhook's own steps (it is Destructive; they are at most Disrupt).
-pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
+pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding]) {
     // object → the configurations whose dead webhooks reject its UPDATEs, each once, in order
     let mut blocked: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
     for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionWebhookUnavailable) {
@@ -294,10 +415,32 @@ pub fn warn_rejected_patches(g: &Graph, findings: &mut [Finding]) {
             }
         }
     }
+    // object → who was seen denying its finalizers' removal
+    let mut denied: HashMap<NodeId, NodeId> = HashMap::new();
+    for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error) {
+        if let Some(d) = index.denials(g, f.object, Operation::Update).first() {
+            denied.entry(f.object).or_insert(d.by);
+        }
+    }
     let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();
     for f in findings.iter_mut() {
-        let Some(confs) = blocked.get(&f.object) else { continue };
-        let (commands, sentence) = patches.entry(f.object).or_insert_with(|| rejected_patches(g, f.object, confs));
+        let (confs, by) = (blocked.get(&f.object), denied.get(&f.object));
+        if confs.is_none() && by.is_none() {
+            continue;
+        }
+        let (commands, sentence) = patches.entry(f.object).or_insert_with(|| {
+            let (commands, mut sentence) = match confs {
+                Some(confs) => rejected_patches(g, f.object, confs),
+                None => (rejected_patches(g, f.object, &[]).0, String::new()),
+            };
+            if let Some(&by) = by {
+                sentence.push_str(&format!(
+                    " Until {} allows it, this patch is denied like the controller's.",
+                    describe(g, by)
+                ));
+            }
+            (commands, sentence)
+        });
         for s in &mut f.remedy {
             if s.command.as_ref().is_some_and(|c| commands.contains(c)) {
                 s.text.push_str(sentence);

@@ -246,3 +246,137 @@ fn a_serving_webhook_seen_denying_in_an_event_makes_the_object_stuck() {
     let g = world(event("admission webhook \"other.example.org\" denied the request: no"));
     assert!(!diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied));
 }
+
+// ----- admission policies ------------------------------------------------------------------
+
+const KEEP: &str =
+    "!has(oldObject.metadata.deletionTimestamp) || 'ledger.example.org/archive' in object.metadata.finalizers";
+
+fn policy(ops: &[&str]) -> Value {
+    obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, "keep-archive", "vap").with(
+        "spec",
+        json!({"failurePolicy": "Fail",
+               "matchConstraints": {"resourceRules": [rule(ops, &["accounts"], "*")]},
+               "validations": [{"expression": KEEP, "message": "accounts keep their archive finalizer"}]}),
+    )
+}
+
+fn binding(actions: &[&str]) -> Value {
+    obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, "keep-archive-all", "vapb")
+        .with("spec", json!({"policyName": "keep-archive", "validationActions": actions}))
+}
+
+fn denial_event(message: &str, last: &str) -> Value {
+    obj("v1", "Event", Some("finance"), "acme.2", "ev-2")
+        .with("involvedObject", json!({"kind": "Account", "name": "acme", "namespace": "finance", "uid": "acme"}))
+        .with("type", json!("Warning"))
+        .with("reason", json!("FinalizerRemovalFailed"))
+        .with("source", json!({"component": "account-controller"}))
+        .with("lastTimestamp", json!(last))
+        .with("message", json!(message))
+}
+
+fn policy_world(extra: Vec<Value>) -> Graph {
+    let mut objs = vec![crd(), ns("finance", json!({})), account(json!({}))];
+    objs.extend(extra);
+    graph(objs)
+}
+
+#[test]
+fn a_policy_that_reads_the_finalizers_on_the_update_is_a_warning_that_it_may_deny() {
+    let g = policy_world(vec![policy(&["UPDATE"]), binding(&["Deny"])]);
+    let d = diagnose(&g);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("a may-deny warning");
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(
+        f.related,
+        [
+            Related::Node(node(&g, "ValidatingAdmissionPolicy", "keep-archive")),
+            Related::Node(node(&g, "ValidatingAdmissionPolicyBinding", "keep-archive-all"))
+        ]
+    );
+    assert!(f.message.contains("may deny") && f.message.contains("deletionTimestamp"), "{}", f.message);
+    assert!(f.remedy.iter().all(|s| !s.reach.destructive()), "{:?}", f.remedy);
+    // a warning only: the verdict is the one without the policy
+    let without = diagnose(&policy_world(vec![]));
+    assert_eq!(d.verdict(), without.verdict());
+    // Warn only, or rules that never see the UPDATE: nothing to say
+    for g in [
+        policy_world(vec![policy(&["UPDATE"]), binding(&["Warn", "Audit"])]),
+        policy_world(vec![policy(&["CREATE"]), binding(&["Deny"])]),
+    ] {
+        assert!(!diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied));
+    }
+}
+
+#[test]
+fn a_policy_seen_denying_in_an_event_makes_the_object_stuck() {
+    let quoted = "removing finalizer ledger.example.org/archive: accounts.ledger.example.org \"acme\" is forbidden: ValidatingAdmissionPolicy 'keep-archive' with binding 'keep-archive-all' denied request: accounts keep their archive finalizer";
+    let g = policy_world(vec![policy(&["UPDATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T11:58:00Z")]);
+    let d = diagnose(&g);
+    assert!(d.stuck);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied).collect();
+    assert_eq!(found.len(), 1, "the denial replaces the warning: {found:?}");
+    let f = found[0];
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(f.related.len(), 2, "the policy and its binding");
+    assert!(
+        f.message.contains("denied request: accounts keep their archive finalizer")
+            && f.message.contains("binding keep-archive-all"),
+        "{}",
+        f.message
+    );
+    // the finalizer's removal printed in the same answer is denied too, and says so
+    let patch = d
+        .findings
+        .iter()
+        .flat_map(|f| &f.remedy)
+        .find(|s| s.command.as_ref().is_some_and(|c| c.line(&Default::default()).starts_with("kubectl patch")))
+        .expect("a finalizer patch");
+    assert!(patch.text.contains("ValidatingAdmissionPolicy keep-archive allows it"), "{}", patch.text);
+    // seen before the deletion was asked for: about another request
+    let g = policy_world(vec![policy(&["UPDATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T10:00:00Z")]);
+    assert!(
+        !diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error)
+    );
+    // a policy whose rules never see the UPDATE did not deny it
+    let g = policy_world(vec![policy(&["CREATE"]), binding(&["Deny"]), denial_event(quoted, "2026-11-29T11:58:00Z")]);
+    assert!(!diagnose(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied));
+}
+
+#[test]
+fn a_denial_of_the_namespace_controllers_delete_counts_only_once_the_namespace_is_deleted() {
+    // the Account is not being deleted; its namespace is, so the namespace controller DELETEs it
+    let acct = obj("ledger.example.org/v1", "Account", Some("finance"), "acme", "acme");
+    let quoted = "ValidatingAdmissionPolicy 'keep-archive' with binding 'keep-archive-all' denied request: no";
+    let world = |last: &str| {
+        graph(vec![
+            crd(),
+            ns("finance", json!({}))
+                .deleting("2026-11-29T11:30:00Z")
+                .with("spec", json!({"finalizers": ["kubernetes"]})),
+            acct.clone(),
+            policy(&["DELETE"]),
+            binding(&["Deny"]),
+            denial_event(quoted, last),
+        ])
+    };
+    let ns_answer = |g: &Graph| {
+        let live = Liveness::new(g, NOW.parse().unwrap());
+        why_stuck(g, &live, node(g, "Namespace", "finance"))
+    };
+    let g = world("2026-11-29T11:45:00Z");
+    let d = ns_answer(&g);
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.code == FindingCode::AdmissionDenied)
+        .unwrap_or_else(|| panic!("{:#?}", d.findings.iter().map(|f| (f.code, &f.message)).collect::<Vec<_>>()));
+    assert_eq!((f.severity, f.object), (Severity::Error, node(&g, "Account", "acme")));
+    assert!(f.message.contains("the DELETE that removes Account finance/acme"), "{}", f.message);
+    // seen before the namespace was deleted: about another request
+    let g = world("2026-11-29T11:00:00Z");
+    assert!(
+        !ns_answer(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error)
+    );
+}

@@ -26,6 +26,7 @@ mod patches;
 pub mod progress;
 pub mod reads;
 pub mod remedy;
+mod self_hold;
 pub mod shared;
 pub mod step;
 mod unconvertible;
@@ -129,6 +130,10 @@ pub fn removed_by_clause(g: &Graph, owner: &FinalizerOwner, finalizer: &str) -> 
     let mut out = format!("{who}, which {state}{why}");
     if let Some(home) = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns)) {
         out.push_str(&namespace::dying_home_cause(&home));
+    } else if owner.controller != ControllerState::Alive
+        && let Some(h) = self_hold::find(g, owner, finalizer)
+    {
+        out.push_str(&h.cause(g, finalizer));
     }
     out
 }
@@ -184,7 +189,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         });
     }
     let stuck_set = e.propagate_stuck();
-    admission::warn_rejected_patches(g, &mut e.findings);
+    admission::warn_rejected_patches(g, &shared.admission, &mut e.findings);
     patches::merge_per_object(g, &mut e.findings);
     admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
@@ -502,8 +507,12 @@ impl Explainer<'_, '_> {
         }
         let mut remedies = remedy::restore_controller(owner, f);
         let dying = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns));
+        // a controller its own deletion keeps from running (not its namespace's: `dying_home`)
+        let held = dying.is_none().then(|| self_hold::find(g, owner, f)).flatten();
         if let Some(home) = dying {
             remedies = namespace::dying_home(g, x, f, &home);
+        } else if let Some(h) = &held {
+            remedies = h.remedies(g, x, at, f);
         } else if let Some(p) = remedy::remove_finalizer_at(g, x, at, f) {
             remedies.push(Step::run(
                 Reach::Destructive,

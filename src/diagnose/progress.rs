@@ -224,8 +224,15 @@ pub fn alive_finding(
 
 /// Where to look: the object's events, then the controller's logs (leader first).
 fn look_at(g: &Graph, x: NodeId, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
+    let mut steps = vec![events_step(g, x)];
+    steps.extend(logs(g, owner, waited));
+    steps
+}
+
+/// Read what the controller reported about `x`: its Events, by uid, oldest first.
+pub(super) fn events_step(g: &Graph, x: NodeId) -> Step {
     let id = g.identity(x);
-    let mut steps = vec![Step::run(
+    Step::run(
         Reach::Inspect,
         format!("Read what the controller reported about {} (its events):", describe(g, x)),
         Command::kubectl(["get"])
@@ -233,9 +240,7 @@ fn look_at(g: &Graph, x: NodeId, owner: &FinalizerOwner, waited: i64) -> Vec<Ste
             .namespace(Some(id.namespace.unwrap_or("default")))
             .flag("--field-selector", format!("involvedObject.uid={}", id.uid))
             .flag("--sort-by", ".lastTimestamp"),
-    )];
-    steps.extend(logs(g, owner, waited));
-    steps
+    )
 }
 
 /// `kubectl logs` for the controller's pods since the finalizer began to wait: the pod that

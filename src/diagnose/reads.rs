@@ -73,6 +73,7 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
         list(ADM, "v1", "mutatingwebhookconfigurations", true, WHY_HOOKS),
         list("", "v1", "namespaces", false, "namespace labels for namespaceSelector; terminating backends"),
     ];
+    out.extend(policies_wanted(g));
     let id = g.identity(target);
     // the kinds whose CRD matters: the target's, and everything in a terminating namespace
     let mut kinds: Vec<(String, String)> = vec![(id.group().to_string(), id.kind.to_string())];
@@ -130,6 +131,24 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
         let mut pods = list("", "v1", "pods", true, "the pods that use a bound volume's claim");
         pods.namespace = Some(ns.to_string());
         out.push(pods);
+    }
+    out
+}
+
+/// The admission policies and their bindings, in full, where the lists read so far
+/// (metadata-only) hold any: a ValidatingAdmissionPolicy or MutatingAdmissionPolicy applies
+/// only through a binding, so a kind with no policy or no binding is not read again.
+pub fn policies_wanted(g: &Graph) -> Vec<Read> {
+    use crate::admission::policies::{GROUP, Kind};
+    const WHY: &str = "admission policies that may deny the update or delete a deletion needs";
+    let mut out = Vec::new();
+    for kind in Kind::ALL {
+        if g.of_kind(GROUP, kind.policy()).is_empty() || g.of_kind(GROUP, kind.binding()).is_empty() {
+            continue;
+        }
+        for resource in kind.resources() {
+            out.push(list(GROUP, "v1", resource, true, WHY));
+        }
     }
     out
 }

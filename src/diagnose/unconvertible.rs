@@ -79,6 +79,9 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
             all,
         ));
     }
+    if let Some(step) = delete_at_stored_version(g, x, d, plural, group) {
+        remedy.push(step);
+    }
     remedy.push(Step::run(
         Reach::Disrupt,
         format!(
@@ -92,6 +95,7 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
             .flag("--type", "json")
             .flag("-p", json!([{"op": "replace", "path": "/spec/conversion", "value": {"strategy": "None"}}]).to_string()),
     ));
+    remedy.extend(unsafe_delete(g, x, d));
     Finding {
         code: FindingCode::ConversionWebhookUnavailable,
         severity: Severity::Error,
@@ -102,6 +106,72 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
         subject: Subject::Related,
         cannot_tell: false,
     }
+}
+
+/// Content of a namespace being deleted, whose objects are all stored at one version: deleted
+/// through that version, which needs no conversion, it goes as the namespace controller would
+/// have deleted it (its finalizers run), and once none is left the controller's list at the
+/// preferred version has nothing to convert. Nothing cluster-wide changes, unlike turning
+/// conversion off.
+fn delete_at_stored_version(g: &Graph, x: NodeId, d: &DeadConverter, plural: &str, group: &str) -> Option<Step> {
+    let [stored] = d.stored_elsewhere.as_slice() else { return None };
+    // stored at the preferred version too, some objects would need converting to `stored`
+    let crd = g.object(d.crd)?;
+    if crd.field("/status/storedVersions").and_then(|v| v.as_array()).is_none_or(|v| v.len() != 1) {
+        return None;
+    }
+    let id = g.identity(x);
+    let ns = id.namespace?;
+    let deleting = g.find("", "Namespace", None, ns).and_then(|n| g.object(n)).is_some_and(|n| n.is_deleting());
+    if !deleting {
+        return None;
+    }
+    Some(Step::run(
+        Reach::Disrupt,
+        format!(
+            "Or, since namespace {ns} is being deleted and takes its content with it: delete the content through its stored version {stored}, which needs no conversion. Its finalizers still run; once no {plural} are left in {ns}, the namespace controller's request at {} has nothing to convert and the deletion goes on. Nothing outside {ns} changes.",
+            d.preferred
+        ),
+        Command::kubectl(["delete"]).arg(format!("{plural}.{stored}.{group}")).arg(id.name).namespace(Some(ns)),
+    ))
+}
+
+/// The last resort for an object the API server cannot decode (KEP-3926): a DELETE with
+/// `ignoreStoreReadErrorWithClusterBreakingPotential`, which removes it from storage without
+/// reading it, running its finalizers, or telling anyone. Only after fixing the conversion (or
+/// turning it off) has proved impossible, and never for an API server older than 1.32, which
+/// has no such option. It takes the feature gate `AllowUnsafeMalformedObjectDeletion` on
+/// kube-apiserver and the `unsafe-delete-ignore-read-errors` verb on the resource
+/// (`plugin/policy/unsafedeletepolicy`).
+fn unsafe_delete(g: &Graph, x: NodeId, d: &DeadConverter) -> Option<Step> {
+    let (available, basis) = crate::release::unsafe_delete(g);
+    if available == Some(false) {
+        return None;
+    }
+    let crd = g.object(d.crd)?;
+    let (plural, group) = (crd.str_field("/spec/names/plural")?, crd.str_field("/spec/group")?);
+    let id = g.identity(x);
+    let version = crd
+        .field("/spec/versions")
+        .and_then(|v| v.as_array())
+        .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
+        .and_then(|v| v["name"].as_str())
+        .unwrap_or(&d.preferred);
+    let path = match id.namespace {
+        Some(ns) => format!("/apis/{group}/{version}/namespaces/{ns}/{plural}/{}", id.name),
+        None => format!("/apis/{group}/{version}/{plural}/{}", id.name),
+    };
+    // one text for every object, so a namespace's many are one step with many commands
+    Some(Step::run(
+        Reach::Destructive,
+        format!(
+            "Last resort, only if the conversion can neither be fixed nor turned off and the API server reports the object as corrupt (it cannot decode it from storage): delete it without reading it (KEP-3926). It leaves storage at once, its finalizers never run and no controller is told, so whatever it guards is stranded. It takes Kubernetes 1.32 or newer ({basis}), the feature gate AllowUnsafeMalformedObjectDeletion on kube-apiserver (alpha from 1.32, off by default) and permission for the verb unsafe-delete-ignore-read-errors on {plural}."
+        ),
+        // the DELETE's query parameter through --raw: kubectl has no flag for it (v1.32's
+        // `kubectl delete` refuses one), and --raw sends exactly this request
+        Command::kubectl(["delete"])
+            .flag("--raw", format!("{path}?ignoreStoreReadErrorWithClusterBreakingPotential=true")),
+    ))
 }
 
 #[cfg(test)]
@@ -133,6 +203,40 @@ mod tests {
     }
 
     #[test]
+    fn content_of_a_namespace_being_deleted_is_deleted_at_its_stored_version_before_anything_cluster_wide() {
+        let conn = crate::diagnose::Connection::default();
+        let lines = |namespace: Value, stored: &[&str]| -> Vec<String> {
+            let g = graph(vec![
+                crd(stored, &["v1", "v2"], "Webhook"),
+                ns("shop-system"),
+                namespace,
+                obj("shop.example.net/v1", "Cart", Some("orders"), "c1", "c1"),
+            ]);
+            let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+            let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+            f.remedy.iter().filter_map(|s| s.command.as_ref().map(|c| c.line(&conn))).collect()
+        };
+        let deleting = || {
+            ns("orders").with(
+                "metadata",
+                json!({"name": "orders", "uid": "ns-orders", "deletionTimestamp": "2026-11-29T11:00:00Z"}),
+            )
+        };
+        let got = lines(deleting(), &["v1"]);
+        let delete = got
+            .iter()
+            .position(|l| l == "kubectl delete carts.v1.shop.example.net c1 -n orders")
+            .unwrap_or_else(|| panic!("{got:?}"));
+        let off = got.iter().position(|l| l.contains("\"strategy\":\"None\"")).unwrap();
+        assert!(delete < off, "{got:?}");
+        // not for a namespace that stays, nor when objects may be stored at two versions
+        for (namespace, stored) in [(ns("orders"), &["v1"][..]), (deleting(), &["v1", "v2"][..])] {
+            let got = lines(namespace, stored);
+            assert!(!got.iter().any(|l| l.starts_with("kubectl delete carts.v1")), "{got:?}");
+        }
+    }
+
+    #[test]
     fn the_remedy_backs_up_at_the_stored_version_before_turning_conversion_off() {
         let g = graph(vec![
             crd(&["v1"], &["v1", "v2"], "Webhook"),
@@ -159,5 +263,54 @@ mod tests {
         let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
         let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
         assert!(!f.remedy.iter().any(|s| s.reach == Reach::Restore), "{:?}", f.remedy);
+    }
+
+    #[test]
+    fn the_unsafe_delete_comes_last_after_fixing_the_conversion_and_never_before_1_32() {
+        let world = |version: Option<&str>| {
+            let mut s = crate::testing::snapshot(vec![
+                crd(&["v1"], &["v1", "v2"], "Webhook"),
+                ns("shop-system"),
+                obj("shop.example.net/v1", "Cart", Some("orders"), "c1", "c1"),
+            ]);
+            s.server_version = version.map(String::from);
+            Graph::build(s)
+        };
+        let conn = crate::diagnose::Connection::default();
+        let g = world(Some("v1.34.2"));
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        let last = f.remedy.last().unwrap();
+        assert_eq!(last.reach, Reach::Destructive);
+        let line = last.command.as_ref().unwrap().line(&conn);
+        assert_eq!(
+            line,
+            "kubectl delete '--raw=/apis/shop.example.net/v1/namespaces/orders/carts/c1?ignoreStoreReadErrorWithClusterBreakingPotential=true'"
+        );
+        assert!(
+            last.text.contains("AllowUnsafeMalformedObjectDeletion") && last.text.contains("v1.34.2"),
+            "{}",
+            last.text
+        );
+        let off = f
+            .remedy
+            .iter()
+            .position(|s| s.command.as_ref().is_some_and(|c| c.line(&conn).contains("\"strategy\":\"None\"")))
+            .unwrap();
+        assert!(off < f.remedy.len() - 1, "after turning conversion off");
+        // a 1.31 API server has no such option
+        let g = world(Some("v1.31.9"));
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        assert!(
+            !f.remedy
+                .iter()
+                .any(|s| s.command.as_ref().is_some_and(|c| c.line(&conn).contains("ignoreStoreReadError")))
+        );
+        // unknown: offered, saying what it needs
+        let g = world(None);
+        let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+        let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
+        assert!(f.remedy.last().unwrap().text.contains("1.32 or newer (the input records no server version)"));
     }
 }

@@ -129,7 +129,11 @@ impl Controllers {
                 }
                 return Verdict::Stuck { actor, reason };
             }
-            None => {}
+            None => {
+                if let Some(why) = held_by_plan(w, &owner) {
+                    return Verdict::Stuck { actor, reason: format!("{f}: {why}") };
+                }
+            }
         }
         match f {
             PVC_PROTECTION => {
@@ -281,4 +285,32 @@ fn bound_claim(w: &World, pv: NodeId) -> Option<NodeId> {
         Some(uid) if uid != w.g.identity(id).uid.as_str() => None,
         _ => Some(id),
     }
+}
+
+/// Why a controller alive now cannot remove a finalizer once the plan has gone this far: the
+/// plan deletes what runs it (its workload, an owner of the workload, or its namespace, whose
+/// pods the namespace controller deletes and which nothing can recreate pods in). The
+/// controller holds itself: "alive" was true before the plan, not after.
+fn held_by_plan(w: &World, owner: &crate::controllers::FinalizerOwner) -> Option<String> {
+    let c = owner.workload.as_ref()?;
+    let group = if c.kind == "Pod" { "" } else { "apps" };
+    let workload = w.g.find(group, &c.kind, c.namespace.as_deref(), &c.name)?;
+    let mut cur = Some(workload);
+    for _ in 0..4 {
+        let Some(n) = cur else { break };
+        if !w.stored(n) || w.deletion_of(n).is_some() {
+            let what = super::ObjRef::of_node(w.g, n).display();
+            return Some(format!(
+                "its controller {c} is itself deleted along the way ({what}), so it stops before it removes the finalizer and nothing brings it back: it holds itself"
+            ));
+        }
+        cur = w.g.controller_of(n);
+    }
+    let ns = c.namespace.as_deref()?;
+    let node = w.g.find("", "Namespace", None, ns)?;
+    (w.deletion_of(node).is_some()).then(|| {
+        format!(
+            "its controller {c} runs in namespace {ns}, which is being deleted: its pods are deleted and none can be created there again, so it stops before it removes the finalizer: it holds itself"
+        )
+    })
 }

@@ -1050,3 +1050,143 @@ fn a_webhook_whose_pods_the_plan_deletes_for_good_rejects_what_comes_after() {
     });
     assert!(o.gone("ConfigMap/d/cm") && o.blocked.is_empty(), "{:?}", o.plan.result.blocked);
 }
+
+#[test]
+fn the_kubelets_final_delete_rejected_by_a_dead_webhook_keeps_a_terminating_pod() {
+    let rs = obj("apps/v1", "ReplicaSet", Some("d"), "rs");
+    // deleted with a grace period: its containers stop, then the kubelet sends DELETE (grace 0)
+    let pod = obj("v1", "Pod", Some("d"), "pod")
+        .controlled_by(&rs)
+        .on_node("node-1")
+        .set("metadata", "deletionTimestamp", json!("2026-11-29T11:00:30Z"))
+        .set("metadata", "deletionGracePeriodSeconds", json!(30));
+    let mut objs = vec![namespace("d"), rs.clone(), pod, ready_node("node-1")];
+    objs.extend(hook_backend(false));
+    let g = graph(&objs);
+    let o = delete(&g, &rs, Some(Cascade::Background));
+    assert!(o.gone("Pod/d/pod") && o.plan.steps.iter().any(|s| s.actor == "kubelet"), "{:?}", o.left);
+    objs.push(webhook("pod-guard", "", &["pods"], &["DELETE"], "Fail"));
+    let g = graph(&objs);
+    let o = delete(&g, &rs, Some(Cascade::Background));
+    assert_eq!(o.blocked, ["Pod/d/pod"]);
+    let why = blocked_reason(&o, &g, "Pod/d/pod");
+    assert!(why.contains("kubelet's DELETE is rejected") && why.contains("pod-guard"), "{why}");
+}
+
+// ----- admission policies ------------------------------------------------------------------
+
+fn keep_policy() -> Vec<Obj> {
+    let p = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, "keep").set(
+        "",
+        "spec",
+        json!({"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                   "operations": ["UPDATE"], "resources": ["configmaps"]}]},
+               "validations": [{"expression": "!has(oldObject.metadata.deletionTimestamp) || size(object.metadata.finalizers) > 0"}]}),
+    );
+    let b = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, "keep-all").set(
+        "",
+        "spec",
+        json!({"policyName": "keep", "validationActions": ["Deny"]}),
+    );
+    vec![p, b]
+}
+
+#[test]
+fn a_policy_that_may_deny_is_a_note_and_one_seen_denying_blocks() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut objs = vec![namespace("d"), cm.clone()];
+    objs.extend(keep_policy());
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+    assert!(
+        o.plan
+            .notes
+            .iter()
+            .any(|n| n.contains("ValidatingAdmissionPolicy keep (binding keep-all)") && n.contains("may be rejected")),
+        "{:?}",
+        o.plan.notes
+    );
+    // the controller's Warning quotes the policy's denial: the removal is denied again
+    objs.push(
+        obj("v1", "Event", Some("d"), "cm.1")
+            .set("", "involvedObject", json!({"kind": "ConfigMap", "namespace": "d", "name": "cm", "uid": cm.uid()}))
+            .set("", "type", json!("Warning"))
+            .set("", "reason", json!("FinalizerRemovalFailed"))
+            .set("", "lastTimestamp", json!("2026-11-29T11:30:00Z"))
+            .set("", "message", json!("ValidatingAdmissionPolicy 'keep' with binding 'keep-all' denied request: no")),
+    );
+    let g = graph(&objs);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(
+        why.contains("is denied") && why.contains("binding keep-all") && why.contains("denied request: no"),
+        "{why}"
+    );
+}
+
+// ----- a controller the plan deletes before it removes its finalizer ------------------------
+
+/// Deployment ops/op-operator (ready), its ReplicaSet and running pod, and ConfigMap
+/// `cm_ns`/state carrying op.example.com/drain, which field manager "op-operator" added.
+fn operator_and_its_object(cm_ns: &str) -> (Vec<Obj>, Obj, Obj) {
+    let dep = obj("apps/v1", "Deployment", Some("ops"), "op-operator")
+        .set("spec", "replicas", json!(1))
+        .set("status", "readyReplicas", json!(1))
+        .set("status", "replicas", json!(1));
+    let rs = obj("apps/v1", "ReplicaSet", Some("ops"), "op-operator-5d9c").controlled_by(&dep);
+    let pod = obj("v1", "Pod", Some("ops"), "op-operator-5d9c-x1").controlled_by(&rs).on_node("node-1").set(
+        "status",
+        "conditions",
+        json!([{"type": "Ready", "status": "True"}]),
+    );
+    let cm = obj("v1", "ConfigMap", Some(cm_ns), "state").fin(&["op.example.com/drain"]).set(
+        "metadata",
+        "managedFields",
+        json!([{"manager": "op-operator", "operation": "Update", "time": "2026-11-20T10:00:00Z",
+                "fieldsV1": {"f:metadata": {"f:finalizers": {".": {}, "v:\"op.example.com/drain\"": {}}}}}]),
+    );
+    let mut objs = vec![namespace("ops"), ready_node("node-1"), dep.clone(), rs, pod, cm.clone()];
+    if cm_ns != "ops" {
+        objs.push(namespace(cm_ns));
+    }
+    (objs, dep, cm)
+}
+
+#[test]
+fn deleting_the_namespace_an_operator_runs_in_blocks_what_it_finalizes_there() {
+    let (objs, _, cm) = operator_and_its_object("ops");
+    let g = graph(&objs);
+    // the ConfigMap alone: its controller is alive and removes the finalizer
+    let o = delete(&g, &cm, Some(Cascade::Background));
+    assert!(o.gone("ConfigMap/ops/state"), "{:?}", o.plan.result.blocked);
+    // the whole namespace: the operator goes with it and the ConfigMap stays
+    let o = delete(&g, &namespace("ops"), Some(Cascade::Background));
+    assert!(o.exists("ConfigMap/ops/state") && o.deleting("ConfigMap/ops/state"), "{:?}", o.left);
+    let why = blocked_reason(&o, &g, "ConfigMap/ops/state");
+    assert!(why.contains("holds itself") && why.contains("Deployment ops/op-operator"), "{why}");
+}
+
+#[test]
+fn deleting_an_operators_deployment_blocks_what_it_finalizes_elsewhere_once_deleted() {
+    let (objs, dep, cm) = operator_and_its_object("apps");
+    let g = graph(&objs);
+    let (d, c) = (id(&g, &dep), id(&g, &cm));
+    let o = run_with(&g, None, |s| {
+        s.delete(d, "kubectl", Some(Cascade::Background));
+        s.delete(c, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.gone("Deployment/ops/op-operator"));
+    let why = blocked_reason(&o, &g, "ConfigMap/apps/state");
+    assert!(why.contains("holds itself"), "{why}");
+    // its custom resources first, then the operator: nothing held
+    let o = run_with(&g, None, |s| {
+        s.delete(c, "kubectl", Some(Cascade::Background));
+        s.run();
+        s.delete(d, "kubectl", Some(Cascade::Background));
+    });
+    assert!(o.blocked.is_empty() && o.gone("ConfigMap/apps/state"), "{:?}", o.plan.result.blocked);
+}

@@ -96,6 +96,16 @@ pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
     ("apps", "ReplicaSet"),
 ];
 
+/// Admission policies and their bindings: listed metadata-only (their names: are there any?),
+/// then in full only by answers that judge admission (why-stuck, plan) and only where some
+/// are there (`diagnose::reads::policies_wanted`).
+pub const ADMISSION_POLICIES: &[(&str, &str)] = &[
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+];
+
 /// Workload kinds looked up by name, wherever they are, when a field manager that set a
 /// finalizer is named like one (`managedFields` attribution).
 pub const NAMED_LIKE_MANAGERS: &[(&str, &str)] =
@@ -167,6 +177,9 @@ pub struct Wants {
     /// capture of a namespace: how the answers it is taken for are judged (the Events outside
     /// the namespace that they show are read too).
     pub why_stuck: Option<WhyStuck>,
+    /// The answer judges the admission of the requests a deletion needs (why-stuck, plan): the
+    /// admission policies and their bindings are read in full where there are any.
+    pub admission: bool,
 }
 
 impl Wants {
@@ -230,7 +243,8 @@ enum Step {
     Managers,
     /// The CRDs an answer reads in full.
     Crds,
-    /// Why-stuck: the webhook configurations and the CRDs whose conversion webhooks matter.
+    /// Why-stuck: the webhook configurations, the admission policies there are (plan: those
+    /// only), and the CRDs whose conversion webhooks matter.
     Webhooks,
     /// Why-stuck: the Services and EndpointSlices of the webhooks' backends; a capture: those
     /// of every webhook it holds.
@@ -336,6 +350,10 @@ impl Plan {
                 let scope = self.wants.scope.clone();
                 sweep::reads_of_answers(self.graph(d, answers), &scope)
             }
+            // plan: the policies (its webhooks come with the cluster-scoped types)
+            (None, _) if self.wants.admission && !self.wants.capture => {
+                crate::diagnose::reads::policies_wanted(self.graph(d, answers))
+            }
             _ => return Vec::new(),
         };
         answer::asks_for(d, &reads, answers)
@@ -383,6 +401,13 @@ impl Plan {
             }
             if is_crd(t) && !capture {
                 asks.push(ask(None, "CRDs, metadata-only: the few an answer reads are read in full later"));
+                continue;
+            }
+            if among(t, ADMISSION_POLICIES) && !capture {
+                asks.push(ask(
+                    None,
+                    "admission policies, metadata-only: read in full where an answer judges admission",
+                ));
                 continue;
             }
             match &self.wants.scope {

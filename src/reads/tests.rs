@@ -33,7 +33,14 @@ fn answer(wants: Wants) -> Wants {
 }
 
 fn namespace(ns: &str) -> Wants {
-    Wants { scope: Scope::Namespace(ns.into()), capture: false, focus: None, target: None, why_stuck: None }
+    Wants {
+        scope: Scope::Namespace(ns.into()),
+        capture: false,
+        focus: None,
+        target: None,
+        why_stuck: None,
+        admission: false,
+    }
 }
 
 fn doc(v: Value) -> RawDoc {
@@ -180,8 +187,14 @@ fn a_namespaced_answer_reads_its_namespace_in_full_and_bodies_elsewhere_metadata
 
 #[test]
 fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
-    let wants =
-        Wants { scope: Scope::Cluster, capture: false, focus: Some("labs".into()), target: None, why_stuck: None };
+    let wants = Wants {
+        scope: Scope::Cluster,
+        capture: false,
+        focus: Some("labs".into()),
+        target: None,
+        why_stuck: None,
+        admission: false,
+    };
     let r = all(&rounds(answer(wants), &empty()));
     assert!(r.contains(&"list pods".to_string()) && r.contains(&"list pods -n labs full".to_string()), "{r:?}");
     assert!(r.contains(&"list configmaps full".to_string()), "{r:?}");
@@ -189,7 +202,8 @@ fn a_cluster_answer_lists_bodies_metadata_only_but_in_the_focus_namespace() {
 
 #[test]
 fn a_capture_keeps_events_bodies_and_managed_fields() {
-    let wants = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
+    let wants =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: false };
     let r = rounds(wants, &empty());
     let shown = all(&r);
     assert!(shown.contains(&"list events full".to_string()), "{shown:?}");
@@ -360,7 +374,8 @@ fn a_namespace_capture_reads_what_its_answers_read_elsewhere() {
     assert!(r.contains(&"list deployments.apps -n operators full".to_string()), "{r:?}");
     assert!(r.contains(&"list deployments.apps metadata.name=site-operator full".to_string()), "{r:?}");
     // a capture of every namespace holds all of that already
-    let everything = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
+    let everything =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: false };
     assert_eq!(rounds(everything, &operator_cluster(false)).len(), 1);
 }
 
@@ -441,6 +456,7 @@ fn why_stuck_site(capture: bool) -> Wants {
             now: "2026-11-29T12:00:00Z".parse().unwrap(),
             options: crate::diagnose::Options::default(),
         }),
+        admission: true,
     }
 }
 
@@ -537,6 +553,7 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
             now: "2026-11-29T12:00:00Z".parse().unwrap(),
             options: crate::diagnose::Options::default(),
         }),
+        admission: true,
     };
     assert!(wants.sweeping());
     let r = rounds(wants, &cluster);
@@ -560,6 +577,7 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
         assert!(e.contains("involvedObject.uid=") && e.contains(" -n "), "{e}");
     }
     // a capture reads every body at once, and so is no sweep
-    let capture = Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None };
+    let capture =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: true };
     assert!(!capture.sweeping());
 }

@@ -346,5 +346,9 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("storage.k8s.io", "VolumeAttachment")
             | ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration")
             | ("admissionregistration.k8s.io", "MutatingWebhookConfiguration")
+            | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
+            | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding")
+            | ("admissionregistration.k8s.io", "MutatingAdmissionPolicy")
+            | ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding")
     )
 }

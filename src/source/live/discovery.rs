@@ -82,6 +82,25 @@ impl Discovery {
     pub fn find(&self, group: &str, kind: &str) -> Option<&ListType> {
         self.types.iter().find(|t| t.group == group && t.kind == kind)
     }
+
+    /// The type at each other version its group serves it at, in discovery's order. A custom
+    /// resource is listed at its group's preferred version, and when its objects are stored at
+    /// another one the API server converts every object of the list, through the CRD's
+    /// conversion webhook: with that webhook down the whole list fails (500) while the version
+    /// the objects are stored at needs no conversion and still answers.
+    pub fn other_versions(&self, t: &ListType) -> Vec<ListType> {
+        use crate::snapshot::object::{group_of, version_of};
+        self.lists
+            .iter()
+            .filter(|l| group_of(&l.group_version) == t.group && version_of(&l.group_version) != t.version)
+            .filter(|l| {
+                l.resources
+                    .iter()
+                    .any(|r| r.plural == t.plural && r.kind == t.kind && r.verbs.iter().any(|v| v == "list"))
+            })
+            .map(|l| ListType { version: version_of(&l.group_version).to_string(), ..t.clone() })
+            .collect()
+    }
 }
 
 #[derive(Deserialize, Default)]

@@ -165,7 +165,7 @@ impl Session {
                 break;
             }
             total += asks.len();
-            let mut s = stream::iter(asks).map(|a| self.execute(a)).buffered(o.concurrency.max(1));
+            let mut s = stream::iter(asks).map(|a| self.execute(d, a)).buffered(o.concurrency.max(1));
             while let Some(answered) = s.next().await {
                 o.tick(&mut done, total);
                 answers.push(answered);
@@ -175,14 +175,15 @@ impl Session {
     }
 
     /// One ask: one request (a list is paged).
-    async fn execute(&self, ask: Ask) -> Answered {
-        self.execute_versioned(ask).await.0
+    async fn execute(&self, d: &Discovery, ask: Ask) -> Answered {
+        self.execute_versioned(d, ask).await.0
     }
 
-    /// One ask, and the resourceVersion its answer is current at (a list's; a GET's object's),
-    /// from which a watch of the same objects resumes.
-    pub async fn execute_versioned(&self, ask: Ask) -> (Answered, Option<String>) {
+    /// One ask, and where a watch of the same objects resumes: the resourceVersion its answer
+    /// is current at (a list's; a GET's object's) and the version that answered.
+    pub async fn execute_versioned(&self, d: &Discovery, ask: Ask) -> (Answered, Resume) {
         let mut version = None;
+        let mut served = ask.kind.clone();
         let full = ask.body == ask::Body::Full;
         let (result, managed_fields_dropped) = match &ask.fetch {
             ask::Fetch::Get(name) => {
@@ -197,16 +198,24 @@ impl Session {
             }
             ask::Fetch::List { field_selector, label_selector, only } => {
                 let drop = ask.managed_fields == ask::ManagedFields::Drop;
-                match list::list(
-                    &self.reader,
-                    &ask.kind,
-                    ask.namespace.as_deref(),
-                    full,
-                    drop,
-                    list::Selectors { field: field_selector.as_deref(), label: label_selector.as_deref() },
-                )
-                .await
-                {
+                let selectors = list::Selectors { field: field_selector.as_deref(), label: label_selector.as_deref() };
+                let mut listed =
+                    list::list(&self.reader, &ask.kind, ask.namespace.as_deref(), full, drop, selectors).await;
+                // a custom resource's list that fails inside the server (500: a conversion
+                // webhook down fails the whole list) is asked at each other version served: the
+                // one its objects are stored at needs no conversion. The first failure stands
+                // when none answers.
+                if matches!(listed, Err(Failure::Status { code: 500, .. })) && !ask.kind.group.is_empty() {
+                    for other in d.other_versions(&ask.kind) {
+                        let again =
+                            list::list(&self.reader, &other, ask.namespace.as_deref(), full, drop, selectors).await;
+                        if again.is_ok() {
+                            (listed, served) = (again, other);
+                            break;
+                        }
+                    }
+                }
+                match listed {
                     Ok(l) => {
                         version = l.resource_version;
                         let mut docs = l.docs;
@@ -223,8 +232,16 @@ impl Session {
                 }
             }
         };
-        (Answered { ask, result, managed_fields_dropped }, version)
+        (Answered { ask, result, managed_fields_dropped }, Resume { version, kind: served })
     }
+}
+
+/// Where a watch of an answer's objects resumes.
+pub struct Resume {
+    /// The resourceVersion the answer is current at.
+    pub version: Option<String>,
+    /// The type at the version that answered (see [`Discovery::other_versions`]).
+    pub kind: ListType,
 }
 
 /// The snapshot the answers so far make, as [`Session::read`] would return it were the read to

@@ -31,7 +31,7 @@ use super::ask::{Answered, Ask, Body, Fetch, ReadPlan, Use};
 use super::discovery::{Discovery, ListType};
 use super::http::{Failure, Reader};
 use super::list::{self, METADATA_ACCEPT, wants_body};
-use super::{ReadOptions, Session};
+use super::{ReadOptions, Resume, Session};
 
 /// Failed attempts in a row after which a follower gives up.
 pub const MAX_FAILURES: u32 = 6;
@@ -125,14 +125,14 @@ impl Kept {
                     }
                 }
             }
-            let read: Vec<(usize, (Answered, Option<String>))> = futures::stream::iter(new)
-                .map(|(i, ask)| async move { (i, session.execute_versioned(ask).await) })
+            let read: Vec<(usize, (Answered, Resume))> = futures::stream::iter(new)
+                .map(|(i, ask)| async move { (i, session.execute_versioned(d, ask).await) })
                 .buffered(o.concurrency.max(1))
                 .collect()
                 .await;
-            for (i, (answered, version)) in read {
+            for (i, (answered, resume)) in read {
                 round[i] = Some(answered.clone());
-                self.follow(session, answered, version);
+                self.follow(session, answered, resume);
             }
             answers.extend(round.into_iter().flatten());
         }
@@ -142,7 +142,7 @@ impl Kept {
 
     /// Keeps an answer, and follows it where it can be followed: objects read (a GET that
     /// found nothing too: its object may come), never a read only for managedFields.
-    fn follow(&mut self, session: &Session, answered: Answered, version: Option<String>) {
+    fn follow(&mut self, session: &Session, answered: Answered, resume: Resume) {
         let id = self.next_id;
         self.next_id += 1;
         let followed = answered.ask.use_ == Use::Objects
@@ -153,7 +153,9 @@ impl Kept {
             };
         let task = followed.then(|| {
             use futures::FutureExt;
-            let (reader, ask, tx) = (session.reader.clone(), answered.ask.clone(), self.tx.clone());
+            // at the version that answered: the one asked may be the one that cannot
+            let ask = Ask { kind: resume.kind, ..answered.ask.clone() };
+            let (reader, tx, version) = (session.reader.clone(), self.tx.clone(), resume.version);
             let (handle, registration) = futures::future::AbortHandle::new_pair();
             let run = futures::future::Abortable::new(follower(reader, ask, version, id, tx), registration);
             self.running.push(run.map(|_| ()).boxed_local());

@@ -7,7 +7,8 @@
 //! `reason`, `type`; any other field is refused with 400, as the API server refuses it), KEP-5958's
 //! `drop=metadata.managedFields` Accept parameter (honoured as a 1.37 server with the
 //! `ManagedFieldsOptOut` gate on, or not: see [`DropManagedFields`]), and injected faults per
-//! resource or group. Every request is recorded for assertions. WATCH (`?watch=1`) is served
+//! resource or group, and conversion webhooks whose Service is gone failing as they do (see
+//! [`conversion`]). Every request is recorded for assertions. WATCH (`?watch=1`) is served
 //! from the store's history, with bookmarks, scripted changes over time and faults on the
 //! stream (see [`watch`]).
 //!
@@ -16,6 +17,7 @@
 #![allow(dead_code)]
 
 pub mod builtins;
+pub mod conversion;
 pub mod protobuf;
 pub mod store;
 pub mod watch;
@@ -497,6 +499,9 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
     };
     if namespace.is_some() && !res.namespaced {
         return status(404, "NotFound", "the server could not find the requested resource", None);
+    }
+    if let Some(r) = conversion::refusal(&s.store, res, namespace, name) {
+        return r;
     }
     match name {
         Some(name) => get(&s, res, namespace, name, &accept),

@@ -1,0 +1,174 @@
+//! Denials seen: Warning Events about an object whose message says `denied` and quotes, by
+//! name, a webhook of a configuration or an admission policy (or its binding) that the graph
+//! holds. The API server's rejections read `admission webhook "<name>" denied the request`
+//! and `ValidatingAdmissionPolicy '<name>' with binding '<binding>' denied request`; the
+//! controller whose request was refused usually repeats them in its Events. Only the names
+//! the cluster holds are matched, never the surrounding wording (it changes between
+//! releases); the message is quoted as written.
+//!
+//! A denial counts for a request only when its denier could have been sent that request (a
+//! webhook of the configuration, or the policy through the binding quoted, matches it), and
+//! only when it was seen after the deletion that sends the request was requested (the object's,
+//! else its namespace's or an owner's): an older one was about another request.
+
+use std::collections::HashMap;
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::Value;
+
+use super::policies::{GROUP, Kind, Policies};
+use super::webhooks::{self, Match, Operation};
+use crate::graph::{Graph, NodeId};
+use crate::snapshot::{Object, Uid};
+
+/// One Warning Event that quotes a denial.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    /// The webhook configuration or the policy that denied.
+    pub by: NodeId,
+    /// The policy's binding, when the message quotes one.
+    pub binding: Option<NodeId>,
+    /// The webhook's name, for a configuration.
+    pub webhook: Option<String>,
+    /// The Event's reason.
+    pub reason: String,
+    /// The Event's message (`note`), as written.
+    pub message: String,
+    /// Who reported it (`reportingController`, `source.component`).
+    pub reporter: Option<String>,
+    /// When it was last seen.
+    pub last_seen: Option<Timestamp>,
+}
+
+/// The denials of a graph, by the uid of the object the Events are about.
+#[derive(Default)]
+pub struct Denials {
+    by_uid: HashMap<Uid, Vec<Denial>>,
+}
+
+/// A name the cluster holds, quoted as the API server quotes it, and who it is.
+struct Quoted {
+    text: String,
+    by: NodeId,
+    webhook: Option<String>,
+    kind: Option<Kind>,
+}
+
+impl Denials {
+    /// One pass over the Events of `g` (none are looked at when no configuration or policy
+    /// was read: a denial must name one).
+    pub fn new(g: &Graph) -> Denials {
+        let mut names: Vec<Quoted> = Vec::new();
+        for kind in ["ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"] {
+            for &c in g.of_kind(GROUP, kind) {
+                let Some(conf) = g.object(c) else { continue };
+                for w in conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(n) = w.get("name").and_then(Value::as_str) {
+                        names.push(Quoted { text: format!("\"{n}\""), by: c, webhook: Some(n.into()), kind: None });
+                    }
+                }
+            }
+        }
+        for kind in Kind::ALL {
+            for &p in g.of_kind(GROUP, kind.policy()) {
+                names.push(Quoted {
+                    text: format!("'{}'", g.identity(p).name),
+                    by: p,
+                    webhook: None,
+                    kind: Some(kind),
+                });
+            }
+        }
+        let mut out = Denials::default();
+        if names.is_empty() {
+            return out;
+        }
+        for o in g.objects().iter().filter(|o| o.kind == "Event") {
+            let Some((uid, q, mut d)) = read(o, &names) else { continue };
+            if let Some(kind) = q.kind {
+                let policy = g.identity(q.by).name;
+                d.binding = g.of_kind(GROUP, kind.binding()).iter().copied().find(|&b| {
+                    g.object(b).and_then(|b| b.str_field("/spec/policyName")) == Some(policy)
+                        && d.message.contains(&format!("'{}'", g.identity(b).name))
+                });
+            }
+            out.by_uid.entry(uid).or_default().push(d);
+        }
+        for v in out.by_uid.values_mut() {
+            v.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.message.cmp(&b.message)));
+        }
+        out
+    }
+
+    /// The denials seen of `op` on `x`, most recent first (see the module doc for which count).
+    pub fn of(&self, g: &Graph, policies: &Policies, x: NodeId, op: Operation) -> Vec<&Denial> {
+        let Some(o) = g.object(x) else { return Vec::new() };
+        let Some(all) = self.by_uid.get(&o.uid) else { return Vec::new() };
+        // from when the request can have been sent: the object's deletion, else its
+        // namespace's or an owner's (the namespace controller's and the GC's DELETEs)
+        let since = o.deletion_requested_at().or_else(|| {
+            let ns = o.namespace.as_deref().and_then(|ns| g.find("", "Namespace", None, ns));
+            ns.into_iter()
+                .chain(g.owner_nodes(x).iter().copied())
+                .filter_map(|n| g.object(n).and_then(|n| n.deletion_requested_at()))
+                .min()
+        });
+        all.iter()
+            .filter(|d| !matches!((since, d.last_seen), (Some(s), Some(t)) if t < s))
+            .filter(|d| could_deny(g, policies, d, o, x, op))
+            .collect()
+    }
+}
+
+/// Whether the denier of `d` is sent `op` on `o`: one of the configuration's webhooks (the
+/// one quoted) matches it, whatever its failurePolicy (a serving webhook's answer counts
+/// either way); or the policy applies to it (through the binding quoted, if any).
+fn could_deny(g: &Graph, policies: &Policies, d: &Denial, o: &Object, x: NodeId, op: Operation) -> bool {
+    let Some(conf) = g.object(d.by) else { return false };
+    if d.webhook.is_none() {
+        return policies
+            .matching(g, x, op)
+            .iter()
+            .any(|m| m.policy == d.by && d.binding.is_none_or(|b| b == m.binding));
+    }
+    let Some(t) = g.mapper().kind(o.group(), &o.kind) else { return false };
+    conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten().any(|w| {
+        w.get("name").and_then(Value::as_str) == d.webhook.as_deref()
+            && webhooks::webhook_matches(g, w, o, &t.plural, t.namespaced, op) != Match::No
+    })
+}
+
+/// A Warning Event that says `denied` and quotes one of `names`: the uid it is about, the
+/// name, and the denial (its binding not looked up yet).
+fn read<'a>(o: &Object, names: &'a [Quoted]) -> Option<(Uid, &'a Quoted, Denial)> {
+    let body = o.body.map();
+    let s = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let t = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|s| s.parse::<Timestamp>().ok());
+    let new_api = o.group() == "events.k8s.io";
+    if s(body.get("type")).as_deref() != Some("Warning") {
+        return None;
+    }
+    let message = s(body.get(if new_api { "note" } else { "message" }))?;
+    if !message.contains("denied") {
+        return None;
+    }
+    let q = names.iter().find(|q| message.contains(q.text.as_str()))?;
+    let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
+    let uid = s(about.and_then(|a| a.get("uid")))?;
+    let source = if new_api { body.get("deprecatedSource") } else { body.get("source") };
+    let last_seen = t(body.get("series").and_then(|s| s.get("lastObservedTime")))
+        .or_else(|| t(body.get(if new_api { "deprecatedLastTimestamp" } else { "lastTimestamp" })))
+        .or_else(|| t(body.get("eventTime")))
+        .or(o.creation_timestamp);
+    let d = Denial {
+        by: q.by,
+        binding: None,
+        webhook: q.webhook.clone(),
+        reason: s(body.get("reason")).unwrap_or_default(),
+        message,
+        reporter: s(body.get(if new_api { "reportingController" } else { "reportingComponent" }))
+            .or_else(|| s(source.and_then(|s| s.get("component")))),
+        last_seen,
+    };
+    Some((Uid(uid), q, d))
+}

@@ -1,0 +1,240 @@
+//! How `--watch` shows its answers (contract §4.5): redrawn in place on a terminal, a line per
+//! change when piped, a JSON object a line, a YAML document per answer; and the terminal left
+//! clean however the watch ends.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::Result;
+use k8s_openapi::jiff::Timestamp;
+
+use kubectl_gc::render;
+use kubectl_gc::watch::{Change, ChangeKind, Observed};
+
+use super::output;
+use super::watch::human;
+
+/// One answer, judged.
+pub struct Judged {
+    pub observed: Observed,
+    /// The answer as the single answer writes it in the watch's format: text, one line of
+    /// JSON, or YAML (`None` once gone).
+    pub answer: Option<Vec<u8>>,
+}
+
+pub enum Mode {
+    /// Redrawn in place; `rows` drawn last time (a line wider than the terminal takes more).
+    Terminal { rows: usize },
+    /// One line per change.
+    Lines,
+    /// One JSON object per answer.
+    Json,
+    /// One YAML document per answer.
+    Yaml,
+}
+
+pub struct Out {
+    pub mode: Mode,
+    pub started: Instant,
+    pub title: String,
+    /// The changes shown in the terminal's header.
+    pub last: String,
+}
+
+fn mark(k: ChangeKind) -> &'static str {
+    match k {
+        ChangeKind::Deleted | ChangeKind::Recreated => "✗",
+        ChangeKind::FinalizerRemoved | ChangeKind::FindingResolved | ChangeKind::ControllerBack => "-",
+        ChangeKind::FinalizerAdded | ChangeKind::FinalizerReAdded | ChangeKind::FindingNew | ChangeKind::Appeared => {
+            "+"
+        }
+        ChangeKind::ControllerDown => "!",
+        ChangeKind::DeletionStarted | ChangeKind::Verdict => "~",
+    }
+}
+
+/// The changes as the JSON and YAML records carry them.
+#[derive(serde::Serialize)]
+struct Record<'a> {
+    time: String,
+    verdict: &'static str,
+    change: Vec<ChangeWire<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct ChangeWire<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    object: Option<&'a str>,
+    message: &'a str,
+}
+
+impl Out {
+    fn elapsed(&self) -> String {
+        format!("+{}", human(self.started.elapsed()))
+    }
+
+    /// A new answer, and the changes that led to it.
+    pub fn answer(&mut self, j: &Judged, changes: &[Change]) -> Result<()> {
+        let time = Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap_or_else(|_| Timestamp::now());
+        let verdict = j.observed.verdict.as_str();
+        let record = || Record {
+            time: time.to_string(),
+            verdict,
+            change: changes
+                .iter()
+                .map(|c| ChangeWire { kind: c.kind.as_str(), object: c.object.as_deref(), message: &c.message })
+                .collect(),
+        };
+        let mut w = output::stdout();
+        match self.mode {
+            Mode::Json => {
+                // {"time", "verdict", "change", "answer"}: the answer's own line spliced in
+                let mut head = render::safe_json::to_string(&record())?;
+                head.pop();
+                w.write_all(head.as_bytes())?;
+                w.write_all(b",\"answer\":")?;
+                match &j.answer {
+                    Some(a) => w.write_all(a.trim_ascii_end())?,
+                    None => w.write_all(b"null")?,
+                }
+                w.write_all(b"}\n")?;
+            }
+            Mode::Yaml => {
+                // a document per answer; the answer is the single answer's YAML, indented
+                w.write_all(b"---\n")?;
+                w.write_all(render::safe_yaml::to_string(&record())?.as_bytes())?;
+                match &j.answer {
+                    Some(a) => {
+                        w.write_all(b"answer:\n")?;
+                        for line in String::from_utf8_lossy(a).lines() {
+                            writeln!(w, "  {line}")?;
+                        }
+                    }
+                    None => w.write_all(b"answer: null\n")?,
+                }
+            }
+            Mode::Lines => {
+                if changes.is_empty() {
+                    let text = j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+                    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                    writeln!(w, "{time} {} {verdict} watching {}: {first}", self.elapsed(), sanitize(&self.title))?;
+                }
+                for c in changes {
+                    writeln!(w, "{time} {} {verdict} {}: {}", self.elapsed(), c.kind.as_str(), sanitize(&c.message))?;
+                }
+            }
+            Mode::Terminal { .. } => {
+                let mut header = String::new();
+                if !changes.is_empty() {
+                    header.push_str(&format!("Changed at {time} ({}):\n", self.elapsed()));
+                    for c in changes {
+                        header.push_str(&format!("  {} {}\n", mark(c.kind), sanitize(&c.message)));
+                    }
+                }
+                self.last = header;
+                drop(w);
+                return self.redraw(j);
+            }
+        }
+        w.flush()?;
+        Ok(())
+    }
+
+    /// The terminal's frame again (the elapsed time moves on): each line overwritten in place,
+    /// the whole frame in one write, so that Ctrl-C finds whole frames.
+    pub fn redraw(&mut self, j: &Judged) -> Result<()> {
+        let Mode::Terminal { rows } = &mut self.mode else { return Ok(()) };
+        let mut frame = format!(
+            "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
+            sanitize(&self.title),
+            j.observed.verdict.as_str(),
+            human(self.started.elapsed())
+        );
+        frame.push_str(&self.last);
+        frame.push('\n');
+        frame.push_str(&j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default());
+        let (width, height) = terminal_size::terminal_size()
+            .map_or((80, 24), |(w, h)| (usize::from(w.0).max(1), usize::from(h.0).max(1)));
+        let mut bytes = Vec::with_capacity(frame.len() + 64);
+        if *rows > 0 {
+            if *rows >= height {
+                // taller than the screen: the cursor cannot go back up far enough
+                bytes.extend_from_slice(b"\x1b[H\x1b[2J");
+            } else {
+                bytes.extend_from_slice(format!("\x1b[{rows}F").as_bytes());
+            }
+        }
+        let mut drawn = 0;
+        for l in frame.lines() {
+            bytes.extend_from_slice(l.as_bytes());
+            bytes.extend_from_slice(b"\x1b[K\n");
+            drawn += terminal_rows(l, width);
+        }
+        bytes.extend_from_slice(b"\x1b[J");
+        let mut w = output::stdout();
+        w.write_all(&bytes)?;
+        w.flush()?;
+        *rows = drawn;
+        Ok(())
+    }
+}
+
+/// Text from the cluster, escaped for a terminal.
+fn sanitize(s: &str) -> String {
+    render::style::sanitize(s)
+}
+
+/// The rows a line takes on a terminal `width` columns wide (escape sequences take none).
+fn terminal_rows(line: &str, width: usize) -> usize {
+    render::style::columns(line).div_ceil(width).max(1)
+}
+
+/// The terminal's cursor, hidden while the frame is redrawn and shown again on every way out.
+/// Ctrl-C (SIGINT) and SIGTERM end a watch as they end `kubectl get -w`, by the signal (a
+/// shell says 130 for SIGINT), but first a handler shows the cursor again: frames are written
+/// whole, each ending at the start of a line, so nothing is left half drawn.
+pub mod terminal {
+    use super::*;
+
+    static HIDDEN: AtomicBool = AtomicBool::new(false);
+    const SHOW: &[u8] = b"\x1b[?25h";
+
+    extern "C" fn on_signal(signal: libc::c_int) {
+        if HIDDEN.load(Ordering::SeqCst) {
+            // SAFETY: write(2) is async-signal-safe; the buffer is static.
+            unsafe {
+                libc::write(1, SHOW.as_ptr().cast(), SHOW.len());
+            }
+        }
+        // SAFETY: signal(2) and raise(3) are async-signal-safe. The signal is blocked while
+        // its handler runs, so the raised one is delivered on return, with the default
+        // action: the process ends by it, as it would have without the handler.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+
+    pub fn hide_cursor() {
+        let handler = on_signal as extern "C" fn(libc::c_int);
+        // SAFETY: the handler only calls async-signal-safe functions.
+        unsafe {
+            libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        }
+        HIDDEN.store(true, Ordering::SeqCst);
+        let mut w = std::io::stdout().lock();
+        let _ = w.write_all(b"\x1b[?25l");
+        let _ = w.flush();
+    }
+
+    pub fn show_cursor() {
+        if HIDDEN.swap(false, Ordering::SeqCst) {
+            let mut w = std::io::stdout().lock();
+            let _ = w.write_all(SHOW);
+            let _ = w.flush();
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! `--watch` on a real terminal: a pseudo-terminal from util-linux `script`, the answer redrawn
+//! in place, and a real Ctrl-C (the byte 0x03 typed into the terminal, which its line
+//! discipline turns into SIGINT for the foreground process) leaving the terminal clean.
+
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::support::apiserver::ApiServer;
+use crate::support::apiserver::watch::Action;
+use crate::support::{Env, NOW, assert_read_only, bin};
+
+use super::watch::{SITE, deleting_site, object, server, step};
+
+const HIDE: &str = "\x1b[?25l";
+const SHOW: &str = "\x1b[?25h";
+/// Columns of the pseudo-terminal: wide, so most lines take one row.
+const COLS: usize = 400;
+
+/// What the terminal has shown so far, `\r\n` (the terminal's ONLCR) read as `\n`.
+struct Screen(Arc<Mutex<Vec<u8>>>);
+
+impl Screen {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).replace("\r\n", "\n")
+    }
+
+    fn wait_for(&self, what: &str, deadline: Duration) {
+        let t = Instant::now();
+        while !self.text().contains(what) {
+            assert!(t.elapsed() < deadline, "{what:?} not shown within {deadline:?}:\n{:?}", self.text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `kubectl-gc ARGS` in a pseudo-terminal of 60 rows and [`COLS`] columns.
+fn in_terminal(server: &ApiServer, args: &str) -> (std::process::Child, Screen, Env) {
+    let env = Env::new(&server.url(), None);
+    let inner = format!("stty rows 60 cols {COLS}; exec '{}' --now {NOW} {args}", bin());
+    let mut c = env.command("script");
+    c.env("KUBECONFIG", &env.kubeconfig).env("TERM", "xterm");
+    c.args(["-qefc", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = c.spawn().expect("util-linux script (Debian's bsdutils) runs the watch in a pseudo-terminal");
+    let mut out = child.stdout.take().unwrap();
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let into = shown.clone();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 4096];
+        while let Ok(n) = out.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            into.lock().unwrap().extend_from_slice(&b[..n]);
+        }
+    });
+    // the environment (its kubeconfig) must outlive the child
+    (child, Screen(shown), env)
+}
+
+/// The rows a line of a frame takes (escape sequences take none; the frame is ASCII and
+/// narrow symbols).
+fn rows(line: &str) -> usize {
+    let mut n = 0usize;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            chars.by_ref().find(|c| c.is_ascii_alphabetic());
+            continue;
+        }
+        n += 1;
+    }
+    n.div_ceil(COLS).max(1)
+}
+
+/// Where the cursor is moved up to redraw (`ESC [ n F`), and by how many rows.
+fn moves_up(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("\x1b[") {
+        let rest = &text[at + 2..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && rest.as_bytes().get(digits) == Some(&b'F') {
+            out.push((at, rest[..digits].parse().unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean() {
+    // the Site is marked for deletion, then one dependent goes; nothing ends the watch
+    let script = vec![
+        step(400, Action::Put(deleting_site(&["foregroundDeletion", "own.labhub.io/cleanup"]))),
+        step(600, Action::remove(&object(SITE, "ConfigMap", "alpha-config"))),
+    ];
+    let server = server(SITE, script, Vec::new());
+    let (mut child, screen, _env) = in_terminal(&server, "why-stuck site/alpha -n labs --watch");
+    screen.wait_for("✗ Deleted ConfigMap labs/alpha-config", Duration::from_secs(30));
+    // a frame or two more (the elapsed time redrawn each second), then Ctrl-C typed
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"\x03").unwrap();
+    stdin.flush().unwrap();
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "Ctrl-C did not end the watch:\n{:?}", screen.text());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    let text = screen.text();
+    // ended by the signal, as kubectl get -w is: the shell's 130 (`script -e` passes it on)
+    assert_eq!(status.code(), Some(130), "{text:?}");
+
+    // the cursor hidden once at the start, shown once at the very end
+    assert_eq!(text.matches(HIDE).count(), 1, "{text:?}");
+    assert_eq!(text.matches(SHOW).count(), 1, "{text:?}");
+    assert!(text.find(HIDE) < text.find("Watching "), "{text:?}");
+    let (drawn, after) = text.rsplit_once(SHOW).unwrap();
+    assert!(after.trim().is_empty(), "written after the cursor came back: {after:?}");
+    // no partial line: the last frame is whole (it ends erasing below its last line) and only
+    // the terminal's own echo of Ctrl-C follows it
+    let last_frame_end = drawn.rfind("\n\x1b[J").expect("a whole frame");
+    assert_eq!(drawn[last_frame_end + "\n\x1b[J".len()..].replace("^C", ""), "", "{text:?}");
+
+    // frames: each after the first moves up over exactly the rows the one before took
+    let ups = moves_up(drawn);
+    assert!(ups.len() >= 3, "redrawn at least three times: {text:?}");
+    let mut from = drawn.find("Watching ").unwrap();
+    for (at, n) in &ups {
+        let frame = &drawn[from..*at];
+        let took: usize = frame.split("\x1b[K\n").filter(|l| !l.starts_with("\x1b[J")).map(rows).sum();
+        assert_eq!(*n, took, "moved up {n} rows over a frame of {took}:\n{frame:?}");
+        from = at + format!("\x1b[{n}F").len();
+    }
+    // the header: what is watched, the verdict, the elapsed time; the changes marked
+    assert!(text.contains("Watching why-stuck site/alpha -n labs — InProgress · "), "{text:?}");
+    assert!(text.contains(" elapsed · Ctrl-C to stop"), "{text:?}");
+    assert!(text.contains("Changed at "), "{text:?}");
+    assert!(text.contains("  ~ Site labs/alpha is being deleted"), "{text:?}");
+    assert!(text.contains("  ~ verdict NotDeleting → InProgress"), "{text:?}");
+    assert_read_only(&server);
+}
