@@ -7,6 +7,8 @@
 //!   themselves terminating, or that a terminating volume's claim lives in: which pod still
 //!   mounts a claim is in the pods' specs (`kubernetes.io/pvc-protection`), a namespace's pod
 //!   wave in its pods' states, a pod's grace and node in its own.
+//! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
+//!   that are): a pod's answer judges its own workload (a controller that holds itself).
 //! - Every other object being deleted whose kind's body the analysis reads, by name
 //!   ([`OWN_BODIES`]: a GET each when few, else lists kept to them).
 //! - Workloads, pods and ServiceAccounts where controllers live, managedFields for the
@@ -44,6 +46,19 @@ pub const EVENTS_BY_UID: usize = 16;
 /// The kinds read in full in the namespaces where claims and pods are being deleted.
 const WITH_CLAIMS: [(&str, &str); 2] = [("", "Pod"), ("", "PersistentVolumeClaim")];
 
+/// The kinds read in full in the namespaces where pods are being deleted, or that are: a pod's
+/// answer judges its own workload (a controller that holds itself through its own pod, whose
+/// StatefulSet or DaemonSet replaces it only once it is gone) by its status and ServiceAccount,
+/// as one answer reads its namespace. (A custom resource's controller is judged where
+/// controllers live: the namespaces of the ServiceAccounts RBAC binds and of Leases.)
+const BESIDE_DELETIONS: [(&str, &str); 5] = [
+    ("", "ServiceAccount"),
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("apps", "ReplicaSet"),
+];
+
 /// What the metadata pass found: the namespaces whose pods and claims are read in full, and
 /// the objects being deleted whose own bodies are.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -53,6 +68,9 @@ pub struct Deleting {
     pub claim_namespaces: BTreeSet<String>,
     /// By type (its index in discovery): the terminating objects read metadata-only.
     pub own_bodies: BTreeMap<usize, Named>,
+    /// Namespaces holding a pod being deleted, or being deleted themselves, whose workloads and
+    /// ServiceAccounts are read in full ([`BESIDE_DELETIONS`]).
+    pub namespaces: BTreeSet<String>,
 }
 
 fn deleting(doc: &RawDoc) -> bool {
@@ -86,10 +104,16 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
             let (Some(name), ns) = (m.name.clone(), m.namespace.clone()) else { continue };
             match (t.group.as_str(), t.kind.as_str()) {
                 ("", "Namespace") => {
+                    out.namespaces.insert(name.clone());
                     out.claim_namespaces.insert(name);
                     continue;
                 }
-                ("", "Pod" | "PersistentVolumeClaim") => {
+                ("", "Pod") => {
+                    out.namespaces.extend(ns.clone());
+                    out.claim_namespaces.extend(ns);
+                    continue;
+                }
+                ("", "PersistentVolumeClaim") => {
                     out.claim_namespaces.extend(ns);
                     continue;
                 }
@@ -123,11 +147,21 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
             }
         }
     }
+    for t in BESIDE_DELETIONS.iter().filter_map(|(g, k)| d.find(g, k)) {
+        for ns in &found.namespaces {
+            if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
+                asks.push(
+                    Ask::list(t, Some(ns.clone()), "a namespace where something is being deleted")
+                        .full()
+                        .dropping_managed_fields(true),
+                );
+            }
+        }
+    }
+    let among = |t: &ListType, kinds: &[(&str, &str)]| kinds.iter().any(|&(g, k)| t.group == g && t.kind == k);
     for (&i, objects) in &found.own_bodies {
         let t: &ListType = &d.types[i];
-        if EVERYWHERE.iter().any(|&(g, k)| t.group == g && t.kind == k)
-            || WITH_CLAIMS.iter().any(|&(g, k)| t.group == g && t.kind == k)
-        {
+        if among(t, EVERYWHERE) || among(t, &WITH_CLAIMS) || among(t, &BESIDE_DELETIONS) {
             continue;
         }
         asks.extend(
