@@ -161,11 +161,18 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
     let among = |t: &ListType, kinds: &[(&str, &str)]| kinds.iter().any(|&(g, k)| t.group == g && t.kind == k);
     for (&i, objects) in &found.own_bodies {
         let t: &ListType = &d.types[i];
-        if among(t, EVERYWHERE) || among(t, &WITH_CLAIMS) || among(t, &BESIDE_DELETIONS) {
+        if among(t, EVERYWHERE) {
             continue;
         }
+        // those the namespace lists above read already
+        let listed = |ns: &Option<String>| {
+            let ns = ns.as_deref().unwrap_or_default();
+            (among(t, &WITH_CLAIMS) && found.claim_namespaces.contains(ns))
+                || (among(t, &BESIDE_DELETIONS) && found.namespaces.contains(ns))
+        };
+        let objects: Named = objects.iter().filter(|(ns, _)| !listed(ns)).cloned().collect();
         asks.extend(
-            by_name(t, objects, OWN_BODIES, "an object being deleted whose spec or status its answer reads")
+            by_name(t, &objects, OWN_BODIES, "an object being deleted whose spec or status its answer reads")
                 .into_iter()
                 .map(|a| a.full().dropping_managed_fields(true)),
         );
