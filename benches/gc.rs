@@ -1,4 +1,9 @@
-//! The benchmark: `cargo bench --bench gc -- [--sizes 10k,100k,1M] [--skip-live]`.
+//! The benchmark: `cargo bench --bench gc -- [--sizes 10k,100k,1M] [--skip-live] [--skip-offline]
+//! [--live-sizes 10k,100k] [--live-terminating 1%]`.
+//!
+//! Live, per size: the test API server serving the `--full` cluster, and each command's wall
+//! time, requests, bytes and peak memory (`why-stuck` on one object, with `-A`, `--all -A`,
+//! `tree -A`, `snapshot -A`, and kubectl listing every type), as a table.
 //!
 //! Offline, per size, on a synthetic cluster (benches/synth.rs): each phase of the engine
 //! (load, graph, why-stuck on a stuck object, why-stuck --all -A, plan of a namespace) beside
@@ -24,11 +29,20 @@ struct Args {
     sizes: Vec<usize>,
     naive_up_to: usize,
     skip_live: bool,
-    live_size: usize,
+    /// The sizes the live rows are measured at (`--live-sizes 10k,100k`; `--live-size N` for one).
+    live_sizes: Vec<usize>,
+    /// The share of objects being deleted in the live clusters (`--live-terminating 1%`).
+    live_terminating: f64,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { sizes: vec![10_000, 100_000], naive_up_to: 200_000, skip_live: false, live_size: 100_000 };
+    let mut a = Args {
+        sizes: vec![10_000, 100_000],
+        naive_up_to: 200_000,
+        skip_live: false,
+        live_sizes: vec![10_000, 100_000],
+        live_terminating: 1.0,
+    };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
@@ -42,8 +56,18 @@ fn parse_args() -> Args {
                 i += 1;
             }
             "--skip-live" => a.skip_live = true,
+            // the live rows alone
+            "--skip-offline" => a.sizes.clear(),
             "--live-size" => {
-                a.live_size = synth::parse_size(&argv[i + 1]).expect("size");
+                a.live_sizes = vec![synth::parse_size(&argv[i + 1]).expect("size")];
+                i += 1;
+            }
+            "--live-sizes" => {
+                a.live_sizes = argv[i + 1].split(',').map(|s| synth::parse_size(s).expect("size")).collect();
+                i += 1;
+            }
+            "--live-terminating" => {
+                a.live_terminating = argv[i + 1].trim_end_matches('%').parse().expect("--live-terminating 1%");
                 i += 1;
             }
             _ => {} // cargo bench passes --bench
@@ -251,29 +275,50 @@ fn main() {
         println!("\n1M / 100k why-stuck time: {:.1}× (target ≤ 11×)", big.1.as_secs_f64() / small.1.as_secs_f64());
     }
     if !args.skip_live {
-        live(&dir, &bin, args.live_size);
+        for &n in &args.live_sizes {
+            live(&dir, &bin, n, args.live_terminating);
+        }
     }
 }
 
-/// One command against the test API server: wall time, requests and bytes the server sent.
+/// One command against the test API server: wall time, requests and bytes the server sent,
+/// and the process's peak resident memory.
 struct Measured {
     wall: Duration,
     requests: usize,
     discovery_requests: usize,
     bytes: u64,
+    peak: u64,
 }
 
 fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Measured {
     server.clear_requests();
+    let err = tempfile::NamedTempFile::new().expect("stderr file");
+    let rss = tempfile::NamedTempFile::new().expect("rss file");
+    // through GNU time: a child of this process (which holds the served cluster) would report
+    // this process's peak as its own (Linux keeps the peak across exec), a grandchild does not
+    let mut timed = std::process::Command::new("/usr/bin/time");
+    timed.arg("-f").arg("%M").arg("-o").arg(rss.path()).arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => timed.env(k, v),
+            None => timed.env_remove(k),
+        };
+    }
+    timed.stdout(std::process::Stdio::null()).stderr(err.reopen().expect("stderr file"));
     let t = Instant::now();
-    let out = cmd.output().expect("run");
+    let status = timed.status().expect("run /usr/bin/time");
     let wall = t.elapsed();
     assert!(
-        out.status.code().is_some_and(|c| c == 0 || c == 2),
+        status.code().is_some_and(|c| matches!(c, 0 | 2 | 3)),
         "{:?} failed: {}",
         cmd,
-        String::from_utf8_lossy(&out.stderr)
+        std::fs::read_to_string(err.path()).unwrap_or_default()
     );
+    let peak_kb: u64 = std::fs::read_to_string(rss.path())
+        .ok()
+        .and_then(|t| t.lines().last()?.trim().parse().ok())
+        .expect("GNU time's %M");
     let reqs = server.requests();
     let discovery_requests = reqs
         .iter()
@@ -284,7 +329,18 @@ fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Me
                 || r.path.starts_with("/apis") && segments <= 3
         })
         .count();
-    Measured { wall, requests: reqs.len(), discovery_requests, bytes: server.bytes_sent() }
+    Measured { wall, requests: reqs.len(), discovery_requests, bytes: server.bytes_sent(), peak: peak_kb * 1024 }
+}
+
+/// One row of the live table.
+fn row(what: &str, m: &Measured) {
+    println!(
+        "  | {what:<44} | {:>8} | {:>6} | {:>9.1} MB | {:>7.0} MB |",
+        secs(m.wall),
+        m.requests,
+        m.bytes as f64 / 1e6,
+        m.peak as f64 / 1e6
+    );
 }
 
 fn hermetic(cmd: &mut std::process::Command, home: &Path, kubeconfig: &Path) {
@@ -296,14 +352,14 @@ fn hermetic(cmd: &mut std::process::Command, home: &Path, kubeconfig: &Path) {
 
 /// Live, against the repository's test API server serving a synthetic cluster over HTTP on
 /// 127.0.0.1: kubectl-gc's listing against kubectl listing every listable type by hand.
-fn live(dir: &Path, bin: &Path, n: usize) {
-    let opts = synth::Options { objects: n, full: true, terminating_percent: 1.0, ..Default::default() };
+fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
+    let opts = synth::Options { objects: n, full: true, terminating_percent: terminating, ..Default::default() };
     let file = dir.join(format!("synth-full-{n}.json"));
     let (count, lm) = synth::generate(&opts, std::io::BufWriter::new(std::fs::File::create(&file).expect("create")))
         .expect("generate");
     println!(
-        "\n== live: {count} objects ({} namespaces, full objects as the API serves them), test API server on 127.0.0.1",
-        opts.namespaces
+        "\n== live: {count} objects ({} namespaces, {} being deleted, full objects as the API serves them), test API server on 127.0.0.1",
+        opts.namespaces, lm.terminating
     );
     let server = apiserver::ApiServer::start(&file);
     let tmp = dir.join("live-home");
@@ -335,8 +391,8 @@ fn live(dir: &Path, bin: &Path, n: usize) {
     let ours_old = measure(&server, &mut gc_old);
     server.set_drop_managed_fields(apiserver::DropManagedFields::Honour);
 
-    // why-stuck --all -A: every terminating object (for now the whole-cluster read of
-    // `kubectl gc snapshot -A`), cold discovery cache, against tree -A's requests
+    // why-stuck --all -A: every terminating object (a metadata pass, then bodies where its
+    // answers read them), cold discovery cache, against tree -A's requests and bytes
     let mut all = std::process::Command::new(bin);
     all.args(["why-stuck", "--all", "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache-all"));
     hermetic(&mut all, &tmp, &kubeconfig);
@@ -424,6 +480,39 @@ fn live(dir: &Path, bin: &Path, n: usize) {
         cheap.bytes as f64 / 1e6,
         100.0 * cheap.bytes as f64 / theirs.bytes.max(1) as f64,
         100.0 * cheap.bytes as f64 / ours.bytes.max(1) as f64
+    );
+
+    // the same object with -A, and the capture of everything
+    let mut wsa = std::process::Command::new(bin);
+    wsa.args(["why-stuck", &format!("{plural}/{sname}"), "-n", &sns, "-A", "-o", "json", "--cache-dir"])
+        .arg(tmp.join("gc-cache"));
+    hermetic(&mut wsa, &tmp, &kubeconfig);
+    let cheap_a = measure(&server, &mut wsa);
+    let capture_file = tmp.join(format!("capture-{n}.json"));
+    let _ = std::fs::remove_file(&capture_file);
+    let mut snap = std::process::Command::new(bin);
+    snap.args(["snapshot", "-A", "--file"]).arg(&capture_file).arg("--cache-dir").arg(tmp.join("gc-cache-snapshot"));
+    hermetic(&mut snap, &tmp, &kubeconfig);
+    let capture = measure(&server, &mut snap);
+    let _ = std::fs::remove_file(&capture_file);
+
+    println!(
+        "\n  | command ({count} objects, {} being deleted) | wall | requests | bytes | peak memory |",
+        lm.terminating
+    );
+    println!("  |---|---|---|---|---|");
+    row(&format!("why-stuck {plural}/{sname} -n {sns}"), &cheap);
+    row(&format!("why-stuck {plural}/{sname} -n {sns} -A"), &cheap_a);
+    row("why-stuck --all -A", &sweep);
+    row(&format!("tree deploy/{dname} -n {dns} -A"), &ours);
+    row("snapshot -A", &capture);
+    row(&format!("kubectl api-resources + get <{} types> -A -o json", names.len()), &theirs);
+    println!(
+        "  --all -A against tree -A: {:.2}× the bytes (target ≤ 1.5×), {} against {} requests (target ≤); against snapshot -A: {:.2}× the bytes",
+        sweep.bytes as f64 / ours.bytes.max(1) as f64,
+        sweep.requests,
+        ours.requests,
+        sweep.bytes as f64 / capture.bytes.max(1) as f64
     );
 }
 

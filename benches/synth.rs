@@ -449,26 +449,29 @@ pub fn generate<W: Write>(opts: &Options, w: W) -> std::io::Result<(usize, Landm
 //
 // Sizes aimed for, per kind, as compact JSON (what `kubectl get -o json` returns), modelled on
 // objects of a current cluster (kube 1.3x, workloads applied by a client, the controllers' and
-// the kubelet's own field managers); managedFields / whole object, as measured on this
-// generator at 100k objects:
-// - Pod (a Deployment's or StatefulSet's: one container with a port, two env vars, resources,
-//   a readiness probe, a ConfigMap or claim volume): 2.3 KB / 5.7 KB. kube-controller-manager's
-//   entry holds the whole pod spec's field set, the kubelet's the status (four conditions, pod
-//   IPs); the object adds the defaulted spec, the projected service-account token volume,
-//   tolerations, five conditions and the container status.
+// the kubelet's own field managers, a service mesh's sidecar in every application pod);
+// managedFields / whole object, as measured on this generator at 10k objects:
+// - Pod (a Deployment's or StatefulSet's: an application container with a port, two env vars,
+//   resources, a readiness probe, a ConfigMap or claim volume; an injected mesh proxy with its
+//   arguments, environment, probes and security context): 4.3 KB / 10.7 KB.
+//   kube-controller-manager's entry holds the whole pod spec's field set (the sidecar's too:
+//   the webhook's patch is part of the creator's request), the kubelet's the status (five
+//   conditions, pod IPs, two container statuses); the object adds the defaulted spec, the
+//   projected service-account token volume and tolerations.
 // - Deployment 2.4 / 4.6 KB (the client's spec set, the controller's revision annotation and
 //   status); ReplicaSet 2.0 / 3.9 KB; StatefulSet 2.1 / 4.2 KB (volumeClaimTemplates, update
 //   strategy); PersistentVolumeClaim 1.2 / 2.1 KB (binding annotations by the controller and
 //   the scheduler).
 // - ConfigMap, Secret and Service an operator created: 0.3–0.5 / 1.0–1.3 KB; a custom resource
 //   1.0 / 1.7 KB (status conditions).
-// - CustomResourceDefinition 1.0 / 44 KB on average (18–71 KB): an openAPIV3Schema whose
-//   spec.forProvider, spec.initProvider and status.atProvider each describe 20–100 fields, as
-//   Crossplane's generated CRDs do (theirs run from tens to hundreds of KB: these stay below).
+// - CustomResourceDefinition 1.0 / 53 KB on average (18–71 KB, and one in fifteen ≈181 KB): an
+//   openAPIV3Schema whose spec.forProvider, spec.initProvider and status.atProvider each
+//   describe 20–100 fields (265 for the large ones), as Crossplane's generated CRDs do (theirs
+//   run from tens to hundreds of KB).
 // - Event (one per Deployment: the deployment controller's ScalingReplicaSet) 0.3 / 1.0 KB; the
 //   API serves each both as v1 and as events.k8s.io/v1.
-// Metadata-only lists carry the managedFields: about 42 % of the whole here, and most of what a
-// reader of the garbage collector's inputs transfers.
+// managedFields are about 31 % of all bytes (pods 40 %, CRDs 2 %), and most of what a
+// metadata-only reader of the garbage collector's inputs transfers.
 
 /// The metadata-only variant's managedFields: the same two entries on every object (a
 /// Deployment-like field set, a client-side apply), about 0.7 KB, as the offline figures have
@@ -572,9 +575,44 @@ fn pod_spec_set(pod: bool, volume: &str) -> Value {
         "f:volumes": {".": {}, format!("k:{{\"name\":\"{volume}\"}}"): {".": {}, "f:name": {}, (if volume == "config" { "f:configMap" } else { "f:persistentVolumeClaim" }): fset(true, &[if volume == "config" { "name" } else { "claimName" }])}}});
     if pod {
         s["f:enableServiceLinks"] = json!({});
+        // the injected sidecar is owned by whoever created the pod (the webhook's patch is
+        // part of that request)
+        s["f:containers"]["k:{\"name\":\"proxy\"}"] = sidecar_set();
     }
     s
 }
+
+/// The sidecar's field set (see [`sidecar`]).
+fn sidecar_set() -> Value {
+    let mut env = serde_json::Map::new();
+    env.insert(".".into(), json!({}));
+    for k in SIDECAR_ENV {
+        env.insert(format!("k:{{\"name\":\"{k}\"}}"), fset(true, &["name", "value"]));
+    }
+    json!({".": {}, "f:args": {}, "f:env": env, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+        "f:ports": {".": {}, "k:{\"containerPort\":15090,\"protocol\":\"TCP\"}": fset(true, &["containerPort", "name", "protocol"])},
+        "f:readinessProbe": {".": {}, "f:failureThreshold": {}, "f:httpGet": fset(true, &["path", "port", "scheme"]), "f:initialDelaySeconds": {}, "f:periodSeconds": {}, "f:successThreshold": {}, "f:timeoutSeconds": {}},
+        "f:resources": {".": {}, "f:limits": fset(true, &["cpu", "memory"]), "f:requests": fset(true, &["cpu", "memory"])},
+        "f:securityContext": {".": {}, "f:allowPrivilegeEscalation": {}, "f:capabilities": {".": {}, "f:drop": {}}, "f:privileged": {}, "f:readOnlyRootFilesystem": {}, "f:runAsGroup": {}, "f:runAsNonRoot": {}, "f:runAsUser": {}},
+        "f:startupProbe": {".": {}, "f:failureThreshold": {}, "f:httpGet": fset(true, &["path", "port", "scheme"]), "f:periodSeconds": {}, "f:successThreshold": {}, "f:timeoutSeconds": {}},
+        "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {},
+        "f:volumeMounts": {".": {}, "k:{\"mountPath\":\"/etc/istio/proxy\"}": fset(true, &["mountPath", "name"]), "k:{\"mountPath\":\"/var/lib/istio/data\"}": fset(true, &["mountPath", "name"])}})
+}
+
+const SIDECAR_ENV: [&str; 12] = [
+    "PILOT_CERT_PROVIDER",
+    "CA_ADDR",
+    "POD_NAME",
+    "POD_NAMESPACE",
+    "INSTANCE_IP",
+    "SERVICE_ACCOUNT",
+    "HOST_IP",
+    "ISTIO_CPU_LIMIT",
+    "PROXY_CONFIG",
+    "ISTIO_META_CLUSTER_ID",
+    "ISTIO_META_WORKLOAD_NAME",
+    "ISTIO_META_MESH_ID",
+];
 
 fn managed_fields(kind: &str, o: &Value) -> Vec<Value> {
     let av = &o["apiVersion"];
@@ -808,6 +846,25 @@ fn container() -> Value {
         "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"})
 }
 
+/// A mesh proxy sidecar, as injected into most production pods (its arguments, environment,
+/// probes and security context are most of a pod's spec on such clusters).
+fn sidecar() -> Value {
+    let env: Vec<Value> = SIDECAR_ENV
+        .iter()
+        .map(|k| json!({"name": k, "value": format!("value-of-{}", k.to_ascii_lowercase())}))
+        .collect();
+    json!({"name": "proxy", "image": "registry.example.com/mesh/proxy:v1.24.3",
+        "args": ["proxy", "sidecar", "--domain", "$(POD_NAMESPACE).svc.cluster.local", "--proxyLogLevel=warning", "--proxyComponentLogLevel=misc:error", "--log_output_level=default:info"],
+        "env": env,
+        "ports": [{"name": "http-envoy-prom", "containerPort": 15090, "protocol": "TCP"}],
+        "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "100m", "memory": "128Mi"}},
+        "readinessProbe": {"httpGet": {"path": "/healthz/ready", "port": 15021, "scheme": "HTTP"}, "initialDelaySeconds": 1, "timeoutSeconds": 3, "periodSeconds": 2, "successThreshold": 1, "failureThreshold": 30},
+        "startupProbe": {"httpGet": {"path": "/healthz/ready", "port": 15021, "scheme": "HTTP"}, "timeoutSeconds": 3, "periodSeconds": 1, "successThreshold": 1, "failureThreshold": 600},
+        "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "privileged": false, "readOnlyRootFilesystem": true, "runAsGroup": 1337, "runAsNonRoot": true, "runAsUser": 1337},
+        "volumeMounts": [{"name": "workload-socket", "mountPath": "/var/run/secrets/workload-spiffe-uds"}, {"name": "istio-envoy", "mountPath": "/etc/istio/proxy"}, {"name": "istio-data", "mountPath": "/var/lib/istio/data"}, {"name": "istio-podinfo", "mountPath": "/etc/istio/pod"}],
+        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"})
+}
+
 fn template_spec(sa: &Value, volume: Value) -> Value {
     json!({"containers": [container()], "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
         "serviceAccountName": sa, "securityContext": {}, "schedulerName": "default-scheduler", "volumes": [volume]})
@@ -844,7 +901,8 @@ fn full_body(kind: &str, o: &mut Value, n: usize) {
             // a StatefulSet's pod keeps its claim (set by the generator), others mount a ConfigMap
             let volume = o["spec"]["volumes"].get(0).cloned().unwrap_or(config);
             let mut spec = template_spec(&sa, volume);
-            spec["containers"] = json!([c]);
+            // and a sidecar (a service-mesh proxy or log shipper, as most production pods carry)
+            spec["containers"] = json!([c, sidecar()]);
             spec["volumes"].as_array_mut().unwrap().push(json!({"name": "kube-api-access-x7k2p", "projected": {"sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                 {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
@@ -862,7 +920,13 @@ fn full_body(kind: &str, o: &mut Value, n: usize) {
                 "conditions": [cond("PodReadyToStartContainers"), cond("Initialized"), cond("Ready"), cond("ContainersReady"), cond("PodScheduled")],
                 "containerStatuses": [{"name": "main", "state": {"running": {"startedAt": "2026-11-20T10:00:41Z"}}, "lastState": {}, "ready": true, "restartCount": 0,
                     "image": "registry.example.com/team/app:v1.42.7", "imageID": "registry.example.com/team/app@sha256:5d1c3c0cbbbe3bb0b2c8d8a5e6ef1a6c5ce0d5e0a4f6b1c7d2e9a0b4c3d2e1f0",
-                    "containerID": format!("containerd://{:064x}", (n as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)), "started": true}]});
+                    "containerID": format!("containerd://{:064x}", (n as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)), "started": true,
+                    "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}, {"name": "kube-api-access-x7k2p", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true, "recursiveReadOnly": "Disabled"}],
+                    "resources": {"limits": {"memory": "256Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}}, "user": {"linux": {"uid": 65532, "gid": 65532, "supplementalGroups": [65532]}}},
+                    {"name": "proxy", "state": {"running": {"startedAt": "2026-11-20T10:00:39Z"}}, "lastState": {}, "ready": true, "restartCount": 0,
+                    "image": "registry.example.com/mesh/proxy:v1.24.3", "imageID": "registry.example.com/mesh/proxy@sha256:9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b",
+                    "containerID": format!("containerd://{:064x}", (n as u128 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)), "started": true,
+                    "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "100m", "memory": "128Mi"}}, "user": {"linux": {"uid": 1337, "gid": 1337, "supplementalGroups": [1337]}}}]});
             merge(o, json!({"spec": spec, "status": status}));
         }
         "Deployment" | "ReplicaSet" | "StatefulSet" => {
@@ -920,7 +984,9 @@ fn full_body(kind: &str, o: &mut Value, n: usize) {
                 .and_then(|k| k.trim_start_matches("Widget").parse().ok())
                 .unwrap_or(0);
             merge(o, json!({"spec": {"conversion": {"strategy": "None"}}}));
-            let schema = crd_schema(o["spec"]["names"]["kind"].as_str().unwrap_or(""), 20 + (t * 37) % 81);
+            // one in fifteen as large as the largest generated provider CRDs (≈186 KB)
+            let fields = if t % 15 == 7 { 265 } else { 20 + (t * 37) % 81 };
+            let schema = crd_schema(o["spec"]["names"]["kind"].as_str().unwrap_or(""), fields);
             if let Some(v) = o["spec"]["versions"].get_mut(0) {
                 merge(
                     v,

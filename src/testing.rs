@@ -75,13 +75,19 @@ pub fn graph_of(docs: &[&str]) -> Graph {
     graph_with(docs, &[])
 }
 
-/// A graph over JSON object snippets, with `incomplete` entries (as a snapshot file records them).
-pub fn graph_with(docs: &[&str], incomplete: &[&str]) -> Graph {
+/// A list of `resource` in `group` that was refused (403), everywhere: a typed gap.
+pub fn forbidden(group: &str, resource: &str) -> crate::snapshot::Gap {
+    let resource = crate::snapshot::Resource::new(group, "v1", resource);
+    crate::snapshot::Gap::new(crate::snapshot::Missing::List { resource, namespace: None }, "forbidden")
+}
+
+/// A graph over JSON object snippets, with `incomplete` entries.
+pub fn graph_with(docs: &[&str], incomplete: &[crate::snapshot::Gap]) -> Graph {
     let mut f = Flattened::default();
     for d in docs {
         f.push(serde_json::from_str::<RawDoc>(d).unwrap_or_else(|e| panic!("bad test JSON ({e}): {d}")));
     }
-    f.incomplete.extend(incomplete.iter().map(|s| crate::snapshot::Gap::recorded(*s)));
+    f.incomplete.extend(incomplete.iter().cloned());
     Graph::build(Snapshot::from_flattened(f))
 }
 

@@ -476,6 +476,17 @@ fn offline_a_type_of_a_group_the_capture_could_not_discover_says_so() {
     let err = stderr(&o);
     assert!(!err.contains("doesn't have a resource type") && err.contains("own.labhub.io/v1"), "{err}");
     assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1, "{err}");
+    // the same, as a typed entry: its fields, not its words, say it is a discovery failure
+    std::fs::write(
+        &f,
+        r#"{"kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"x","uid":"1"}}],
+            "incomplete":[{"what":{"read":"discovery","group":"own.labhub.io","version":"v1"},"why":"the server answered 503",
+                           "line":"reworded: own.labhub.io/v1 unavailable"}]}"#,
+    )
+    .unwrap();
+    let err = stderr(&offline(&["why-stuck", "site/alpha", "-n", "x"], &f));
+    assert!(err.contains("API group own.labhub.io/v1 could not be discovered: the server answered 503"), "{err}");
+    assert!(err.contains("not among the API groups that could be discovered"), "{err}");
 }
 
 /// `s` with every string under one of `keys` (at any depth) carrying [`HOSTILE`].

@@ -12,6 +12,7 @@ mod krew;
 mod live;
 mod live_hostile;
 mod live_reads;
+mod live_sweep_reads;
 mod pictures;
 mod plugin;
 mod support;

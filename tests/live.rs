@@ -11,9 +11,10 @@ use crate::support::apiserver::{self, ApiServer, DropManagedFields, Fault, Fault
 use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, checks, fixtures, run, stderr, stdout};
 
 /// The checks a fixture's answers are compared on: its why-stuck, tree and plan checks with
-/// `-o json`, plus a tree of every why-stuck target.
+/// `-o json`, plus a tree of every why-stuck target, plus `why-stuck --all -A` (whose live read
+/// is a plan of its own: a metadata pass, then bodies where answers read them).
 fn comparable_checks(fixture: &Path) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
+    let mut out = vec![["why-stuck", "--all", "-A"].map(String::from).to_vec()];
     for args in checks(fixture) {
         match args[0].as_str() {
             "why-stuck" if args.iter().any(|a| a == "--all") => out.push(args),
@@ -117,9 +118,9 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
             }
             assert_read_only(&server);
             assert!(server.requests().iter().any(|r| r.wants_metadata()), "no metadata-only list was made");
-            // `why-stuck --all` reads as a capture does (managedFields kept); any other answer
-            // asks a server that honours the opt-out to drop them
-            let answers_drop = wanted.iter().any(|(args, _)| !args.iter().any(|a| a == "--all"));
+            // every answer (`why-stuck --all` included) asks a server that honours the opt-out
+            // to drop them
+            let answers_drop = !wanted.is_empty();
             assert_eq!(
                 server.dropped_answers() > 0,
                 mode == DropManagedFields::Honour && answers_drop,
@@ -680,7 +681,12 @@ fn namespace_snapshot_records_discovery_capture_time_and_gaps() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["kind"], "List");
     assert!(v["capturedAt"].as_str().is_some());
-    assert!(v["incomplete"][0].as_str().unwrap().contains("secrets"));
+    // typed, with the line beside it
+    let gap = &v["incomplete"][0];
+    assert_eq!(gap["what"]["read"], "list", "{gap}");
+    assert_eq!((gap["what"]["group"].as_str(), gap["what"]["resource"].as_str()), (Some(""), Some("secrets")), "{gap}");
+    assert!(gap["why"].as_str().unwrap().contains("403"), "{gap}");
+    assert!(gap["line"].as_str().unwrap().starts_with("secrets"), "{gap}");
     let items = v["items"].as_array().unwrap();
     assert!(items.iter().any(|i| i["kind"] == "APIResourceList" && i["groupVersion"] == "own.labhub.io/v1"));
     assert!(items.iter().any(|i| i["kind"] == "Site"));

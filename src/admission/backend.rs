@@ -167,7 +167,7 @@ impl Backends {
             return Backend::NamespaceTerminating { service, namespace: namespace.to_string() };
         }
         let Some(service) = service else {
-            if unread(g, "services") {
+            if unread(g, "", "services") {
                 return Backend::Unknown("Services could not be read".into());
             }
             return Backend::ServiceMissing;
@@ -200,7 +200,7 @@ impl Backends {
 /// `kubernetes.io/service-name` label), ready or not.
 fn slice_counts(g: &Graph) -> SliceCounts {
     let slices = g.of_kind("discovery.k8s.io", "EndpointSlice");
-    if slices.is_empty() || unread(g, "endpointslices") {
+    if slices.is_empty() || unread(g, "discovery.k8s.io", "endpointslices") {
         return None;
     }
     let mut counts: HashMap<(String, String), (usize, usize)> = HashMap::new();
@@ -223,7 +223,7 @@ fn slice_counts(g: &Graph) -> SliceCounts {
 /// (ready, not ready) addresses of a Service's Endpoints object, when Endpoints were read.
 fn endpoints_object(g: &Graph, namespace: &str, service: &str) -> Option<(usize, usize)> {
     let eps = g.of_kind("", "Endpoints");
-    if eps.is_empty() || unread(g, "endpoints") {
+    if eps.is_empty() || unread(g, "", "endpoints") {
         return None;
     }
     let Some(o) = g.find("", "Endpoints", Some(namespace), service).and_then(|e| g.object(e)) else {
@@ -269,10 +269,10 @@ pub fn namespace_terminating(g: &Graph, namespace: &str) -> bool {
     g.find("", "Namespace", None, namespace).and_then(|n| g.object(n)).is_some_and(|n| n.is_deleting())
 }
 
-/// Whether the snapshot says a resource could not be read (the live source records each
-/// forbidden or failing type in `incomplete` by its resource name).
-pub fn unread(g: &Graph, resource: &str) -> bool {
-    g.gaps().iter().any(|s| s.to_string().split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == resource))
+/// Whether the snapshot says objects of a resource may not have been read, anywhere (by the
+/// gaps' typed fields: its list, its group's discovery; a line without fields may hide any).
+pub fn unread(g: &Graph, group: &str, resource: &str) -> bool {
+    g.gaps().iter().any(|s| s.may_hide(group, Some(resource), None))
 }
 
 #[cfg(test)]

@@ -140,9 +140,11 @@ impl Live {
                 }
             }
         };
-        // a capture (`kubectl gc snapshot`) keeps every body; an answer reads bodies where it needs them
+        // a capture (`kubectl gc snapshot`) keeps every body; an answer (`why-stuck --all`
+        // included) reads bodies where it needs them
         let why_stuck = request.why_stuck.map(|options| reads::WhyStuck { now: self.judged_at, options });
-        let capture = request.target.is_none();
+        // (a capture is what records the server's version: `VersionRead::Record`)
+        let capture = request.target.is_none() && request.version == reads::VersionRead::Record;
         Ok((
             Wants { scope, capture, focus, target: target_ref.clone(), why_stuck, admission: request.admission },
             target_ref,

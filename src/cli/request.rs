@@ -18,7 +18,7 @@ use kubectl_gc::diagnose::{self, Connection};
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::reads::TargetRef;
 use kubectl_gc::render::style::Style;
-use kubectl_gc::snapshot::Snapshot;
+use kubectl_gc::snapshot::{Gap, Missing, Snapshot};
 use kubectl_gc::source;
 
 use super::args::{Global, Target};
@@ -158,10 +158,10 @@ pub fn reference_time(global: &Global, captured_at: Option<Timestamp>) -> Result
 pub fn build(snapshot: Snapshot) -> Graph {
     let t1 = std::time::Instant::now();
     let mut g = Graph::build(snapshot);
-    let inferred: Vec<String> = g.mapper().inferred().map(kubectl_gc::discovery::RestMapper::inferred_note).collect();
-    for note in inferred {
-        output::warn(&note);
-        g.record_gap(kubectl_gc::snapshot::Gap::recorded(note));
+    let inferred: Vec<Gap> = g.mapper().inferred().map(kubectl_gc::discovery::RestMapper::inferred_gap).collect();
+    for gap in inferred {
+        output::warn(&gap.to_string());
+        g.record_gap(gap);
     }
     output::timing("graph", t1);
     g
@@ -237,23 +237,10 @@ pub fn style(global: &Global) -> Style {
 }
 
 /// What could not be read of a type where the target would be (its namespace, or every
-/// namespace): an absent object there is unknown, not "not found".
-fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
-    use kubectl_gc::snapshot::gap::Missing;
-    let here = ns.map(|ns| format!("{plural} in namespace \"{ns}\" "));
-    let everywhere = format!("{plural} could not");
-    g.gaps()
-        .iter()
-        .find(|i| match &i.what {
-            Missing::List { resource, namespace } | Missing::Bodies { resource, name: namespace } => {
-                resource == plural && (namespace.is_none() || namespace.as_deref() == ns)
-            }
-            Missing::Recorded(line) => {
-                line.starts_with(&everywhere) || here.as_ref().is_some_and(|h| line.starts_with(h.as_str()))
-            }
-            _ => false,
-        })
-        .map(|i| i.to_string())
+/// namespace): an absent object there is unknown, not "not found". Judged by the gaps' typed
+/// fields; a line without them (an older snapshot file) may hide the target too.
+fn unread<'g>(g: &'g Graph, group: &str, plural: &str, ns: Option<&str>) -> Option<&'g Gap> {
+    g.gaps().iter().find(|i| i.may_hide(group, Some(plural), ns))
 }
 
 /// Resolves TYPE (as typed) and NAME, in namespace `ns` for a namespaced type, through the
@@ -261,8 +248,13 @@ fn unread(g: &Graph, plural: &str, ns: Option<&str>) -> Option<String> {
 pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str) -> Result<NodeId> {
     let rt = g.mapper().resolve(type_arg).map_err(|e| {
         // offline too: a snapshot whose capture could not discover some groups says so
-        let failed: Vec<String> =
-            g.gaps().iter().map(|i| i.to_string()).filter(|i| i.contains("could not be discovered")).collect();
+        // (a line without fields, from an older snapshot file, may be such a failure too)
+        let failed: Vec<String> = g
+            .gaps()
+            .iter()
+            .filter(|i| i.is_discovery() || matches!(i.what, Missing::Recorded(_)))
+            .map(|i| i.to_string())
+            .collect();
         super::live::unresolved(e, &failed)
     })?;
     let t = TargetRef {
@@ -276,16 +268,22 @@ pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str) -> Result<NodeId
 
 /// The object a resolved target names, or why it cannot be answered about.
 pub fn locate(g: &Graph, t: &TargetRef) -> Result<NodeId> {
-    let plural = g.mapper().kind(&t.group, &t.kind).map(|rt| rt.qualified_plural());
-    let plural = plural.unwrap_or_else(|| {
-        if t.group.is_empty() { t.kind.to_lowercase() } else { format!("{}.{}", t.kind.to_lowercase(), t.group) }
-    });
+    let bare = g.mapper().kind(&t.group, &t.kind).map(|rt| rt.plural.clone());
+    let bare = bare.unwrap_or_else(|| t.kind.to_lowercase());
+    let plural = if t.group.is_empty() { bare.clone() } else { format!("{bare}.{}", t.group) };
     let (ns, name) = (t.namespace.as_deref(), t.name.as_str());
     match g.find(&t.group, &t.kind, ns, name) {
         Some(id) => Ok(id),
-        None if let Some(why) = unread(g, &plural, ns) => {
+        None if let Some(why) = unread(g, &t.group, &bare, ns) => {
             let place = ns.map(|ns| format!(" in namespace \"{ns}\"")).unwrap_or_default();
-            bail!("cannot tell whether {plural} \"{name}\" exists{place}: it could not be read ({why})")
+            match why.what {
+                Missing::Recorded(_) => {
+                    bail!(
+                        "cannot tell whether {plural} \"{name}\" exists{place}: it may be among what the snapshot could not read ({why})"
+                    )
+                }
+                _ => bail!("cannot tell whether {plural} \"{name}\" exists{place}: it could not be read ({why})"),
+            }
         }
         None => match ns {
             Some(ns) => bail!("{plural} \"{name}\" not found in namespace \"{ns}\""),

@@ -1,11 +1,7 @@
 //! `why-stuck --all`: load the scope, answer every terminating object, group, render.
 //!
-//! Live, for now: `--all [-n NS | -A]` reads what `kubectl gc snapshot [-n NS | -A]` reads
-//! (bodies included: an answer about a claim reads the pods of its namespace, and any
-//! namespace may hold one), which costs no more requests than `tree -A` but more bytes. A
-//! cheaper read
-//! (a metadata-only pass to find the terminating objects, then only what their answers need)
-//! belongs to the live source's read plan.
+//! Live, the read is the sweep's own plan (`kubectl_gc::reads::sweep`): the scope's metadata
+//! first, which finds what is being deleted, then bodies only where those answers read them.
 
 use std::io::Write;
 
@@ -22,8 +18,8 @@ use super::request::{self, Loaded, Request, connection, exit_without_freeing, st
 
 pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     let answer = a.options();
-    // no target: the read of a capture of the scope (`kubectl gc snapshot [-n NS | -A]`), which
-    // holds what the answers about every object in it read, judged with these options
+    // no target: the sweep's read of the scope (not a capture: `VersionRead::WhereJudged`),
+    // planned from what the answers about every object being deleted in it read
     let request = Request {
         target: None,
         dependents_anywhere: false,

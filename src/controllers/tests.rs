@@ -448,16 +448,34 @@ fn leftover_rbac_without_a_workload_is_still_missing() {
 fn unreadable_pods_and_rbac_make_an_absence_unknown() {
     let g = graph_with(
         &[SITE, CRD, KCM_LEASE, CI_DEPLOYMENT],
-        &["pods: forbidden", "clusterrolebindings.rbac.authorization.k8s.io: forbidden"],
+        &[
+            crate::testing::forbidden("", "pods"),
+            crate::testing::forbidden("rbac.authorization.k8s.io", "clusterrolebindings"),
+        ],
     );
     let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
     assert_eq!(a.controller, ControllerState::Unknown);
     assert_evidence(
         &a,
         &[
-            "could not read Pods (\"pods: forbidden\"), RBAC objects (\"clusterrolebindings.rbac.authorization.k8s.io: forbidden\")",
+            "could not read Pods (\"pods could not be listed: forbidden\"), RBAC objects (\"clusterrolebindings.rbac.authorization.k8s.io could not be listed: forbidden\")",
         ],
     );
+}
+
+/// A snapshot file written before gaps were typed holds lines alone: whatever they say, the
+/// sources they might hide are taken as unreadable, so an absence is Unknown, never Missing.
+#[test]
+fn a_line_without_fields_makes_an_absence_unknown_whatever_it_says() {
+    let g = graph_with(&[SITE, CRD, KCM_LEASE, CI_DEPLOYMENT], &["sites.own.labhub.io: forbidden".into()]);
+    let a = answer(&g, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Unknown);
+    assert_evidence(&a, &["could not read Pods (\"sites.own.labhub.io: forbidden\")"]);
+    // the same line, typed as a list of sites, hides no controller: the absence is earned
+    let typed =
+        graph_with(&[SITE, CRD, KCM_LEASE, CI_DEPLOYMENT], &[crate::testing::forbidden("own.labhub.io", "sites")]);
+    let a = answer(&typed, "own.labhub.io", "Site", Some("labs"), "alpha", "own.labhub.io/cleanup");
+    assert_eq!(a.controller, ControllerState::Missing);
 }
 
 #[test]

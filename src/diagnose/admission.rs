@@ -120,7 +120,7 @@ pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut 
     }
     let unread: Vec<&str> = ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
         .into_iter()
-        .filter(|r| backend::unread(g, r))
+        .filter(|r| backend::unread(g, "admissionregistration.k8s.io", r))
         .collect();
     if !unread.is_empty() {
         notes.push(format!(
@@ -132,7 +132,7 @@ pub fn note_unjudged(g: &Graph, index: &Index, target: NodeId, finalizers: &mut 
     let unread: Vec<&str> = crate::admission::policies::Kind::ALL
         .into_iter()
         .flat_map(|k| k.resources())
-        .filter(|r| backend::unread(g, r))
+        .filter(|r| backend::unread(g, crate::admission::policies::GROUP, r))
         .collect();
     if !unread.is_empty() {
         notes.push(format!(

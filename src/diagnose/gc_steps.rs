@@ -112,7 +112,7 @@ pub fn missed_deletes(g: &Graph, x: NodeId, now: Timestamp, down: Option<&str>) 
 /// Why "no blocking dependent remains" cannot be trusted: dependents may be of any kind, so
 /// any failed listing may hide one, and an input that holds nothing near the owner shows none.
 pub fn blind_to_dependents(g: &Graph, x: NodeId) -> Option<String> {
-    if let Some(e) = g.gaps().first() {
+    if let Some(e) = g.gaps().iter().find(|e| e.may_hide_any(None)) {
         return Some(format!("a dependent may be among what could not be read (\"{e}\")"));
     }
     let id = g.identity(x);

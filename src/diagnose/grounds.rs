@@ -9,8 +9,9 @@ use crate::graph::Graph;
 /// Why an absence of `group`/`kind` objects (in `namespace`, when given) cannot be trusted, or
 /// `None` when the input shows that kind was read there.
 ///
-/// Read: no `incomplete` entry names the resource (or, for a namespace, that namespace's
-/// listing of it), and the input holds objects of that kind somewhere, or discovery data
+/// Read: no `incomplete` entry may hide the resource (by its typed fields: a failed list or
+/// full read of it there or everywhere, a failed discovery of its group; a line without fields
+/// may hide anything), and the input holds objects of that kind somewhere, or discovery data
 /// that says it was listed (what `kubectl gc snapshot` writes).
 pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> Option<String> {
     let plural = g
@@ -23,7 +24,7 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
         Some(ns) => format!("{qualified} in namespace {ns}"),
         None => qualified.clone(),
     };
-    if let Some(e) = g.gaps().iter().find(|e| names_resource(&e.to_string(), &plural, group, namespace)) {
+    if let Some(e) = g.gaps().iter().find(|e| e.may_hide(group, Some(&plural), namespace)) {
         return Some(format!("{what} could not be read (\"{e}\")"));
     }
     if !g.of_kind(group, kind).is_empty() {
@@ -38,12 +39,8 @@ pub fn blind_to(g: &Graph, group: &str, kind: &str, namespace: Option<&str>) -> 
 /// Why the content of a namespace cannot be known to be empty, or `None` when the input is
 /// a capture (`kubectl gc snapshot`, with its discovery data) that read that namespace whole.
 pub fn blind_to_namespace(g: &Graph, namespace: &str) -> Option<String> {
-    if let Some(e) = g
-        .gaps()
-        .iter()
-        .map(ToString::to_string)
-        .find(|e| e.contains(&format!("\"{namespace}\"")) || !e.contains("namespace"))
-    {
+    // a list everywhere or of this namespace, a failed group, or a line without fields
+    if let Some(e) = g.gaps().iter().find(|e| e.may_hide_any(Some(namespace))) {
         return Some(format!("not everything in namespace {namespace} could be read (\"{e}\")"));
     }
     if !g.has_discovery() {
@@ -54,46 +51,10 @@ pub fn blind_to_namespace(g: &Graph, namespace: &str) -> Option<String> {
     None
 }
 
-/// Whether an `incomplete` entry (free text such as `pods in namespace "x" could not be
-/// listed: 403` or `batch/v1: 503`) names this resource, in this namespace or cluster-wide.
-fn names_resource(entry: &str, plural: &str, group: &str, namespace: Option<&str>) -> bool {
-    let lower = entry.to_ascii_lowercase();
-    let tokens: Vec<&str> = lower
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '/' || c == '-'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    let resource = tokens.iter().any(|t| {
-        let bare = *t == plural || t.starts_with(&format!("{plural}/"));
-        let qualified =
-            !group.is_empty() && (*t == format!("{plural}.{group}") || t.starts_with(&format!("{plural}.{group}/")));
-        let whole_group = !group.is_empty() && (*t == group || t.starts_with(&format!("{group}/")));
-        (bare && (group.is_empty() || !t.contains('.'))) || qualified || whole_group
-    });
-    if !resource {
-        return false;
-    }
-    // a failure in another namespace does not hide this one
-    match (namespace, lower.find("in namespace")) {
-        (Some(ns), Some(_)) => lower.contains(&format!("\"{}\"", ns.to_ascii_lowercase())),
-        _ => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{graph, obj};
-
-    #[test]
-    fn incomplete_entries_name_what_they_hide() {
-        assert!(names_resource("pods could not be listed: 403 forbidden", "pods", "", Some("batch")));
-        assert!(names_resource("pods in namespace \"batch\" could not be listed: 403", "pods", "", Some("batch")));
-        assert!(!names_resource("pods in namespace \"other\" could not be listed: 403", "pods", "", Some("batch")));
-        assert!(names_resource("jobs.batch could not be listed: timeout", "jobs", "batch", None));
-        assert!(names_resource("API group batch/v1 could not be discovered: 503", "jobs", "batch", None));
-        assert!(!names_resource("podtemplates could not be listed", "pods", "", None));
-        assert!(!names_resource("sites.own.labhub.io could not be listed", "pods", "", None));
-    }
 
     #[test]
     fn an_absence_counts_only_where_the_kind_was_read() {
@@ -106,9 +67,18 @@ mod tests {
         ]);
         assert_eq!(blind_to(&with_pods, "", "Pod", Some("batch")), None);
         let mut forbidden = crate::testing::snapshot(vec![obj("v1", "Pod", Some("kube-system"), "etcd-cp", "p1")]);
-        forbidden.incomplete.push("pods in namespace \"batch\" could not be listed: 403 Forbidden".into());
+        let pods = crate::snapshot::Resource::new("", "v1", "pods");
+        let what = crate::snapshot::Missing::List { resource: pods, namespace: Some("batch".into()) };
+        forbidden.incomplete.push(crate::snapshot::Gap::new(what, "403 Forbidden"));
         let g = Graph::build(forbidden);
         assert!(blind_to(&g, "", "Pod", Some("batch")).is_some_and(|w| w.contains("403")));
         assert_eq!(blind_to(&g, "", "Pod", Some("kube-system")), None);
+        assert!(blind_to_namespace(&g, "batch").is_some() && blind_to(&g, "", "Pod", None).is_some());
+        // a line without fields (an older snapshot file) may hide anything: nothing is trusted
+        let mut old = crate::testing::snapshot(vec![obj("v1", "Pod", Some("kube-system"), "etcd-cp", "p1")]);
+        old.incomplete.push("sites.own.labhub.io could not be listed: 403".into());
+        let g = Graph::build(old);
+        assert!(blind_to(&g, "", "Pod", Some("kube-system")).is_some());
+        assert!(blind_to_namespace(&g, "kube-system").is_some());
     }
 }

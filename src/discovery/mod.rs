@@ -10,8 +10,8 @@ pub mod builtin;
 
 use std::collections::HashMap;
 
-use crate::snapshot::Snapshot;
 use crate::snapshot::object::{group_of, version_of};
+use crate::snapshot::{Gap, Missing, Resource, Snapshot};
 
 /// Where a resource's mapping came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -257,13 +257,13 @@ impl RestMapper {
     }
 
     /// What an answer must say about an inferred kind (a warning, and an `incomplete` entry).
-    pub fn inferred_note(t: &ResourceType) -> String {
-        format!(
-            "{} has no discovery data or CustomResourceDefinition in the snapshot: its scope ({}) and served versions ({}) were inferred from the objects present",
-            t.qualified_plural(),
-            if t.namespaced { "namespaced" } else { "cluster-scoped" },
-            t.versions.join(", ")
-        )
+    pub fn inferred_gap(t: &ResourceType) -> Gap {
+        let what = Missing::Scope {
+            resource: Resource::new(&t.group, "", &t.plural),
+            namespaced: t.namespaced,
+            versions: t.versions.clone(),
+        };
+        Gap::new(what, "")
     }
 
     /// Every known type, in the mapper's order.

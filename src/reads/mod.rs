@@ -52,15 +52,15 @@
 //! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`)
 //! and the Events outside it that the answers about what is being deleted in it show.
 //!
-//! For example, still to come: `why-stuck --all`: a scope step that lists every type metadata-only everywhere, then a
-//! step that finds the terminating objects among the answers and asks, in their namespaces
-//! only, for what their answers read (the bodies of [`IN_CONTROLLER_NAMESPACES`], the
-//! controller namespaces, the managers), as the steps above do for one namespace.
+//! `why-stuck --all` ([`Wants::sweeping`]) has a plan of its own ([`sweep`]): the scope step
+//! as `tree` reads it, then (`Step::Deleting`) bodies only where the answers about what is being
+//! deleted read them, and the per-answer steps for every such answer.
 
 pub mod answer;
 mod by_name;
 mod crds;
 mod owners;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -182,6 +182,14 @@ pub struct Wants {
     pub admission: bool,
 }
 
+impl Wants {
+    /// `why-stuck --all`: answers about every object being deleted in the scope, read by a plan
+    /// of their own ([`sweep`]) rather than as a capture.
+    pub fn sweeping(&self) -> bool {
+        !self.capture && self.target.is_none() && self.why_stuck.is_some()
+    }
+}
+
 /// Whether an answer reads the server's version (`/version`) after the objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VersionRead {
@@ -225,6 +233,8 @@ pub struct WhyStuck {
 enum Step {
     /// The scope: every type, where and how the answer reads it.
     Scope,
+    /// `why-stuck --all`: the bodies of what is being deleted, where its answers read them.
+    Deleting,
     /// Owner kinds whose owners were not found, everywhere; workloads where controllers live.
     Owners,
     /// managedFields that lists left out, for the finalizers that need their managers.
@@ -243,8 +253,9 @@ enum Step {
     Events,
 }
 
-const STEPS: [Step; 8] = [
+const STEPS: [Step; 9] = [
     Step::Scope,
+    Step::Deleting,
     Step::Owners,
     Step::ManagedFields,
     Step::Managers,
@@ -298,8 +309,22 @@ impl Plan {
     fn step(&mut self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
         match step {
             Step::Scope => self.scope(d),
+            // (with `-n` the scope step read the namespace, all that is answered about, in full)
+            Step::Deleting if self.wants.sweeping() && self.wants.scope == Scope::Cluster => {
+                let first = self.answers_to(Step::Scope, answers);
+                sweep::body_asks(d, &sweep::deleting_in(d, first), first)
+            }
+            Step::Deleting => Vec::new(),
             Step::Owners => self.owners(d, answers),
-            Step::ManagedFields => managed_fields(answers),
+            Step::ManagedFields if self.wants.sweeping() => {
+                // only the finalizers its answers attribute: of objects being deleted, and of
+                // the content of namespaces being deleted
+                let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+                managed_fields(answers, |m| {
+                    m.deletion_timestamp.is_some() || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
+                })
+            }
+            Step::ManagedFields => managed_fields(answers, |_| true),
             Step::Managers => self.managers(d, answers),
             Step::Crds => self.crds(d, answers),
             Step::Webhooks | Step::Backends => self.webhooks(d, answers),
@@ -321,6 +346,10 @@ impl Plan {
             _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
                 crate::diagnose::reads::backends_of_all(self.graph(d, answers))
             }
+            (Some(_), None) if self.wants.sweeping() => {
+                let scope = self.wants.scope.clone();
+                sweep::reads_of_answers(self.graph(d, answers), &scope)
+            }
             // plan: the policies (its webhooks come with the cluster-scoped types)
             (None, _) if self.wants.admission && !self.wants.capture => {
                 crate::diagnose::reads::policies_wanted(self.graph(d, answers))
@@ -341,6 +370,12 @@ impl Plan {
             (Scope::Namespace(ns), true) => Some(ns.clone()),
             _ => None,
         };
+        if self.wants.sweeping() {
+            let scope = self.wants.scope.clone();
+            let objects = sweep::event_objects(self.graph(d, answers), &scope, w.now, &w.options);
+            self.graph = None;
+            return sweep::event_asks(d, objects);
+        }
         let g = self.graph(d, answers);
         let objects = match (target, capture) {
             (Some(t), _) => answer::target_node(g, &t)
@@ -435,8 +470,17 @@ impl Plan {
         }
         let restored = restored_managed_fields(self.answers_to(Step::ManagedFields, answers));
         let mut managers = BTreeSet::new();
+        // the sweep attributes the finalizers of what is being deleted (and of the content of
+        // namespaces being deleted) only
+        let sweeping = self.wants.sweeping();
+        let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+        let attributed_here = |m: &crate::snapshot::raw::RawMeta| {
+            !sweeping
+                || m.deletion_timestamp.is_some()
+                || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
+        };
         for a in self.answers_to(Step::Scope, answers) {
-            for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()) {
+            for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()).filter(|m| attributed_here(m)) {
                 let entries = m.managed_fields.as_ref().or_else(|| restored.get(m.uid.as_deref()?).copied());
                 for e in entries.iter().flat_map(|mf| mf.0.iter()) {
                     // managers are asked about only for finalizers no built-in controller removes,
@@ -497,7 +541,7 @@ impl ReadPlan for Plan {
 /// objects with a finalizer that no built-in controller removes, from answers that came
 /// without managedFields, whose managedFields no other answer carried; read again
 /// metadata-only with them ([`MANAGED_FIELDS_READS`]).
-fn managed_fields(answers: &[Answered]) -> Vec<Ask> {
+fn managed_fields(answers: &[Answered], wanted_of: impl Fn(&crate::snapshot::raw::RawMeta) -> bool) -> Vec<Ask> {
     if !answers.iter().any(|a| a.managed_fields_dropped) {
         return Vec::new();
     }
@@ -511,7 +555,10 @@ fn managed_fields(answers: &[Answered]) -> Vec<Ask> {
         for m in a.result.iter().flatten().filter_map(|d| d.metadata.as_ref()) {
             let (Some(uid), Some(name)) = (&m.uid, &m.name) else { continue };
             // a built-in finalizer's remover is known without them
-            if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none()) || carried.contains(uid.as_str()) {
+            if !m.finalizers.iter().flatten().any(|f| builtin_owner(f).is_none())
+                || carried.contains(uid.as_str())
+                || !wanted_of(m)
+            {
                 continue;
             }
             let i = match wanted.iter().position(|(w, _)| *w == &a.ask.kind) {

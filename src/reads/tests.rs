@@ -526,3 +526,58 @@ fn events_are_read_through_events_k8s_io_where_core_events_are_not_served() {
     let last: Vec<String> = r.last().unwrap().iter().map(show).collect();
     assert_eq!(last[0], "list events.events.k8s.io regarding.uid=uid-Site-alpha -n labs full", "{last:?}");
 }
+
+/// `why-stuck --all -A`: the metadata pass finds what is being deleted; pods are then read in
+/// full only in the namespace of the pod being deleted, a workload being deleted by name, and
+/// never every pod or the pods of a namespace where only a custom resource is being deleted.
+#[test]
+fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
+    let gone = json!({"deletionTimestamp": "2026-11-29T11:00:00Z", "finalizers": ["x.io/f"]});
+    let cluster = Cluster {
+        objects: vec![
+            object("v1", "Pod", Some("batch"), "job-1", gone.clone()),
+            object("v1", "Pod", Some("batch"), "job-2", json!({})),
+            object("v1", "Pod", Some("labs"), "web-1", json!({})),
+            object("apps/v1", "Deployment", Some("web"), "front", gone.clone()),
+            object("own.labhub.io/v1", "Site", Some("labs"), "alpha", gone),
+            object("own.labhub.io/v1", "Site", Some("labs"), "beta", json!({"finalizers": ["x.io/f"]})),
+        ],
+        drops: true,
+    };
+    let wants = Wants {
+        scope: Scope::Cluster,
+        capture: false,
+        focus: None,
+        target: None,
+        why_stuck: Some(WhyStuck {
+            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            options: crate::diagnose::Options::default(),
+        }),
+        admission: true,
+    };
+    assert!(wants.sweeping());
+    let r = rounds(wants, &cluster);
+    let first: Vec<String> = r[0].iter().map(show).collect();
+    assert!(first.contains(&"list pods".to_string()), "metadata-only first: {first:?}");
+    assert!(!first.iter().any(|a| a.starts_with("list pods") && a.ends_with("full")), "{first:?}");
+    let second: Vec<String> = r[1].iter().map(show).collect();
+    assert!(second.contains(&"list pods -n batch full".to_string()), "{second:?}");
+    assert!(second.contains(&"get deployments.apps front -n web full".to_string()), "{second:?}");
+    let every = all(&r);
+    assert!(
+        !every.contains(&"list pods full".to_string()) && !every.contains(&"list pods -n labs full".to_string()),
+        "{every:?}"
+    );
+    // managedFields again only for the finalizers its answers attribute (the Site being deleted)
+    let restores: Vec<&String> = every.iter().filter(|s| s.contains("for-managedFields")).collect();
+    assert!(restores.contains(&&"get sites.own.labhub.io alpha -n labs for-managedFields".to_string()), "{every:?}");
+    assert!(!restores.iter().any(|s| s.contains("beta")), "a Site not being deleted: {every:?}");
+    // Events only by uid, in a namespace
+    for e in every.iter().filter(|a| a.starts_with("list events")) {
+        assert!(e.contains("involvedObject.uid=") && e.contains(" -n "), "{e}");
+    }
+    // a capture reads every body at once, and so is no sweep
+    let capture =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: true };
+    assert!(!capture.sweeping());
+}

@@ -5,7 +5,7 @@ pub mod object;
 pub mod raw;
 pub mod write;
 
-pub use gap::{Gap, Missing};
+pub use gap::{Gap, Missing, Resource};
 pub use object::{Condition, FinalizerManager, Object, OwnerRef, Uid};
 
 use k8s_openapi::jiff::Timestamp;

@@ -42,8 +42,9 @@ pub struct RawDoc {
     /// The server's version as `kubectl gc snapshot` read it from `/version`: its `gitVersion`
     /// as a string, or the `/version` document itself.
     pub server_version: Option<RawServerVersion>,
-    /// What `kubectl gc snapshot` could not read, as recorded phrases (become [`super::Gap`]s).
-    pub incomplete: Option<Vec<String>>,
+    /// What `kubectl gc snapshot` could not read: typed entries with their line, or (a file
+    /// written before gaps were typed) the lines alone; each becomes a [`super::Gap`].
+    pub incomplete: Option<Vec<Value>>,
     /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
     /// value). Read for every kind; only the kinds in `keeps_body` keep them as an object's body.
     pub body: Vec<(&'static str, Value)>,
@@ -598,7 +599,7 @@ impl Flattened {
                 self.record_version(v);
             }
             if let Some(inc) = doc.incomplete.take() {
-                self.incomplete.extend(inc.into_iter().map(super::Gap::recorded));
+                self.incomplete.extend(inc.into_iter().map(super::Gap::from_json));
             }
             if let Some(items) = doc.items.take() {
                 // reversed so that items come out in file order

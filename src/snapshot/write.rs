@@ -23,7 +23,7 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     if let Some(v) = &snapshot.server_version {
         head.insert("serverVersion".into(), v.clone().into());
     }
-    head.insert("incomplete".into(), json!(snapshot.incomplete.iter().map(ToString::to_string).collect::<Vec<_>>()));
+    head.insert("incomplete".into(), snapshot.incomplete.iter().map(super::Gap::to_json).collect::<Vec<_>>().into());
     let head = serde_json::to_string(&Value::Object(head))?;
     // `{…}` without its closing brace, then the items one a line
     w.write_all(&head.as_bytes()[..head.len() - 1])?;
@@ -212,6 +212,38 @@ mod tests {
         let mut buf2 = Vec::new();
         write(&again, &mut buf2).unwrap();
         assert_eq!(String::from_utf8(buf).unwrap(), String::from_utf8(buf2).unwrap());
+    }
+
+    /// Gaps are written as objects (typed fields and their line) and read back typed; a file
+    /// written before that (lines alone) still loads, its lines becoming line-only gaps.
+    #[test]
+    fn gaps_are_written_typed_and_old_files_still_load() {
+        use crate::snapshot::{Gap, Missing, Resource};
+        let gap = Gap::new(
+            Missing::List { resource: Resource::new("apps", "v1", "deployments"), namespace: Some("labs".into()) },
+            "forbidden (403)",
+        );
+        let s = Snapshot { incomplete: vec![gap.clone(), Gap::recorded("a line")], ..Default::default() };
+        let mut buf = Vec::new();
+        write(&s, &mut buf).unwrap();
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert!(
+            text.contains(r#"{"what":{"read":"list","group":"apps","version":"v1","resource":"deployments","namespace":"labs"},"why":"forbidden (403)","line":"deployments.apps in namespace \"labs\" could not be listed: forbidden (403)"}"#),
+            "{text}"
+        );
+        assert_eq!(read(&buf).incomplete, [gap, Gap::recorded("a line")]);
+        // the head of a file written before: serverVersion, context and lines alone
+        let old = read(
+            br#"{"apiVersion":"v1","kind":"List","metadata":{},"capturedAt":"2026-11-29T12:00:00Z","capturedContext":"prod",
+                "serverVersion":"v1.34.2","incomplete":["pods in namespace \"quota-system\" could not be listed: forbidden (403)"],"items":[]}"#,
+        );
+        assert_eq!(old.server_version.as_deref(), Some("v1.34.2"));
+        assert_eq!(old.context.as_deref(), Some("prod"));
+        assert_eq!(
+            old.incomplete,
+            [Gap::recorded("pods in namespace \"quota-system\" could not be listed: forbidden (403)")]
+        );
+        assert!(old.incomplete[0].may_hide("rbac.authorization.k8s.io", None, None), "a line alone may hide anything");
     }
 
     /// `kubectl gc snapshot` keeps the Events it reads with every field an answer shows.

@@ -325,8 +325,13 @@ fn a_persons_client_means_nothing_removes_it_even_without_a_domain() {
     );
     assert_eq!(a.added_by_person.as_deref(), Some("kubectl-patch"));
     // where Pods and RBAC could not be read, the absence proves nothing
-    let g =
-        crate::testing::graph_with(&[hold], &["pods: forbidden", "clusterroles.rbac.authorization.k8s.io: forbidden"]);
+    let g = crate::testing::graph_with(
+        &[hold],
+        &[
+            crate::testing::forbidden("", "pods"),
+            crate::testing::forbidden("rbac.authorization.k8s.io", "clusterroles"),
+        ],
+    );
     let id = g.find("", "ConfigMap", Some("ops"), "freeze").unwrap();
     let a = Liveness::new(&g, now()).finalizer(id, "hold-it");
     assert_eq!(a.controller, Unknown, "{:#?}", a.evidence);

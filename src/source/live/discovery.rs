@@ -273,7 +273,14 @@ pub(crate) fn assemble(mut d: Discovery, found: Vec<(String, Result<ResourceList
                 }
                 d.lists.push(list);
             }
-            Err(why) => d.incomplete.push(Gap::new(Missing::Discovery { group_version: gv }, why)),
+            Err(why) => {
+                // a group version as the API writes it (`apps/v1`, `v1`), not a sentence
+                let (group, version) = match gv.rsplit_once('/') {
+                    Some((g, v)) => (g.to_string(), v.to_string()),
+                    None => (String::new(), gv),
+                };
+                d.incomplete.push(Gap::new(Missing::Discovery { group, version }, why))
+            }
         }
     }
     d

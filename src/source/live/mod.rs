@@ -34,7 +34,7 @@ use futures::{StreamExt, stream};
 use k8s_openapi::jiff::Timestamp;
 
 use crate::snapshot::raw::{Flattened, RawManagedFields};
-use crate::snapshot::{Gap, Missing, Snapshot};
+use crate::snapshot::{Gap, Missing, Resource, Snapshot};
 
 pub use ask::{Answered, Ask, ReadPlan};
 pub use discovery::{Discovery, ListType};
@@ -277,7 +277,7 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
             (Err(Failure::Status { code: 404, .. }), _) if matches!(ask.fetch, Fetch::Get(_)) => {}
             (Err(Failure::Status { code: 404, .. }), Use::ManagedFieldsOnly) => {}
             (Err(f), use_) => {
-                let resource = ask.kind.qualified();
+                let resource = Resource::new(&ask.kind.group, &ask.kind.version, &ask.kind.plural);
                 let why = f.describe();
                 let name = match &ask.fetch {
                     Fetch::Get(n) => Some(n.clone()),
@@ -289,7 +289,7 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
                 } else if ask.body == Body::Full
                     && (name.is_some() || matches!(&ask.fetch, Fetch::List { only: Some(_), .. }))
                 {
-                    bodies_gaps.push(Gap::new(Missing::Bodies { resource, name }, why));
+                    bodies_gaps.push(Gap::new(Missing::Bodies { resource, namespace, name }, why));
                 } else {
                     list_gaps.push((ask.body == Body::Full, Gap::new(Missing::List { resource, namespace }, why)));
                 }

@@ -1,0 +1,146 @@
+//! What a live `why-stuck --all` reads, checked on the test API server's request log: a
+//! metadata pass over the scope, then bodies only where an answer reads them — pods and claims
+//! in full in the namespaces where a claim, a pod or the namespace is being deleted, and where
+//! controllers live; never every pod, every CRD or every Event of the cluster — with the same
+//! answers as offline, in no more requests than `tree -A`.
+//!
+//! The fixture `stuck-everywhere`: Sites being deleted in team-a and team-b, a ConfigMap in
+//! team-a, a claim still mounted in team-c; controllers in kube-system and sync-system.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::apiserver::{ApiServer, Recorded};
+use crate::support::{self, DEADLINE, Env, NOW, assert_read_only, run, stderr};
+
+fn fixture() -> PathBuf {
+    support::root().join("tests/fixtures/stuck-everywhere/snapshot.json")
+}
+
+fn gc(env: &Env, args: &[&str]) -> Output {
+    let mut c = env.gc();
+    c.args(args).args(["-o", "json", "--now", NOW, "--request-timeout", "5s"]);
+    run(c, DEADLINE)
+}
+
+fn offline(args: &[&str]) -> Output {
+    let env = Env::new("http://127.0.0.1:9", None);
+    let mut c = env.command(support::bin());
+    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(fixture());
+    run(c, DEADLINE)
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}); stderr: {}", stderr(o)))
+}
+
+/// The answer with printed commands unbound (live they name the context `test`).
+fn unbound(v: Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(support::unbound(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(unbound).collect()),
+        Value::Object(m) => Value::Object(m.into_iter().map(|(k, v)| (k, unbound(v))).collect()),
+        v => v,
+    }
+}
+
+fn query(r: &Recorded, key: &str) -> Option<String> {
+    form_urlencoded::parse(r.query.as_bytes()).find(|(k, _)| k == key).map(|(_, v)| v.into_owned())
+}
+
+/// The paths listed whole in full (not metadata-only, not narrowed by a selector to named
+/// objects, as the workloads named like a field manager are) of a resource, in any namespace.
+fn full_lists<'a>(reqs: &'a [Recorded], resource: &str) -> Vec<&'a str> {
+    reqs.iter()
+        .filter(|r| !r.wants_metadata() && r.path.ends_with(&format!("/{resource}")))
+        .filter(|r| query(r, "fieldSelector").is_none() && query(r, "labelSelector").is_none())
+        .map(|r| r.path.as_str())
+        .collect()
+}
+
+/// Each Events request is narrowed to one object's uid, in a namespace.
+fn assert_events_by_uid(reqs: &[Recorded], what: &str) {
+    let events: Vec<&Recorded> = reqs.iter().filter(|r| r.path.ends_with("/events")).collect();
+    assert!(!events.is_empty(), "{what}: no Events read, yet its answers show them");
+    for r in events {
+        let s = query(r, "fieldSelector").unwrap_or_else(|| panic!("{what}: an unfiltered Events list: {r:?}"));
+        assert!(s.starts_with("involvedObject.uid="), "{what}: {s}");
+        assert!(r.path.contains("/namespaces/"), "{what}: Events listed across namespaces: {r:?}");
+    }
+}
+
+fn run_live(args: &[&str]) -> (Output, Vec<Recorded>) {
+    let server = ApiServer::start(&fixture());
+    let env = Env::new(&server.url(), None);
+    let o = gc(&env, args);
+    assert_read_only(&server);
+    (o, server.requests())
+}
+
+#[test]
+fn all_namespaces_reads_pods_in_full_only_where_claims_and_controllers_are() {
+    let args = ["why-stuck", "--all", "-A"];
+    let (o, reqs) = run_live(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(unbound(json(&o)), json(&offline(&args)), "live and offline --all -A differ");
+    assert!(reqs.iter().all(|r| r.method == "GET"), "a request other than GET");
+    // pods and claims: every namespace metadata-only, then in full where answers read them
+    let pods = full_lists(&reqs, "pods");
+    assert!(!pods.contains(&"/api/v1/pods"), "every pod of the cluster read in full: {pods:?}");
+    assert!(pods.contains(&"/api/v1/namespaces/team-c/pods"), "the claim's namespace: {pods:?}");
+    assert!(pods.contains(&"/api/v1/namespaces/kube-system/pods"), "where the CSI controller lives: {pods:?}");
+    for ns in ["team-a", "team-b", "default", "kube-public"] {
+        assert!(!pods.contains(&format!("/api/v1/namespaces/{ns}/pods").as_str()), "{ns}: {pods:?}");
+    }
+    assert!(reqs.iter().any(|r| r.path == "/api/v1/pods" && r.wants_metadata()), "the metadata pass over pods");
+    let claims = full_lists(&reqs, "persistentvolumeclaims");
+    assert_eq!(claims, ["/api/v1/namespaces/team-c/persistentvolumeclaims"], "{claims:?}");
+    // workloads in full only where controllers live
+    for p in full_lists(&reqs, "deployments") {
+        assert!(p.contains("/namespaces/kube-system/") || p.contains("/namespaces/sync-system/"), "{p}");
+    }
+    // CRDs metadata-only but for the one of the kind being deleted (its conversion), by name;
+    // no Event but by uid; never Secrets in full
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let full_crds: Vec<&str> =
+        reqs.iter().filter(|r| r.path.starts_with(crds) && !r.wants_metadata()).map(|r| r.path.as_str()).collect();
+    assert!(full_crds.iter().all(|p| p.starts_with(&format!("{crds}/sites."))), "{full_crds:?}");
+    assert_events_by_uid(&reqs, "--all -A");
+    assert!(!reqs.iter().any(|r| r.path.ends_with("/secrets") && !r.wants_metadata()));
+}
+
+#[test]
+fn all_namespaces_costs_no_more_requests_than_tree_all_namespaces() {
+    let count = |args: &[&str]| run_live(args).1.len();
+    let all = count(&["why-stuck", "--all", "-A"]);
+    let tree = count(&["tree", "deploy/uploader", "-n", "team-c", "-A"]);
+    assert!(all <= tree, "why-stuck --all -A made {all} requests, tree -A {tree}");
+    assert!(all > 10, "{all} requests cannot have read the cluster");
+}
+
+#[test]
+fn one_namespace_reads_it_in_full_and_elsewhere_only_what_its_answers_need() {
+    let args = ["why-stuck", "--all", "-n", "team-a"];
+    let (o, reqs) = run_live(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(unbound(json(&o)), json(&offline(&args)), "live and offline --all -n differ");
+    assert!(reqs.iter().all(|r| r.method == "GET"), "a request other than GET");
+    // the namespace in full (its pods included), other application namespaces not at all
+    assert!(full_lists(&reqs, "pods").contains(&"/api/v1/namespaces/team-a/pods"));
+    for ns in ["team-b", "team-c"] {
+        let here: Vec<&str> =
+            reqs.iter().map(|r| r.path.as_str()).filter(|p| p.contains(&format!("/namespaces/{ns}/"))).collect();
+        assert!(here.is_empty(), "{ns} is read, though nothing of it is answered about: {here:?}");
+    }
+    // no pod of the cluster in full; workloads in full only here and where controllers live
+    assert!(!full_lists(&reqs, "pods").contains(&"/api/v1/pods"));
+    for p in full_lists(&reqs, "deployments") {
+        assert!(
+            ["team-a", "kube-system", "sync-system"].iter().any(|ns| p.contains(&format!("/namespaces/{ns}/"))),
+            "{p}"
+        );
+    }
+    assert_events_by_uid(&reqs, "--all -n team-a");
+}
