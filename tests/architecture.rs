@@ -39,7 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sweep", &["snapshot", "graph", "controllers", "diagnose"]),
     ("watch", &["graph", "diagnose"]),
     // what a live answer reads: the analyses' needs as asks that source executes
-    ("reads", &["names", "snapshot", "graph", "release", "controllers", "diagnose", "source"]),
+    ("reads", &["names", "snapshot", "graph", "release", "controllers", "diagnose", "sweep", "source"]),
     // text, JSON, YAML, DOT, mermaid
     ("render", &["age", "names", "graph", "collector", "controllers", "diagnose", "plan", "tree", "sweep"]),
     // drivers of the whole flow, as the cli is: the fuzz entry points, and test helpers

@@ -180,21 +180,14 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
     asks
 }
 
-/// The objects `why-stuck --all` answers about in `scope`, on the graph read so far.
+/// The objects `why-stuck --all` answers about in `scope`, on the graph read so far: those the
+/// sweep itself answers about.
 pub fn answered(g: &Graph, scope: &Scope) -> Vec<NodeId> {
-    let deleting = |(id, o): (NodeId, &crate::snapshot::Object)| o.is_deleting().then_some(id);
-    match scope {
-        Scope::Cluster => g.observed().filter_map(deleting).collect(),
-        Scope::Namespace(ns) => {
-            let mut out: Vec<NodeId> = g
-                .find("", "Namespace", None, ns)
-                .filter(|&n| g.object(n).is_some_and(|o| o.is_deleting()))
-                .into_iter()
-                .collect();
-            out.extend(g.in_namespace(Some(ns)).filter_map(deleting));
-            out
-        }
-    }
+    let swept = match scope {
+        Scope::Cluster => crate::sweep::Scope::Cluster,
+        Scope::Namespace(ns) => crate::sweep::Scope::Namespace(ns.clone()),
+    };
+    crate::sweep::terminating(g, &swept)
 }
 
 /// The analysis's reads (webhooks and their backends) for every answer of the sweep.
