@@ -97,6 +97,18 @@ fn all_namespaces_reads_pods_in_full_only_where_claims_and_controllers_are() {
     assert!(reqs.iter().any(|r| r.path == "/api/v1/pods" && r.wants_metadata()), "the metadata pass over pods");
     let claims = full_lists(&reqs, "persistentvolumeclaims");
     assert_eq!(claims, ["/api/v1/namespaces/team-c/persistentvolumeclaims"], "{claims:?}");
+    // beside the claim being deleted they come without managedFields (KEP-5958's JSON opt-out:
+    // the answers read them only for finalizers no built-in controller removes, read again by
+    // name); where controllers live they are read as one answer reads them, with them
+    let in_full = |path: &str| -> Vec<&Recorded> {
+        reqs.iter().filter(|r| r.path == path && !r.wants_metadata() && query(r, "fieldSelector").is_none()).collect()
+    };
+    for p in ["/api/v1/namespaces/team-c/pods", "/api/v1/namespaces/team-c/persistentvolumeclaims"] {
+        let asked = in_full(p);
+        assert!(!asked.is_empty() && asked.iter().all(|r| r.asks_drop_first()), "{p}: {asked:?}");
+    }
+    let controllers = in_full("/api/v1/namespaces/kube-system/pods");
+    assert!(!controllers.is_empty() && controllers.iter().all(|r| !r.asks_drop_first()), "{controllers:?}");
     // workloads in full only where controllers live
     for p in full_lists(&reqs, "deployments") {
         assert!(p.contains("/namespaces/kube-system/") || p.contains("/namespaces/sync-system/"), "{p}");

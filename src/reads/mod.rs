@@ -396,6 +396,9 @@ impl Plan {
             let ask = |ns: Option<&str>, why: &str| {
                 Ask::list(t, ns.map(str::to_string), why).dropping_managed_fields(!capture)
             };
+            // the lists of kinds read in full keep managedFields here (one answer's, tree's):
+            // only the sweep's bodies beside deletions are asked without them
+            let full = |a: Ask| a.full().dropping_managed_fields(!capture && !keeps_body(&t.group, &t.kind));
             if !capture && crate::graph::ignored_by_gc(&t.group, &t.kind) {
                 continue;
             }
@@ -412,15 +415,15 @@ impl Plan {
             }
             match &self.wants.scope {
                 Scope::Namespace(ns) if t.namespaced && !among(t, EVERYWHERE) => {
-                    asks.push(ask(Some(ns), "the namespace of the answer").full())
+                    asks.push(full(ask(Some(ns), "the namespace of the answer")))
                 }
                 _ if !t.namespaced || !keeps_body(&t.group, &t.kind) || capture || among(t, EVERYWHERE) => {
-                    asks.push(ask(None, "every namespace").full())
+                    asks.push(full(ask(None, "every namespace")))
                 }
                 _ => {
                     asks.push(ask(None, "every namespace, metadata-only: bodies are read where answers read them"));
                     if let Some(ns) = self.focus() {
-                        asks.push(ask(Some(ns), "the namespace in focus, in full").full());
+                        asks.push(full(ask(Some(ns), "the namespace in focus, in full")));
                     }
                 }
             }
@@ -453,11 +456,7 @@ impl Plan {
                 let listed_in_full =
                     first.iter().any(|a| a.ask.covers(t, Some(&ns), crate::source::live::ask::Body::Full));
                 if among(t, IN_CONTROLLER_NAMESPACES) && !listed_in_full {
-                    asks.push(
-                        Ask::list(t, Some(ns.clone()), "a namespace controllers live in")
-                            .full()
-                            .dropping_managed_fields(!self.wants.capture),
-                    );
+                    asks.push(Ask::list(t, Some(ns.clone()), "a namespace controllers live in").full());
                 }
             }
         }

@@ -74,9 +74,11 @@ pub enum Body {
 /// Whether the answer may leave out `metadata.managedFields` (KEP-5958).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ManagedFields {
-    /// Ask with managedFields (captures, full lists, and reads for the finalizers' managers).
+    /// Ask with managedFields (captures, one answer's full lists, and reads for the finalizers'
+    /// managers).
     Keep,
-    /// Ask without them first (metadata-only lists; a server without the gate sends them anyway).
+    /// Ask without them first (metadata-only lists, and the sweep's full lists beside
+    /// deletions; a server without the gate sends them anyway). GETs keep them.
     Drop,
 }
 

@@ -2,9 +2,10 @@
 //! offers it, else JSON: see [`super::protobuf`]) unless the analysis reads the kind's spec or
 //! status (`keeps_body`), paged (limit 500, `continue`, a fresh relist on 410 Gone), with a
 //! full list as the fallback when the server cannot produce metadata (406) — except for
-//! Secrets, whose contents are never fetched. Answers' metadata-only lists are asked without
-//! managedFields first ([`METADATA_LIST_ACCEPT_DROP`], KEP-5958) until the server shows it
-//! does not honour that ([`Reader::opt_out`]); captures keep them.
+//! Secrets, whose contents are never fetched. Answers' metadata-only lists (and full lists whose ask
+//! says so) are asked without managedFields first ([`METADATA_LIST_ACCEPT_DROP`],
+//! [`FULL_LIST_ACCEPT_DROP`], KEP-5958) until the server shows it does not honour that
+//! ([`Reader::opt_out`]); captures keep them.
 
 use serde::Deserialize;
 
@@ -38,6 +39,10 @@ application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 /// is handled by the caller).
 pub const METADATA_ACCEPT: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 pub(crate) const JSON: &str = "application/json";
+/// A full list without managedFields (KEP-5958's JSON variant), then plain JSON: a server
+/// without the gate ignores the parameter and one that refuses it goes on to the second entry,
+/// so either way today's answer comes back, with managedFields.
+pub const FULL_LIST_ACCEPT_DROP: &str = "application/json;drop=metadata.managedFields,application/json";
 
 /// A JSON list page. `items` is an `Option` so that an answer without it (`{}`, a Status) is
 /// told from an empty list.
@@ -145,9 +150,9 @@ pub struct Selectors<'a> {
 }
 
 /// Every object of a type, in one namespace or across all, optionally narrowed by
-/// [`Selectors`]. `full` lists the kinds whose body is analysed in full (with
-/// managedFields); otherwise the list is metadata-only, asked without managedFields first
-/// when `drop` is set.
+/// [`Selectors`]. `full` lists the kinds whose body is analysed in full; otherwise the list
+/// is metadata-only. Either is asked without managedFields first when `drop` is set
+/// ([`FULL_LIST_ACCEPT_DROP`], [`METADATA_LIST_ACCEPT_DROP`]).
 pub async fn list(
     r: &Reader,
     t: &ListType,
@@ -157,11 +162,22 @@ pub async fn list(
     selectors: Selectors<'_>,
 ) -> Result<Listed, Failure> {
     let kept = |(docs, _, resource_version)| Listed { docs, managed_fields_dropped: false, resource_version };
-    if full && wants_body(t) {
-        return paged(r, t, namespace, JSON, selectors).await.map(kept);
-    }
-    // once the server has shown it does not honour the opt-out, protobuf is asked for first
+    // once the server has shown it does not honour the opt-out, it is not asked again (and
+    // protobuf is asked for first)
     let drop = drop && r.opt_out() != OptOut::Ignored;
+    if full && wants_body(t) {
+        if !drop {
+            return paged(r, t, namespace, JSON, selectors).await.map(kept);
+        }
+        let (docs, _, resource_version) = paged(r, t, namespace, FULL_LIST_ACCEPT_DROP, selectors).await?;
+        let carried = docs.iter().any(|d| d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_some()));
+        if carried {
+            r.learn_opt_out(OptOut::Ignored);
+        } else if !docs.is_empty() {
+            r.learn_opt_out(OptOut::Honoured);
+        }
+        return Ok(Listed { docs, managed_fields_dropped: !carried, resource_version });
+    }
     let accept = if drop { METADATA_LIST_ACCEPT_DROP } else { METADATA_LIST_ACCEPT };
     let (docs, protobuf, resource_version) = match paged(r, t, namespace, accept, selectors).await {
         Err(Failure::Status { code: 406, .. }) if !is_secret(t) => {
@@ -246,7 +262,13 @@ async fn paged(
                     return Err(Failure::NotAList(page.kind.unwrap_or_default()));
                 }
                 let items = page.items.unwrap_or_default();
-                check_kind(t, accept != JSON, page.kind.as_deref(), page.api_version.as_deref(), &items)?;
+                check_kind(
+                    t,
+                    accept.contains("as=PartialObjectMetadata"),
+                    page.kind.as_deref(),
+                    page.api_version.as_deref(),
+                    &items,
+                )?;
                 (items, page.metadata.continue_, page.metadata.resource_version)
             };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
