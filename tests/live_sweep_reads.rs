@@ -1,7 +1,7 @@
 //! What a live `why-stuck --all` reads, checked on the test API server's request log: a
 //! metadata pass over the scope, then bodies only where an answer reads them — pods and claims
-//! in full in the namespaces where a claim, a pod or the namespace is being deleted, and where
-//! controllers live; never every pod, every CRD or every Event of the cluster — with the same
+//! in full in the namespaces where a claim or the namespace is being deleted (a pod being
+//! deleted by name), and where controllers live; never every pod, every CRD or every Event of the cluster — with the same
 //! answers as offline, in no more requests than `tree -A`.
 //!
 //! The fixture `stuck-everywhere`: Sites being deleted in team-a and team-b, a ConfigMap in
@@ -26,9 +26,13 @@ fn gc(env: &Env, args: &[&str]) -> Output {
 }
 
 fn offline(args: &[&str]) -> Output {
+    offline_on(&fixture(), args)
+}
+
+fn offline_on(snapshot: &std::path::Path, args: &[&str]) -> Output {
     let env = Env::new("http://127.0.0.1:9", None);
     let mut c = env.command(support::bin());
-    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(fixture());
+    c.args(args).args(["-o", "json", "--now", NOW, "--snapshot"]).arg(snapshot);
     run(c, DEADLINE)
 }
 
@@ -72,7 +76,11 @@ fn assert_events_by_uid(reqs: &[Recorded], what: &str) {
 }
 
 fn run_live(args: &[&str]) -> (Output, Vec<Recorded>) {
-    let server = ApiServer::start(&fixture());
+    run_live_on(&fixture(), args)
+}
+
+fn run_live_on(snapshot: &std::path::Path, args: &[&str]) -> (Output, Vec<Recorded>) {
+    let server = ApiServer::start(snapshot);
     let env = Env::new(&server.url(), None);
     let o = gc(&env, args);
     assert_read_only(&server);
@@ -155,4 +163,23 @@ fn one_namespace_reads_it_in_full_and_elsewhere_only_what_its_answers_need() {
         );
     }
     assert_events_by_uid(&reqs, "--all -n team-a");
+}
+
+/// A pod being deleted (`long-grace-period-in-progress`: `data/ingest-0`, in its grace period,
+/// no claim being deleted there) is read by name: its answer is in its own body (grace, node),
+/// not in its namespace's other pods or claims.
+#[test]
+fn a_pod_being_deleted_is_read_by_name_not_with_its_namespace() {
+    let snapshot = support::root().join("tests/fixtures/long-grace-period-in-progress/snapshot.json");
+    let args = ["why-stuck", "--all", "-A"];
+    let (o, reqs) = run_live_on(&snapshot, &args);
+    assert_eq!(unbound(json(&o)), json(&offline_on(&snapshot, &args)), "live and offline --all -A differ");
+    assert!(
+        reqs.iter().any(|r| r.path == "/api/v1/namespaces/data/pods/ingest-0" && !r.wants_metadata()),
+        "the pod's own body: {reqs:?}"
+    );
+    for resource in ["pods", "persistentvolumeclaims"] {
+        let lists = full_lists(&reqs, resource);
+        assert!(!lists.contains(&format!("/api/v1/namespaces/data/{resource}").as_str()), "{lists:?}");
+    }
 }

@@ -3,10 +3,12 @@
 //! with `-A`; the namespace in full with `-n`); from that pass, which finds what is being
 //! deleted, bodies are read only where an answer about one of those objects reads them:
 //!
-//! - Pods and claims in full in the namespaces that hold a terminating claim or pod, that are
+//! - Pods and claims in full in the namespaces that hold a terminating claim, that are
 //!   themselves terminating, or that a terminating volume's claim lives in: which pod still
 //!   mounts a claim is in the pods' specs (`kubernetes.io/pvc-protection`), a namespace's pod
-//!   wave in its pods' states, a pod's grace and node in its own.
+//!   wave in its pods' states. A terminating pod elsewhere is read by name (its grace and node
+//!   are in its own body), with managedFields left out of the lists, as of every full list
+//!   here (the sweep re-reads them for the finalizers its answers attribute).
 //! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
 //!   that are): a pod's answer judges its own workload (a controller that holds itself).
 //! - Every other object being deleted whose kind's body the analysis reads, by name
@@ -43,7 +45,7 @@ pub const OWN_BODIES: Limits = Limits { gets: 16, namespaces: 8 };
 /// the Events of each namespace concerned are listed once.
 pub const EVENTS_BY_UID: usize = 16;
 
-/// The kinds read in full in the namespaces where claims and pods are being deleted.
+/// The kinds read in full in the namespaces where claims are being deleted (or that are).
 const WITH_CLAIMS: [(&str, &str); 2] = [("", "Pod"), ("", "PersistentVolumeClaim")];
 
 /// The kinds read in full in the namespaces where pods are being deleted, or that are: a pod's
@@ -63,8 +65,8 @@ const BESIDE_DELETIONS: [(&str, &str); 5] = [
 /// the objects being deleted whose own bodies are.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Deleting {
-    /// Namespaces holding a terminating claim or pod, terminating namespaces, and the
-    /// namespaces of the claims of terminating volumes.
+    /// Namespaces holding a terminating claim, terminating namespaces, and the namespaces of
+    /// the claims of terminating volumes.
     pub claim_namespaces: BTreeSet<String>,
     /// By type (its index in discovery): the terminating objects read metadata-only.
     pub own_bodies: BTreeMap<usize, Named>,
@@ -108,11 +110,9 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
                     out.claim_namespaces.insert(name);
                     continue;
                 }
-                ("", "Pod") => {
-                    out.namespaces.extend(ns.clone());
-                    out.claim_namespaces.extend(ns);
-                    continue;
-                }
+                // its own body (grace, node) is read by name below, and its workload beside it:
+                // no other pod or claim of its namespace is in its answer
+                ("", "Pod") => out.namespaces.extend(ns.clone()),
                 ("", "PersistentVolumeClaim") => {
                     out.claim_namespaces.extend(ns);
                     continue;
@@ -140,7 +140,7 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
         for ns in &found.claim_namespaces {
             if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
                 asks.push(
-                    Ask::list(t, Some(ns.clone()), "a namespace where claims or pods are being deleted")
+                    Ask::list(t, Some(ns.clone()), "a namespace where claims are being deleted")
                         .full()
                         .dropping_managed_fields(true),
                 );
