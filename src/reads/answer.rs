@@ -121,18 +121,7 @@ pub fn capture_event_objects(
     now: Timestamp,
     o: &crate::diagnose::Options,
 ) -> Vec<(Uid, String, Option<String>)> {
-    let live = Liveness::new(g, now);
-    let mut targets: Vec<NodeId> = g.find("", "Namespace", None, ns).into_iter().collect();
-    targets.extend(g.in_namespace(Some(ns)).filter(|(_, obj)| obj.is_deleting()).map(|(x, _)| x));
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for x in targets {
-        let d = crate::diagnose::why_stuck_with(g, &live, x, o);
-        for (uid, kind, namespace) in crate::diagnose::events::wanted(g, &d) {
-            if namespace.as_deref() != Some(ns) && seen.insert(uid.clone()) {
-                out.push((uid, kind, namespace));
-            }
-        }
-    }
+    let mut out = super::sweep::event_objects(g, &super::Scope::Namespace(ns.to_string()), now, o);
+    out.retain(|(_, _, namespace)| namespace.as_deref() != Some(ns));
     out
 }

@@ -136,25 +136,16 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
 /// in full.
 pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<Ask> {
     let mut asks = Vec::new();
-    for t in WITH_CLAIMS.iter().filter_map(|(g, k)| d.find(g, k)) {
-        for ns in &found.claim_namespaces {
-            if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
-                asks.push(
-                    Ask::list(t, Some(ns.clone()), "a namespace where claims are being deleted")
-                        .full()
-                        .dropping_managed_fields(true),
-                );
-            }
-        }
-    }
-    for t in BESIDE_DELETIONS.iter().filter_map(|(g, k)| d.find(g, k)) {
-        for ns in &found.namespaces {
-            if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
-                asks.push(
-                    Ask::list(t, Some(ns.clone()), "a namespace where something is being deleted")
-                        .full()
-                        .dropping_managed_fields(true),
-                );
+    let lists = [
+        (&WITH_CLAIMS[..], &found.claim_namespaces, "a namespace where claims are being deleted"),
+        (&BESIDE_DELETIONS[..], &found.namespaces, "a namespace where something is being deleted"),
+    ];
+    for (kinds, namespaces, why) in lists {
+        for t in kinds.iter().filter_map(|(g, k)| d.find(g, k)) {
+            for ns in namespaces {
+                if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
+                    asks.push(Ask::list(t, Some(ns.clone()), why).full().dropping_managed_fields(true));
+                }
             }
         }
     }
