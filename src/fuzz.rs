@@ -37,8 +37,8 @@ pub fn protobuf_list(bytes: &[u8]) {
     use prost::Message;
     let framed = if bytes.starts_with(MAGIC) { bytes.to_vec() } else { [MAGIC.as_slice(), bytes].concat() };
     let mut enveloped = MAGIC.to_vec();
-    k8s_pb::apimachinery::pkg::runtime::Unknown {
-        type_meta: Some(k8s_pb::apimachinery::pkg::runtime::TypeMeta {
+    crate::source::live::pb::Unknown {
+        type_meta: Some(crate::source::live::pb::TypeMeta {
             api_version: Some("meta.k8s.io/v1".into()),
             kind: Some("PartialObjectMetadataList".into()),
         }),
@@ -281,7 +281,7 @@ mod tests {
     /// Well-formed lists whose fields hold anything: out-of-range times, odd strings, field
     /// sets that are not JSON; then a few bytes flipped.
     fn protobufish() -> impl Strategy<Value = Vec<u8>> {
-        use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
+        use crate::source::live::pb;
         let meta = (
             prop::option::of(".{0,6}"),
             prop::option::of("[a-c]{0,2}"),

@@ -24,6 +24,7 @@ pub mod error;
 pub mod http;
 pub mod kubeconfig;
 pub mod list;
+pub mod pb;
 pub mod protobuf;
 pub mod watch;
 

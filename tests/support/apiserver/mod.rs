@@ -754,7 +754,7 @@ fn list(
     let page: Vec<std::borrow::Cow<'_, Value>> =
         page.into_iter().map(|o| without_managed_fields(o, dropping)).collect();
     if answer == ListAs::ProtobufMetadata {
-        use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
+        use kubectl_gc::source::live::pb;
         let list = pb::PartialObjectMetadataList {
             metadata: Some(pb::ListMeta {
                 resource_version: meta.get("resourceVersion").and_then(|v| v.as_str()).map(str::to_string),

@@ -1,7 +1,7 @@
 //! A snapshot object's JSON metadata as the API server encodes it in protobuf (k8s-pb's
 //! `ObjectMeta`): timestamps as seconds, `fieldsV1` as the raw JSON of the field set.
 
-use k8s_pb::apimachinery::pkg::apis::meta::v1 as pb;
+use kubectl_gc::source::live::pb;
 use serde_json::Value;
 
 fn string(v: &Value) -> Option<String> {
