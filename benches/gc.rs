@@ -362,6 +362,12 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
         opts.namespaces, lm.terminating
     );
     let server = apiserver::ApiServer::start(&file);
+    let file_mb = std::fs::metadata(&file).map_or(0.0, |m| m.len() as f64 / 1e6);
+    println!(
+        "  test API server loaded: {file_mb:.0} MB file, this process {:.0} MB resident (peak {:.0} MB)",
+        status_kb("VmRSS") as f64 / 1e3,
+        status_kb("VmHWM") as f64 / 1e3
+    );
     let tmp = dir.join("live-home");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).expect("home");
@@ -512,6 +518,10 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
     breakdown("why-stuck --all -A", &sweep_log);
     breakdown(&format!("tree deploy/{dname} -n {dns} -A"), &tree_log);
     println!(
+        "  the process holding the test API server: peak {:.0} MB resident over the run",
+        status_kb("VmHWM") as f64 / 1e3
+    );
+    println!(
         "  --all -A against tree -A: {:.2}× the bytes (target ≤ 1.5×), {} against {} requests (target ≤); against snapshot -A: {:.2}× the bytes",
         sweep.bytes as f64 / ours.bytes.max(1) as f64,
         sweep.requests,
@@ -583,6 +593,17 @@ fn breakdown(what: &str, log: &[apiserver::Recorded]) {
             rows.len() - 25
         );
     }
+}
+
+/// A figure of this process's `/proc/self/status` (kB).
+fn status_kb(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with(key))?.to_string();
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 fn machine() -> String {
