@@ -362,6 +362,12 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
         opts.namespaces, lm.terminating
     );
     let server = apiserver::ApiServer::start(&file);
+    let file_mb = std::fs::metadata(&file).map_or(0.0, |m| m.len() as f64 / 1e6);
+    println!(
+        "  test API server loaded: {file_mb:.0} MB file, this process {:.0} MB resident (peak {:.0} MB)",
+        status_kb("VmRSS") as f64 / 1e3,
+        status_kb("VmHWM") as f64 / 1e3
+    );
     let tmp = dir.join("live-home");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).expect("home");
@@ -379,6 +385,7 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
         .arg(tmp.join("gc-cache"));
     hermetic(&mut gc, &tmp, &kubeconfig);
     let ours = measure(&server, &mut gc);
+    let tree_log = server.requests();
     let ours_protobuf = server.protobuf_answers();
     // the same against a server without KEP-5958's opt-out (before 1.37, or the alpha
     // `ManagedFieldsOptOut` gate off): `drop=metadata.managedFields` is ignored
@@ -397,6 +404,7 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
     all.args(["why-stuck", "--all", "-A", "-o", "json", "--cache-dir"]).arg(tmp.join("gc-cache-all"));
     hermetic(&mut all, &tmp, &kubeconfig);
     let sweep = measure(&server, &mut all);
+    let sweep_log = server.requests();
 
     // kubectl, the way people do it by hand: discover every listable type, then get them all
     let mut types = std::process::Command::new("kubectl");
@@ -507,6 +515,12 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
     row(&format!("tree deploy/{dname} -n {dns} -A"), &ours);
     row("snapshot -A", &capture);
     row(&format!("kubectl api-resources + get <{} types> -A -o json", names.len()), &theirs);
+    breakdown("why-stuck --all -A", &sweep_log);
+    breakdown(&format!("tree deploy/{dname} -n {dns} -A"), &tree_log);
+    println!(
+        "  the process holding the test API server: peak {:.0} MB resident over the run",
+        status_kb("VmHWM") as f64 / 1e3
+    );
     println!(
         "  --all -A against tree -A: {:.2}× the bytes (target ≤ 1.5×), {} against {} requests (target ≤); against snapshot -A: {:.2}× the bytes",
         sweep.bytes as f64 / ours.bytes.max(1) as f64,
@@ -514,6 +528,82 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
         ours.requests,
         sweep.bytes as f64 / capture.bytes.max(1) as f64
     );
+}
+
+/// What one request read, for the breakdown: verb, body, managedFields, resource, where.
+fn class_of(r: &apiserver::Recorded) -> String {
+    let segs: Vec<&str> = r.path.split('/').filter(|s| !s.is_empty()).collect();
+    let rest: &[&str] = match segs.as_slice() {
+        ["api", _, rest @ ..] => rest,
+        ["apis", _, _, rest @ ..] => rest,
+        _ => &[],
+    };
+    let (plural, named, scope) = match rest {
+        [] => return "discovery".into(),
+        ["namespaces", _, p] => (*p, false, "in a namespace"),
+        ["namespaces", _, p, _] => (*p, true, "in a namespace"),
+        [p] => (*p, false, "everywhere"),
+        [p, _] => (*p, true, "cluster-scoped"),
+        _ => return "other".into(),
+    };
+    let group = match segs.as_slice() {
+        ["apis", g, ..] => format!(".{g}"),
+        _ => String::new(),
+    };
+    let body = if r.wants_metadata() { "metadata" } else { "full" };
+    let managed = if r.asks_drop_first() { "" } else { " +managedFields" };
+    let verb = if named { "GET" } else { "LIST" };
+    let mut selected = String::new();
+    for (k, v) in form_urlencoded::parse(r.query.as_bytes()) {
+        if k == "fieldSelector" || k == "labelSelector" {
+            let field = v.split(['=', '!']).next().unwrap_or_default().to_string();
+            selected = format!(" by {field}");
+        }
+    }
+    format!("{verb} {body}{managed} {plural}{group} {scope}{selected}")
+}
+
+/// The bytes of a command's requests by what they read, largest first.
+fn breakdown(what: &str, log: &[apiserver::Recorded]) {
+    let mut by: std::collections::BTreeMap<String, (usize, u64)> = Default::default();
+    for r in log {
+        let e = by.entry(class_of(r)).or_default();
+        e.0 += 1;
+        e.1 += r.bytes;
+    }
+    let total: u64 = log.iter().map(|r| r.bytes).sum();
+    let mut rows: Vec<_> = by.into_iter().collect();
+    rows.sort_by(|a, b| b.1.1.cmp(&a.1.1).then(a.0.cmp(&b.0)));
+    println!("\n  where {what}'s {:.2} MB go (requests, bytes, share):", total as f64 / 1e6);
+    for (class, (n, b)) in rows.iter().take(25) {
+        println!(
+            "    {:>5}  {:>8.3} MB  {:>5.1} %  {class}",
+            n,
+            *b as f64 / 1e6,
+            100.0 * *b as f64 / total.max(1) as f64
+        );
+    }
+    if rows.len() > 25 {
+        let (n, b) = rows[25..].iter().fold((0, 0), |(n, b), (_, (m, c))| (n + m, b + c));
+        println!(
+            "    {:>5}  {:>8.3} MB  {:>5.1} %  ({} other classes)",
+            n,
+            b as f64 / 1e6,
+            100.0 * b as f64 / total.max(1) as f64,
+            rows.len() - 25
+        );
+    }
+}
+
+/// A figure of this process's `/proc/self/status` (kB).
+fn status_kb(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with(key))?.to_string();
+            line.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(0)
 }
 
 fn machine() -> String {

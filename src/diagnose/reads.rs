@@ -91,6 +91,10 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
     for (group, kind) in kinds.iter().filter(|(g, _)| custom(g)) {
         match conversion::crd_of(g, group, kind) {
             Some(c) => crds.push(c),
+            // served at one version, its objects are never converted on their way to the
+            // namespace controller or the garbage collector (`conversion::converter_judged_by`
+            // asks for two served versions): the server's discovery says so without the CRD
+            None if served_once(g, group, kind) => {}
             None => {
                 // a CRD is named `<plural>.<group>`; without discovery the plural is unknown,
                 // and then every CRD is read (a namespace's check reads them all anyway)
@@ -133,6 +137,14 @@ pub fn wanted(g: &Graph, target: NodeId) -> Vec<Read> {
         out.push(pods);
     }
     out
+}
+
+/// Whether the server's discovery serves `group`/`kind` at one version only (a CRD's served
+/// versions are what discovery lists for it).
+fn served_once(g: &Graph, group: &str, kind: &str) -> bool {
+    g.mapper()
+        .kind(group, kind)
+        .is_some_and(|t| t.origin == crate::discovery::Origin::Discovery && t.versions.len() < 2)
 }
 
 /// The admission policies and their bindings, in full, where the lists read so far
@@ -220,6 +232,37 @@ mod tests {
             r.iter().any(|r| r.resource == "customresourcedefinitions" && r.name.is_none() && r.full)
         );
         assert!(!r.iter().any(|r| r.resource == "services"), "no backend is known yet");
+    }
+
+    /// Discovery serving the kind at `versions`.
+    fn served(versions: &[&str]) -> Vec<Value> {
+        versions
+            .iter()
+            .map(|v| {
+                json!({"kind": "APIResourceList", "groupVersion": format!("ledger.example.org/{v}"), "resources": [
+                    {"name": "accounts", "singularName": "account", "namespaced": true, "kind": "Account",
+                     "verbs": ["get", "list", "delete"]}]})
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_kind_served_at_one_version_needs_no_crd_for_its_conversion() {
+        let account =
+            obj("ledger.example.org/v1", "Account", Some("finance"), "a", "a").deleting("2026-01-01T00:00:00Z");
+        let is_crd = |r: &Read| r.resource == "customresourcedefinitions";
+        let mut once = served(&["v1"]);
+        once.push(account.clone());
+        let g = graph(once);
+        assert!(!wanted(&g, node(&g, "Account", "a")).iter().any(is_crd));
+        // two served versions: the CRD says whether a webhook converts between them
+        let mut twice = served(&["v1", "v2"]);
+        twice.push(account);
+        let g = graph(twice);
+        let r = wanted(&g, node(&g, "Account", "a"));
+        let crd = r.iter().find(|r| is_crd(r)).expect("the CRD is read");
+        assert_eq!(crd.name.as_deref(), Some("accounts.ledger.example.org"));
+        assert!(crd.full);
     }
 
     #[test]

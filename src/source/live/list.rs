@@ -291,6 +291,26 @@ pub async fn get(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str) 
     get_as(r, t, namespace, name, if wants_body(t) { JSON } else { METADATA_ACCEPT }).await
 }
 
+/// [`get`], asking a kind read in full without managedFields (KEP-5958 covers a GET's answer
+/// as a list's: [`FULL_LIST_ACCEPT_DROP`]); also whether they were left out (asked, and the
+/// object came without).
+pub async fn get_dropping(
+    r: &Reader,
+    t: &ListType,
+    namespace: Option<&str>,
+    name: &str,
+    drop: bool,
+) -> Result<(RawDoc, bool), Failure> {
+    // as a list: a server shown not to honour the opt-out is not asked again
+    if !drop || !wants_body(t) || r.opt_out() == OptOut::Ignored {
+        return get(r, t, namespace, name).await.map(|d| (d, false));
+    }
+    let d = get_as(r, t, namespace, name, FULL_LIST_ACCEPT_DROP).await?;
+    let dropped = d.metadata.as_ref().is_some_and(|m| m.managed_fields.is_none());
+    r.learn_opt_out(if dropped { OptOut::Honoured } else { OptOut::Ignored });
+    Ok((d, dropped))
+}
+
 /// One object, metadata-only whatever its kind; in full (never a Secret) where the server
 /// cannot produce metadata (406).
 pub async fn get_metadata(r: &Reader, t: &ListType, namespace: Option<&str>, name: &str) -> Result<RawDoc, Failure> {

@@ -189,13 +189,15 @@ impl Session {
         let (result, managed_fields_dropped) = match &ask.fetch {
             ask::Fetch::Get(name) => {
                 let ns = ask.namespace.as_deref();
+                let drop = ask.managed_fields == ask::ManagedFields::Drop;
                 let res = if full {
-                    list::get(&self.reader, &ask.kind, ns, name).await
+                    list::get_dropping(&self.reader, &ask.kind, ns, name, drop).await
                 } else {
-                    list::get_metadata(&self.reader, &ask.kind, ns, name).await
+                    list::get_metadata(&self.reader, &ask.kind, ns, name).await.map(|d| (d, false))
                 };
-                version = res.as_ref().ok().and_then(|d| d.metadata.as_ref()?.resource_version.clone());
-                (res.map(|d| vec![d]), false)
+                version = res.as_ref().ok().and_then(|(d, _)| d.metadata.as_ref()?.resource_version.clone());
+                let dropped = res.as_ref().is_ok_and(|(_, dropped)| *dropped);
+                (res.map(|(d, _)| vec![d]), dropped)
             }
             ask::Fetch::List { field_selector, label_selector, only } => {
                 let drop = ask.managed_fields == ask::ManagedFields::Drop;

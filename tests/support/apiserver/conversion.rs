@@ -30,8 +30,7 @@ pub fn refusal(store: &Store, res: &Res, namespace: Option<&str>, name: Option<&
     if storage == res.version || service_exists(store, svc_ns, svc) {
         return None;
     }
-    let converted =
-        store.objects_of(res, namespace).iter().any(|o| name.is_none_or(|n| o["metadata"]["name"].as_str() == Some(n)));
+    let converted = store.stored_of(res, namespace).iter().any(|o| name.is_none_or(|n| &*o.name == n));
     if !converted {
         return None;
     }
@@ -49,13 +48,18 @@ pub fn refusal(store: &Store, res: &Res, namespace: Option<&str>, name: Option<&
 
 fn crd_of(store: &Store, res: &Res) -> Option<Value> {
     let crds = store.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")?;
-    store.objects_of(crds, None).into_iter().find(|c| {
+    let serves = |c: &Value| {
         c["spec"]["group"].as_str() == Some(&res.group) && c["spec"]["names"]["plural"].as_str() == Some(&res.plural)
-    })
+    };
+    // the API server names a CRD `<plural>.<group>`; only a file's odd one is looked for further
+    if let Some(c) = store.get(crds, None, &format!("{}.{}", res.plural, res.group)).map(|c| c.value())
+        && serves(&c)
+    {
+        return Some(c);
+    }
+    store.stored_of(crds, None).iter().map(|c| c.value()).find(serves)
 }
 
 fn service_exists(store: &Store, namespace: &str, name: &str) -> bool {
-    store.resource("", "v1", "services").is_some_and(|r| {
-        store.objects_of(r, Some(namespace)).iter().any(|s| s["metadata"]["name"].as_str() == Some(name))
-    })
+    store.resource("", "v1", "services").is_some_and(|r| store.get(r, Some(namespace), name).is_some())
 }

@@ -1,5 +1,5 @@
 //! `cargo run --example apiserver -- --snapshot FILE [--port N] [--address-file FILE] [--legacy]
-//! [--page N] [--drop MODE] [--script FILE] [--bookmarks SECONDS]`: the test API server on its
+//! [--page N] [--log] [--drop MODE] [--script FILE] [--bookmarks SECONDS]`: the test API server on its
 //! own, to point kubectl or kubectl-gc at by hand. Its address is printed, and written to the
 //! address file, only once it listens, so a script that waits for the file (as the README's
 //! does: `cargo run` may compile for minutes first) never races it. A script is a JSON array of steps, each `{"after": SECONDS, ...}` with
@@ -25,6 +25,7 @@ fn main() {
                 address_file = Some(args.next().map(PathBuf::from).expect("--address-file takes a file"))
             }
             "--legacy" => options.aggregated = false,
+            "--log" => options.echo = true,
             "--page" => options.max_page = args.next().and_then(|p| p.parse().ok()).expect("--page takes a number"),
             "--drop" => {
                 options.drop_managed_fields = match args.next().as_deref() {
@@ -53,7 +54,7 @@ fn main() {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--address-file FILE (the URL, written once listening)] [--legacy] [--page N] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)] [--script FILE] [--bookmarks SECONDS]"
+                    "usage: apiserver --snapshot FILE [--port N (default 8001, 0 = any)] [--address-file FILE (the URL, written once listening)] [--legacy] [--page N] [--log (each request on stderr: bytes, method, path, Accept)] [--drop honour|ignore|skip (drop=metadata.managedFields; default honour)] [--script FILE] [--bookmarks SECONDS]"
                 );
                 return;
             }

@@ -56,6 +56,9 @@ pub struct Recorded {
     pub impersonate_extra: Vec<String>,
     pub accept_encoding: String,
     pub user_agent: String,
+    /// The answer's body bytes (uncompressed; 0 for a stream such as a WATCH, whose lines
+    /// count in [`ApiServer::bytes_sent`] only).
+    pub bytes: u64,
 }
 
 impl Recorded {
@@ -240,6 +243,9 @@ pub struct Options {
     pub script: Vec<watch::Scripted>,
     /// The `gitVersion` that `/version` reports (default: [`VERSION`]).
     pub version: &'static str,
+    /// Print each answered request to stderr (bytes, method, path and query, Accept), for a
+    /// server run by hand (`--log`).
+    pub echo: bool,
 }
 
 /// The `gitVersion` the server reports unless told otherwise: a 1.37 server.
@@ -257,6 +263,7 @@ impl Default for Options {
             bookmark_every: Duration::from_secs(1),
             script: Vec::new(),
             version: VERSION,
+            echo: false,
         }
     }
 }
@@ -275,6 +282,7 @@ pub struct Shared {
     max_page: usize,
     protobuf: bool,
     version: &'static str,
+    echo: bool,
     drop_managed_fields: Mutex<DropManagedFields>,
     faults: Mutex<Vec<Fault>>,
     log: Mutex<Vec<Recorded>>,
@@ -310,6 +318,7 @@ impl ApiServer {
             max_page: options.max_page,
             protobuf: options.protobuf,
             version: options.version,
+            echo: options.echo,
             drop_managed_fields: Mutex::new(options.drop_managed_fields),
             faults: Mutex::new(options.faults),
             log: Mutex::new(Vec::new()),
@@ -398,13 +407,23 @@ impl Drop for ApiServer {
 }
 
 async fn handle(State(s): State<Arc<Shared>>, req: Request) -> Response {
-    let r = respond(s.clone(), req).await;
+    let mut logged = None;
+    let r = respond(s.clone(), req, &mut logged).await;
     let n = axum::body::HttpBody::size_hint(r.body()).exact().unwrap_or(0);
     s.bytes_sent.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    if let Some(i) = logged
+        && let Some(rec) = s.log.lock().unwrap().get_mut(i)
+    {
+        rec.bytes = n;
+        if s.echo {
+            eprintln!("{n}\t{} {}?{}\t{}", rec.method, rec.path, rec.query, rec.accept);
+        }
+    }
     r
 }
 
-async fn respond(s: Arc<Shared>, req: Request) -> Response {
+/// Answers `req`; `logged` is set to its place in the request log.
+async fn respond(s: Arc<Shared>, req: Request, logged: &mut Option<usize>) -> Response {
     let accept = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
@@ -420,17 +439,22 @@ async fn respond(s: Arc<Shared>, req: Request) -> Response {
         (header_of("authorization"), header_of("impersonate-user"), header_of("accept-encoding"), extra)
     };
     let user_agent = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
-    s.log.lock().unwrap().push(Recorded {
-        method: req.method().to_string(),
-        path: path.clone(),
-        query: query.clone(),
-        accept: accept.clone(),
-        authorization,
-        impersonate_user,
-        impersonate_extra,
-        accept_encoding,
-        user_agent,
-    });
+    {
+        let mut log = s.log.lock().unwrap();
+        *logged = Some(log.len());
+        log.push(Recorded {
+            method: req.method().to_string(),
+            path: path.clone(),
+            query: query.clone(),
+            accept: accept.clone(),
+            authorization,
+            impersonate_user,
+            impersonate_extra,
+            accept_encoding,
+            user_agent,
+            bytes: 0,
+        });
+    }
     let method = req.method().clone();
     drop(req);
     if method != Method::GET {
@@ -560,18 +584,6 @@ fn drops_managed_fields(v: &str) -> bool {
     v.split('+').any(|f| f.trim() == "metadata.managedFields")
 }
 
-/// An object without `metadata.managedFields`, where the answer leaves them out.
-fn without_managed_fields(o: &Value, dropping: bool) -> std::borrow::Cow<'_, Value> {
-    if !dropping || o["metadata"].get("managedFields").is_none() {
-        return std::borrow::Cow::Borrowed(o);
-    }
-    let mut o = o.clone();
-    if let Some(m) = o["metadata"].as_object_mut() {
-        m.remove("managedFields");
-    }
-    std::borrow::Cow::Owned(o)
-}
-
 enum Target<'a> {
     Path(&'a str),
     Api { group: &'a str, plural: Option<&'a str> },
@@ -681,9 +693,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
 }
 
 fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str) -> Response {
-    let found = s.store.objects_of(res, namespace).into_iter().find(|o| o["metadata"]["name"].as_str() == Some(name));
-    let found = found.as_ref();
-    let Some(o) = found else {
+    let Some(stored) = s.store.get(res, namespace, name) else {
         return status(404, "NotFound", &format!("{}{} \"{name}\" not found", res.plural, group_suffix(res)), None);
     };
     // one object: its first media type decides (the client's GETs offer one)
@@ -692,12 +702,18 @@ fn get(s: &Shared, res: &Res, namespace: Option<&str>, name: &str, accept: &str)
     if dropping {
         s.dropped_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let o = &*without_managed_fields(o, dropping);
     if accept.contains("as=PartialObjectMetadata") && !accept.contains("as=PartialObjectMetadataList") {
-        let body = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]});
+        let mut metadata = stored.metadata();
+        if dropping && let Some(m) = metadata.as_object_mut() {
+            m.remove("managedFields");
+        }
+        let body = json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata});
         return json_response(body, METADATA_CONTENT_TYPE);
     }
-    let mut o = o.clone();
+    let mut o = stored.value();
+    if dropping && let Some(m) = o["metadata"].as_object_mut() {
+        m.remove("managedFields");
+    }
     o["apiVersion"] = res.api_version().into();
     json_response(o, "application/json")
 }
@@ -722,11 +738,26 @@ fn list(
     // the resourceVersion the list is consistent with: read before the objects (a change in
     // between is then replayed by a watch from it, never lost)
     let rv = s.store.resource_version();
-    let all: Vec<Value> = s
+    // labels and fields other than the object's name and namespace are read from the object
+    let by_metadata_only = fields.iter().all(|(f, _, _)| *f == "metadata.name" || *f == "metadata.namespace");
+    let all: Vec<std::sync::Arc<store::Stored>> = s
         .store
-        .objects_of(res, namespace)
+        .stored_of(res, namespace)
         .into_iter()
-        .filter(|o| label_match(labels, &o["metadata"]["labels"]) && field_match(&fields, o))
+        .filter(|o| {
+            let named = fields.iter().all(|(f, v, eq)| {
+                let is = if *f == "metadata.name" { &*o.name } else { &*o.namespace };
+                (is == *v) == *eq
+            });
+            match (labels.is_empty(), by_metadata_only) {
+                (true, true) => named,
+                (false, true) => named && label_match(labels, &o.metadata()["labels"]),
+                _ => {
+                    let v = o.value();
+                    label_match(labels, &v["metadata"]["labels"]) && field_match(&fields, &v)
+                }
+            }
+        })
         .collect();
     let start: usize = match param("continue") {
         Some(c) => match c.strip_prefix("offset-").and_then(|n| n.parse().ok()) {
@@ -739,7 +770,7 @@ fn list(
     if s.max_page > 0 {
         limit = limit.min(s.max_page);
     }
-    let page: Vec<&Value> = all.iter().skip(start).take(limit).collect();
+    let page: Vec<&store::Stored> = all.iter().skip(start).take(limit).map(|o| &**o).collect();
     let next = start.saturating_add(page.len());
     let mut meta = Map::new();
     meta.insert("resourceVersion".into(), rv.to_string().into());
@@ -751,8 +782,14 @@ fn list(
     if dropping {
         s.dropped_answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let page: Vec<std::borrow::Cow<'_, Value>> =
-        page.into_iter().map(|o| without_managed_fields(o, dropping)).collect();
+    // each object parsed as far as the answer shows it, and only those of the page
+    let metadata_of = |o: &store::Stored| {
+        let mut m = o.metadata();
+        if dropping && let Some(m) = m.as_object_mut() {
+            m.remove("managedFields");
+        }
+        m
+    };
     if answer == ListAs::ProtobufMetadata {
         use kubectl_gc::source::live::pb;
         let list = pb::PartialObjectMetadataList {
@@ -764,7 +801,7 @@ fn list(
             }),
             items: page
                 .iter()
-                .map(|o| pb::PartialObjectMetadata { metadata: Some(protobuf::object_meta(&o["metadata"])) })
+                .map(|o| pb::PartialObjectMetadata { metadata: Some(protobuf::object_meta(&metadata_of(o))) })
                 .collect(),
         };
         let mut r = Response::new(Body::from(kubectl_gc::source::live::protobuf::encode_metadata_list(&list)));
@@ -775,9 +812,7 @@ fn list(
     if answer == ListAs::JsonMetadata {
         let items: Vec<Value> = page
             .iter()
-            .map(
-                |o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]}),
-            )
+            .map(|o| json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": metadata_of(o)}))
             .collect();
         let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
         return json_response(body, METADATA_LIST_CONTENT_TYPE);
@@ -785,7 +820,13 @@ fn list(
     let items: Vec<Value> = page
         .iter()
         .map(|o| {
-            let mut o = if res.group == "events.k8s.io" { store::as_events_v1(o) } else { (**o).clone() };
+            let mut o = o.value();
+            if dropping && let Some(m) = o["metadata"].as_object_mut() {
+                m.remove("managedFields");
+            }
+            if res.group == "events.k8s.io" {
+                o = store::as_events_v1(&o);
+            }
             if res.builtin {
                 // built-in list items carry no apiVersion/kind on the wire
                 if let Some(m) = o.as_object_mut() {

@@ -72,10 +72,47 @@ pub struct Store {
     objects: std::sync::RwLock<Objects>,
 }
 
+/// One stored object: its compact JSON, once, as etcd holds an object's bytes; answers parse
+/// what they render from it (its metadata, or the whole object) one object at a time, so that
+/// a cluster of 100k objects with full bodies is held in about its JSON's size, and a list
+/// costs the objects of its page, not copies of every object of its kind.
+#[derive(Debug)]
+pub struct Stored {
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+    json: Box<str>,
+}
+
+impl Stored {
+    fn new(o: &Value) -> Stored {
+        let (ns, name) = name_of(o);
+        Stored { namespace: ns.into(), name: name.into(), json: serde_json::to_string(o).unwrap().into() }
+    }
+
+    /// The object.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.json).expect("stored as JSON")
+    }
+
+    /// Its metadata alone (the rest of the object is skipped, not built).
+    pub fn metadata(&self) -> Value {
+        #[derive(serde::Deserialize)]
+        struct Head {
+            #[serde(default)]
+            metadata: Value,
+        }
+        serde_json::from_str::<Head>(&self.json).expect("stored as JSON").metadata
+    }
+
+    fn key(&self) -> (&str, &str) {
+        (&self.namespace, &self.name)
+    }
+}
+
 /// The objects as they are now, and how they came to be.
 struct Objects {
     /// By (group, kind), then (namespace, name): list order.
-    by_kind: std::collections::HashMap<(String, String), Vec<Value>>,
+    by_kind: std::collections::HashMap<(String, String), Vec<std::sync::Arc<Stored>>>,
     /// The resourceVersion of the last change (lists answer it).
     rv: u64,
     /// Changes after `compacted`, oldest first.
@@ -106,24 +143,51 @@ impl Change {
 #[derive(Debug)]
 pub struct Expired;
 
+/// A document of a snapshot file, read only as far as sorting it needs: a list's items stay
+/// text (borrowed from the file) until each is looked at.
+#[derive(serde::Deserialize)]
+struct Peek<'a> {
+    #[serde(default)]
+    kind: Value,
+    #[serde(borrow, default)]
+    items: Option<&'a serde_json::value::RawValue>,
+}
+
 impl Store {
     pub fn load(path: &Path) -> Store {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
-        let mut objects = Vec::new();
-        let mut lists = Vec::new();
-        let mut stack = vec![doc];
-        while let Some(d) = stack.pop() {
-            if let Some(items) = d.get("items").and_then(|i| i.as_array()) {
-                stack.extend(items.iter().rev().cloned());
+        let parse_err = |e: serde_json::Error| -> ! { panic!("parsing {}: {e}", path.display()) };
+        // what discovery is derived from is parsed whole; every other object is kept as
+        // compact JSON (a file written indented is compacted once)
+        let mut lists: Vec<Value> = Vec::new();
+        let mut described: Vec<Value> = Vec::new();
+        let mut stored: Vec<((String, String), Stored)> = Vec::new();
+        let mut stack: Vec<&str> = vec![text.as_str()];
+        while let Some(doc) = stack.pop() {
+            let Ok(peek) = serde_json::from_str::<Peek>(doc) else {
+                // not an object: nothing to serve, but it must be JSON
+                serde_json::from_str::<serde::de::IgnoredAny>(doc).unwrap_or_else(|e| parse_err(e));
+                continue;
+            };
+            let items =
+                peek.items.and_then(|i| serde_json::from_str::<Vec<&serde_json::value::RawValue>>(i.get()).ok());
+            if let Some(items) = items {
+                stack.extend(items.iter().rev().map(|i| i.get()));
                 continue;
             }
-            match d.get("kind").and_then(|k| k.as_str()) {
-                Some("APIResourceList") => lists.push(d),
-                Some(_) => objects.push(d),
+            match peek.kind.as_str() {
+                Some("APIResourceList") => lists.push(serde_json::from_str(doc).unwrap_or_else(|e| parse_err(e))),
+                Some(kind) => {
+                    let o: Value = serde_json::from_str(doc).unwrap_or_else(|e| parse_err(e));
+                    if kind == "CustomResourceDefinition" || kind == "APIService" {
+                        described.push(o.clone());
+                    }
+                    stored.push((key_of(&o), Stored::new(&o)));
+                }
                 None => {}
             }
         }
+        drop(text);
         let mut resources: Vec<Res> = Vec::new();
         let mut add = |r: Res| {
             if !resources.iter().any(|x| x.group == r.group && x.version == r.version && x.plural == r.plural) {
@@ -150,7 +214,7 @@ impl Store {
                 });
             }
         }
-        for crd in objects.iter().filter(|o| o["kind"] == "CustomResourceDefinition") {
+        for crd in described.iter().filter(|o| o["kind"] == "CustomResourceDefinition") {
             let spec = &crd["spec"];
             let names = &spec["names"];
             for v in spec["versions"].as_array().into_iter().flatten().filter(|v| v["served"].as_bool() != Some(false))
@@ -189,7 +253,7 @@ impl Store {
                 vs.push(r.version.clone());
             }
         }
-        for svc in objects.iter().filter(|o| o["kind"] == "APIService") {
+        for svc in described.iter().filter(|o| o["kind"] == "APIService") {
             if let (Some(g), Some(v)) = (svc["spec"]["group"].as_str(), svc["spec"]["version"].as_str()) {
                 let vs = groups.entry(g.to_string()).or_default();
                 if !vs.iter().any(|x| x == v) {
@@ -200,12 +264,12 @@ impl Store {
         for vs in groups.values_mut() {
             vs.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         }
-        let mut by_kind: std::collections::HashMap<(String, String), Vec<Value>> = Default::default();
-        for o in objects {
-            by_kind.entry(key_of(&o)).or_default().push(o);
+        let mut by_kind: std::collections::HashMap<(String, String), Vec<std::sync::Arc<Stored>>> = Default::default();
+        for (key, o) in stored {
+            by_kind.entry(key).or_default().push(std::sync::Arc::new(o));
         }
         for v in by_kind.values_mut() {
-            v.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+            v.sort_by(|a, b| a.key().cmp(&b.key()));
         }
         // nothing compacted yet: a watch from an object's own (older) resourceVersion replays
         // the changes since the load, which are all there are
@@ -229,10 +293,11 @@ impl Store {
             o["metadata"]["uid"] = format!("uid-{}-{rv}", name_of(&o).1).into();
         }
         let list = w.by_kind.entry(key_of(&o)).or_default();
-        let before = match list.binary_search_by(|x| name_of(x).cmp(&name_of(&o))) {
-            Ok(i) => Some(std::mem::replace(&mut list[i], o.clone())),
+        let new = std::sync::Arc::new(Stored::new(&o));
+        let before = match list.binary_search_by(|x| x.key().cmp(&name_of(&o))) {
+            Ok(i) => Some(std::mem::replace(&mut list[i], new).value()),
             Err(i) => {
-                list.insert(i, o.clone());
+                list.insert(i, new);
                 None
             }
         };
@@ -246,8 +311,8 @@ impl Store {
         let key = (group_of(api_version).to_string(), kind.to_string());
         let at = (namespace.unwrap_or_default(), name);
         let list = w.by_kind.get_mut(&key)?;
-        let i = list.iter().position(|x| name_of(x) == at)?;
-        let before = list.remove(i);
+        let i = list.iter().position(|x| x.key() == at)?;
+        let before = list.remove(i).value();
         w.rv += 1;
         let rv = w.rv;
         w.history.push(Change { rv, before: Some(before), after: None });
@@ -281,24 +346,42 @@ impl Store {
         self.resources_in(group, version).find(|r| r.plural == plural)
     }
 
-    /// The objects of a resource (any stored version), in etcd key order (namespace, name).
-    /// Events are one resource served by two groups: `events.k8s.io` lists the core ones too.
-    pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<Value> {
+    /// The objects of a resource (any stored version), in etcd key order (namespace, name),
+    /// as stored (shared, not copied). Events are one resource served by two groups:
+    /// `events.k8s.io` lists the core ones too.
+    pub fn stored_of(&self, r: &Res, namespace: Option<&str>) -> Vec<std::sync::Arc<Stored>> {
         let mut keys = vec![(r.group.clone(), r.kind.clone())];
         if r.group == "events.k8s.io" && r.kind == "Event" {
             keys.push((String::new(), "Event".into()));
         }
         let objects = self.objects.read().unwrap();
-        let mut out: Vec<Value> = keys
-            .iter()
-            .flat_map(|k| objects.by_kind.get(k).into_iter().flatten())
-            .filter(|o| namespace.is_none_or(|ns| o["metadata"]["namespace"].as_str() == Some(ns)))
-            .cloned()
-            .collect();
+        let mut out: Vec<std::sync::Arc<Stored>> = Vec::new();
+        for list in keys.iter().filter_map(|k| objects.by_kind.get(k)) {
+            let range = match namespace {
+                // sorted by namespace first: its objects are one run
+                Some(ns) => {
+                    let start = list.partition_point(|o| &*o.namespace < ns);
+                    let end = start + list[start..].partition_point(|o| &*o.namespace == ns);
+                    &list[start..end]
+                }
+                None => &list[..],
+            };
+            out.extend(range.iter().cloned());
+        }
         if keys.len() > 1 {
-            out.sort_by(|a, b| name_of(a).cmp(&name_of(b)));
+            out.sort_by(|a, b| a.key().cmp(&b.key()));
         }
         out
+    }
+
+    /// One object of a resource by namespace and name.
+    pub fn get(&self, r: &Res, namespace: Option<&str>, name: &str) -> Option<std::sync::Arc<Stored>> {
+        self.stored_of(r, namespace).into_iter().find(|o| &*o.name == name)
+    }
+
+    /// The objects of a resource, parsed (see [`Store::stored_of`]).
+    pub fn objects_of(&self, r: &Res, namespace: Option<&str>) -> Vec<Value> {
+        self.stored_of(r, namespace).iter().map(|o| o.value()).collect()
     }
 
     /// Whether a change concerns resource `r` (Events: either group).
