@@ -53,6 +53,11 @@ impl Graph {
     /// at those indexes (an object read again, in full or with its managedFields), `added`
     /// ones follow the objects read so far; `incomplete` is what could not be read, as it now
     /// stands. The objects are moved in, never copied.
+    ///
+    /// The graph is then the one [`Graph::build`] builds from its objects so placed (the
+    /// property `grow_equals_build`). Renumbering the nodes is linear in nodes and edges, on
+    /// integers; strings are hashed and compared only for the new objects and for the
+    /// references that waited on a virtual owner.
     pub fn grow(&mut self, replaced: Vec<(usize, Object)>, added: Vec<Object>, incomplete: Vec<Gap>) {
         let old_observed = self.observed;
         let first_added = self.snapshot.objects.len();
@@ -116,13 +121,26 @@ impl Graph {
         let mut kind_of: FxHashMap<(&str, &str), u32> = FxHashMap::default();
         let mut names: Vec<(&str, &str)> = Vec::new();
         let mut node_kind: Vec<u32> = Vec::with_capacity(observed);
-        for &oi in &order {
-            let gk = (objects[oi].group(), objects[oi].kind.as_str());
+        // a kept node's kind is its old one's (hashed once per kind, not once per node)
+        let mut from_old = vec![u32::MAX; self.kinds.len()];
+        for (&oi, old) in order.iter().zip(&old_id) {
+            let old_kind = old.map(|o| self.node_kind[o.index()] as usize);
+            if let Some(k) = old_kind.map(|k| from_old[k]).filter(|&k| k != u32::MAX) {
+                node_kind.push(k);
+                continue;
+            }
+            let gk = match old_kind {
+                Some(k) => (self.kinds[k].0.as_str(), self.kinds[k].1.as_str()),
+                None => (objects[oi].group(), objects[oi].kind.as_str()),
+            };
             let next = names.len() as u32;
             let k = *kind_of.entry(gk).or_insert_with(|| {
                 names.push(gk);
                 next
             });
+            if let Some(old) = old_kind {
+                from_old[old] = k;
+            }
             node_kind.push(k);
         }
         let mut ranked: Vec<u32> = (0..names.len() as u32).collect();

@@ -4,6 +4,11 @@
 //! first object of each uid, one read in full taking the place of one read without its body,
 //! managedFields read again put back by uid. Each document is copied once, when its answer is
 //! new; the answers stay the plan's.
+//!
+//! One difference from the read's snapshot: objects stand in the order their answers came
+//! (an object read in full later takes the place of its metadata), where `assemble` puts the
+//! answers read in full first. Nodes are in their own order either way; only Events are read
+//! in input order, and they come only in full lists (a capture's), in their answers' order.
 
 use std::collections::HashMap;
 
