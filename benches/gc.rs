@@ -282,9 +282,10 @@ fn main() {
 }
 
 /// One command against the test API server: wall time, requests and bytes the server sent,
-/// and the process's peak resident memory.
+/// the process's CPU time (user + system) and its peak resident memory.
 struct Measured {
     wall: Duration,
+    cpu: Duration,
     requests: usize,
     discovery_requests: usize,
     bytes: u64,
@@ -298,7 +299,7 @@ fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Me
     // through GNU time: a child of this process (which holds the served cluster) would report
     // this process's peak as its own (Linux keeps the peak across exec), a grandchild does not
     let mut timed = std::process::Command::new("/usr/bin/time");
-    timed.arg("-f").arg("%M").arg("-o").arg(rss.path()).arg(cmd.get_program()).args(cmd.get_args());
+    timed.arg("-f").arg("%U %S %M").arg("-o").arg(rss.path()).arg(cmd.get_program()).args(cmd.get_args());
     for (k, v) in cmd.get_envs() {
         match v {
             Some(v) => timed.env(k, v),
@@ -315,10 +316,16 @@ fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Me
         cmd,
         std::fs::read_to_string(err.path()).unwrap_or_default()
     );
-    let peak_kb: u64 = std::fs::read_to_string(rss.path())
-        .ok()
-        .and_then(|t| t.lines().last()?.trim().parse().ok())
-        .expect("GNU time's %M");
+    // GNU time's last line: user seconds, system seconds, peak kB
+    let timing = std::fs::read_to_string(rss.path()).unwrap_or_default();
+    let fields: Vec<&str> = timing.lines().last().unwrap_or_default().split_whitespace().collect();
+    let (cpu, peak_kb) = match fields[..] {
+        [user, sys, peak] => (
+            user.parse::<f64>().expect("GNU time's %U") + sys.parse::<f64>().expect("GNU time's %S"),
+            peak.parse::<u64>().expect("GNU time's %M"),
+        ),
+        _ => panic!("GNU time wrote {timing:?}"),
+    };
     let reqs = server.requests();
     let discovery_requests = reqs
         .iter()
@@ -329,14 +336,22 @@ fn measure(server: &apiserver::ApiServer, cmd: &mut std::process::Command) -> Me
                 || r.path.starts_with("/apis") && segments <= 3
         })
         .count();
-    Measured { wall, requests: reqs.len(), discovery_requests, bytes: server.bytes_sent(), peak: peak_kb * 1024 }
+    Measured {
+        wall,
+        cpu: Duration::from_secs_f64(cpu),
+        requests: reqs.len(),
+        discovery_requests,
+        bytes: server.bytes_sent(),
+        peak: peak_kb * 1024,
+    }
 }
 
 /// One row of the live table.
 fn row(what: &str, m: &Measured) {
     println!(
-        "  | {what:<44} | {:>8} | {:>6} | {:>9.1} MB | {:>7.0} MB |",
+        "  | {what:<44} | {:>8} | {:>8} | {:>6} | {:>9.1} MB | {:>7.0} MB |",
         secs(m.wall),
+        secs(m.cpu),
         m.requests,
         m.bytes as f64 / 1e6,
         m.peak as f64 / 1e6
@@ -505,10 +520,10 @@ fn live(dir: &Path, bin: &Path, n: usize, terminating: f64) {
     let _ = std::fs::remove_file(&capture_file);
 
     println!(
-        "\n  | command ({count} objects, {} being deleted) | wall | requests | bytes | peak memory |",
+        "\n  | command ({count} objects, {} being deleted) | wall | CPU | requests | bytes | peak memory |",
         lm.terminating
     );
-    println!("  |---|---|---|---|---|");
+    println!("  |---|---|---|---|---|---|");
     row(&format!("why-stuck {plural}/{sname} -n {sns}"), &cheap);
     row(&format!("why-stuck {plural}/{sname} -n {sns} -A"), &cheap_a);
     row("why-stuck --all -A", &sweep);

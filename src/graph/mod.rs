@@ -1,9 +1,14 @@
 //! The garbage collector's dependency graph (graph.go, graph_builder.go): nodes by uid, each
 //! with its owners and dependents; *virtual* nodes for owners that were referenced but never
-//! observed. Built once by [`Graph::build`]; everything else only reads it.
+//! observed. Built by [`Graph::build`], grown by [`Graph::grow`] with what a later read round
+//! brought (exactly as a build of every object at once); everything else only reads it.
 
 mod build;
 mod cycles;
+mod grow;
+
+#[cfg(test)]
+pub(crate) use grow::dump;
 
 use std::hash::Hasher;
 

@@ -16,15 +16,10 @@ use crate::controllers::Liveness;
 use crate::diagnose::reads::Read;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Uid;
+use crate::source::live::Discovery;
 use crate::source::live::ask::{Answered, Ask, Body, Fetch, Use};
-use crate::source::live::{Discovery, snapshot_so_far};
 
 use super::TargetRef;
-
-/// A graph of every answer so far, as the answer will see it if nothing more is read.
-pub fn graph_so_far(d: &Discovery, answers: &[Answered], now: Timestamp) -> Graph {
-    Graph::build(snapshot_so_far(d, answers, now))
-}
 
 /// The object asked about, if it was read.
 pub fn target_node(g: &Graph, t: &TargetRef) -> Option<NodeId> {

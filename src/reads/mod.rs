@@ -42,8 +42,9 @@
 //! snapshot keeps (`snapshot::object::keeps_body`), or the body is dropped as it is parsed.
 //!
 //! Reads that depend on the answer itself ([`answer`]): for why-stuck ([`Wants::why_stuck`]),
-//! the steps after the CRDs build a graph of what was read so far (`source::live::snapshot_so_far`)
-//! and ask the analysis what it needs: `diagnose::reads::wanted` (webhook configurations, the
+//! the steps after the CRDs build a graph of what was read so far, grown with each round's
+//! answers rather than built again (`source::live::so_far`, `Graph::grow`), and ask the
+//! analysis what it needs: `diagnose::reads::wanted` (webhook configurations, the
 //! CRD of the target's kind, then the Services and EndpointSlices of the backends they name,
 //! by `labelSelector=kubernetes.io/service-name=…`) and, last, `diagnose::events::wanted` on
 //! the answer as it will be given (same `now` and options): the Events of the objects it names,
@@ -72,6 +73,7 @@ use crate::controllers::builtin_owner;
 use crate::controllers::{ManagerKind, classify_manager as classify};
 use crate::snapshot::object::keeps_body;
 use crate::source::live::ask::{Answered, Ask, Named, ReadPlan};
+use crate::source::live::so_far::SoFar;
 use crate::source::live::{Discovery, ListType};
 
 pub use by_name::{Limits, by_name};
@@ -270,25 +272,40 @@ pub struct Plan {
     wants: Wants,
     /// How many answers there were when each step was asked (`starts[i]`: before step `i`).
     starts: Vec<usize>,
-    /// The graph of the first so many answers, for the steps that ask the analysis (built
-    /// again only when answers came since).
-    graph: Option<(usize, crate::graph::Graph)>,
+    /// The graph of the answers so far, for the steps that ask the analysis: built on the
+    /// first such step, then grown with each round's answers (`so_far`), never built again.
+    graph: Option<crate::graph::Graph>,
+    /// The objects of the answers the graph holds.
+    so_far: SoFar,
 }
 
 impl Plan {
     /// A plan that has read nothing yet.
     pub fn new(wants: Wants) -> Plan {
-        Plan { wants, starts: Vec::new(), graph: None }
+        Plan { wants, starts: Vec::new(), graph: None, so_far: SoFar::default() }
     }
 
     /// The graph of every answer so far.
     fn graph(&mut self, d: &Discovery, answers: &[Answered]) -> &crate::graph::Graph {
-        if self.graph.as_ref().is_none_or(|(n, _)| *n != answers.len()) {
-            // the graph's shape does not depend on the time (a capture has none of its own here)
-            let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
-            self.graph = Some((answers.len(), answer::graph_so_far(d, answers, now)));
+        if self.graph.is_none() || self.so_far.taken() != answers.len() {
+            let round = self.so_far.take(d, answers);
+            match &mut self.graph {
+                Some(g) => g.grow(round.replaced, round.added, round.incomplete),
+                None => {
+                    // the graph's shape does not depend on the time (a capture has none of its own here)
+                    let now = self.wants.why_stuck.map_or(Timestamp::UNIX_EPOCH, |w| w.now);
+                    self.graph = Some(crate::graph::Graph::build(round.into_snapshot(d, now)));
+                }
+            }
         }
-        &self.graph.as_ref().expect("just built").1
+        self.graph.as_ref().expect("just built")
+    }
+
+    /// The last step that needs the graph is done: it is dropped before the read's own
+    /// snapshot is assembled.
+    fn drop_graph(&mut self) {
+        self.graph = None;
+        self.so_far = SoFar::default();
     }
 
     fn focus(&self) -> Option<&str> {
@@ -373,7 +390,7 @@ impl Plan {
         if self.wants.sweeping() {
             let scope = self.wants.scope.clone();
             let objects = sweep::event_objects(self.graph(d, answers), &scope, w.now, &w.options);
-            self.graph = None;
+            self.drop_graph();
             return sweep::event_asks(d, objects);
         }
         let g = self.graph(d, answers);
@@ -384,8 +401,7 @@ impl Plan {
             (None, Some(ns)) => answer::capture_event_objects(g, &ns, w.now, &w.options),
             (None, None) => Vec::new(),
         };
-        // the last step that needs it: the read's own snapshot is assembled next
-        self.graph = None;
+        self.drop_graph();
         answer::event_asks(d, objects)
     }
 

@@ -26,6 +26,7 @@ pub mod kubeconfig;
 pub mod list;
 pub mod pb;
 pub mod protobuf;
+pub mod so_far;
 pub mod watch;
 
 use std::collections::{HashMap, HashSet};
@@ -248,8 +249,8 @@ pub struct Resume {
 }
 
 /// The snapshot the answers so far make, as [`Session::read`] would return it were the read to
-/// end here: for a plan whose next asks depend on an analysis of what was read (a copy; the
-/// answers stay the plan's).
+/// end here (a copy; the answers stay the caller's). A plan that reads round by round keeps
+/// them with [`so_far::SoFar`] instead, which copies each document once.
 pub fn snapshot_so_far(d: &Discovery, answers: &[Answered], now: Timestamp) -> Snapshot {
     assemble(d, answers.to_vec(), now)
 }
@@ -257,12 +258,11 @@ pub fn snapshot_so_far(d: &Discovery, answers: &[Answered], now: Timestamp) -> S
 /// The snapshot of a read's answers: the objects of answers for objects, those read in full
 /// first (an object listed both ways keeps its body), the first of each uid; the managedFields
 /// of answers for managedFields put back by uid on objects read without them; each failure a
-/// gap — objects read in full first, then managedFields, then lists.
+/// gap ([`gaps_of`]).
 fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
-    use ask::{Body, Fetch, Use};
+    use ask::{Body, Use};
     let mut flat = Flattened::default();
-    let mut incomplete = d.incomplete.clone();
-    let (mut bodies_gaps, mut managed_gaps, mut list_gaps) = (Vec::new(), Vec::new(), Vec::new());
+    let incomplete = gaps_of(d, &answers);
     let mut restored: HashMap<String, RawManagedFields> = HashMap::new();
     let mut objects = Vec::new();
     for a in answers {
@@ -276,10 +276,45 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
                     }
                 }
             }
-            // a GET of an object gone since it was listed: it is answered as listed
-            (Err(Failure::Status { code: 404, .. }), _) if matches!(ask.fetch, Fetch::Get(_)) => {}
-            (Err(Failure::Status { code: 404, .. }), Use::ManagedFieldsOnly) => {}
-            (Err(f), use_) => {
+            (Err(_), _) => {}
+        }
+    }
+    let mut seen = HashSet::new();
+    let (full, meta): (Vec<_>, Vec<_>) = objects.into_iter().partition(|(full, _)| *full);
+    for (_, docs) in full.into_iter().chain(meta) {
+        for mut doc in docs {
+            let uid = doc.metadata.as_ref().and_then(|m| m.uid.clone());
+            if uid.as_ref().is_none_or(|u| seen.insert(u.clone())) {
+                if let Some(m) = doc.metadata.as_mut()
+                    && m.managed_fields.is_none()
+                    && let Some(mf) = m.uid.as_ref().and_then(|u| restored.get(u))
+                {
+                    m.managed_fields = Some(RawManagedFields(mf.0.clone()));
+                }
+                flat.push(doc);
+            }
+        }
+    }
+    flat.captured_at = Some(now);
+    flat.resource_lists = d.lists.clone();
+    flat.incomplete = incomplete;
+    Snapshot::from_flattened(flat)
+}
+
+/// What a read's answers could not read, each failure a gap: discovery's first, then objects
+/// read in full by name, then managedFields, then lists (those read in full before
+/// metadata-only ones). A GET of an object gone since it was listed is no gap: it is answered
+/// as listed.
+fn gaps_of(d: &Discovery, answers: &[Answered]) -> Vec<Gap> {
+    use ask::{Body, Fetch, Use};
+    let mut incomplete = d.incomplete.clone();
+    let (mut bodies_gaps, mut managed_gaps, mut list_gaps) = (Vec::new(), Vec::new(), Vec::new());
+    for Answered { ask, result, .. } in answers {
+        let Err(f) = result else { continue };
+        match (f, ask.use_) {
+            (Failure::Status { code: 404, .. }, _) if matches!(ask.fetch, Fetch::Get(_)) => {}
+            (Failure::Status { code: 404, .. }, Use::ManagedFieldsOnly) => {}
+            (f, use_) => {
                 let resource = Resource::new(&ask.kind.group, &ask.kind.version, &ask.kind.plural);
                 let why = f.describe();
                 let name = match &ask.fetch {
@@ -301,28 +336,9 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
     }
     incomplete.extend(bodies_gaps);
     incomplete.extend(managed_gaps);
-    let mut seen = HashSet::new();
-    let (full, meta): (Vec<_>, Vec<_>) = objects.into_iter().partition(|(full, _)| *full);
-    for (_, docs) in full.into_iter().chain(meta) {
-        for mut doc in docs {
-            let uid = doc.metadata.as_ref().and_then(|m| m.uid.clone());
-            if uid.as_ref().is_none_or(|u| seen.insert(u.clone())) {
-                if let Some(m) = doc.metadata.as_mut()
-                    && m.managed_fields.is_none()
-                    && let Some(mf) = m.uid.as_ref().and_then(|u| restored.get(u))
-                {
-                    m.managed_fields = Some(RawManagedFields(mf.0.clone()));
-                }
-                flat.push(doc);
-            }
-        }
-    }
     let (full_gaps, meta_gaps): (Vec<_>, Vec<_>) = list_gaps.into_iter().partition(|(full, _)| *full);
     incomplete.extend(full_gaps.into_iter().chain(meta_gaps).map(|(_, g)| g));
-    flat.captured_at = Some(now);
-    flat.resource_lists = d.lists.clone();
-    flat.incomplete = incomplete;
-    Snapshot::from_flattened(flat)
+    incomplete
 }
 
 #[cfg(test)]
