@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use serde_json::Value;
+
 use crate::snapshot::object::group_of;
 use crate::source::live::ask::Answered;
 use crate::source::live::{Discovery, ListType};
@@ -35,7 +37,8 @@ pub fn controller_namespaces(read: &[Answered]) -> BTreeSet<String> {
         match (a.ask.kind.group.as_str(), a.ask.kind.kind.as_str()) {
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
                 for doc in docs {
-                    for s in doc.body_field("subjects").and_then(|v| v.as_array()).into_iter().flatten() {
+                    let subjects = doc.body_field("subjects");
+                    for s in subjects.as_deref().and_then(Value::as_array).into_iter().flatten() {
                         if s.get("kind").and_then(|k| k.as_str()) == Some("ServiceAccount")
                             && let Some(ns) = s.get("namespace").and_then(|n| n.as_str())
                         {

@@ -3,6 +3,7 @@
 //! Unknown fields are skipped without being built (serde ignores them), so a full
 //! `kubectl get -o json` dump costs little more than a metadata-only one.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -48,15 +49,31 @@ pub struct RawDoc {
     /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
     /// value). Read for every kind; only the kinds in `keeps_body` keep them as an object's body.
     pub body: Vec<(&'static str, Value)>,
-    /// The same body fields as JSON text, when read by the streaming reader (which never
-    /// builds them): (field name, text), in the order read.
+    /// The same body fields as JSON text, when read by the streaming reader or as a
+    /// [`JsonDoc`] (neither builds them): (field name, text), in the order read.
     pub raw_body: Vec<(&'static str, Box<RawValue>)>,
 }
 
 impl RawDoc {
-    /// A body field by name (one of [`BODY_FIELDS`]), as deserialized into `body`.
-    pub fn body_field(&self, name: &str) -> Option<&Value> {
-        self.body.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    /// A body field by name (one of [`BODY_FIELDS`]): as built, or parsed from its text when
+    /// it was kept as text (an unparsable text reads as absent).
+    pub fn body_field(&self, name: &str) -> Option<Cow<'_, Value>> {
+        if let Some((_, v)) = self.body.iter().find(|(k, _)| *k == name) {
+            return Some(Cow::Borrowed(v));
+        }
+        let (_, raw) = self.raw_body.iter().find(|(k, _)| *k == name)?;
+        serde_json::from_str(raw.get()).ok().map(Cow::Owned)
+    }
+}
+
+/// A [`RawDoc`] read from JSON with its body fields kept as text, as the live reader reads
+/// API answers: a pod's spec and status cost one string each, not a tree of maps, until some
+/// answer reads them (most never are). YAML cannot keep text, so files read [`RawDoc`] itself.
+pub struct JsonDoc(pub RawDoc);
+
+impl<'de> Deserialize<'de> for JsonDoc {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_struct("RawDoc", &ALL_FIELDS, DocVisitor { body_as_text: true }).map(JsonDoc)
     }
 }
 
@@ -220,12 +237,15 @@ impl<'de> Deserialize<'de> for Field {
 
 impl<'de> Deserialize<'de> for RawDoc {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_struct("RawDoc", &ALL_FIELDS, DocVisitor)
+        d.deserialize_struct("RawDoc", &ALL_FIELDS, DocVisitor { body_as_text: false })
     }
 }
 
-/// Reads a [`RawDoc`] whole (YAML, API responses, nested items): every body field is built.
-struct DocVisitor;
+/// Reads a [`RawDoc`] whole (YAML, nested items): every body field is built, or with
+/// `body_as_text` (JSON only) kept as text in `raw_body`.
+struct DocVisitor {
+    body_as_text: bool,
+}
 
 impl<'de> serde::de::Visitor<'de> for DocVisitor {
     type Value = RawDoc;
@@ -237,6 +257,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawDoc, A::Error> {
         let mut doc = RawDoc::default();
         let mut body: [Option<Value>; BODY_FIELDS.len()] = std::array::from_fn(|_| None);
+        let mut text: [Option<Box<RawValue>>; BODY_FIELDS.len()] = std::array::from_fn(|_| None);
         let mut seen = 0u64;
         while let Some(key) = map.next_key::<Field>()? {
             if let Some(i) = key.index() {
@@ -256,6 +277,8 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
                 Field::CapturedContext => doc.captured_context = map.next_value()?,
                 Field::Incomplete => doc.incomplete = map.next_value()?,
                 Field::ServerVersion => doc.server_version = map.next_value()?,
+                // (a null one is absent either way)
+                Field::Body(b) if self.body_as_text => text[b] = map.next_value()?,
                 Field::Body(b) => body[b] = map.next_value()?,
                 Field::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -263,6 +286,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
             }
         }
         doc.body = keep_present(body);
+        doc.raw_body = keep_present(text);
         Ok(doc)
     }
 
@@ -302,7 +326,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
 }
 
 /// The body fields given, named, in table order.
-fn keep_present(body: [Option<Value>; BODY_FIELDS.len()]) -> Vec<(&'static str, Value)> {
+fn keep_present<T>(body: [Option<T>; BODY_FIELDS.len()]) -> Vec<(&'static str, T)> {
     BODY_FIELDS.iter().zip(body).filter_map(|(k, v)| Some((*k, v?))).collect()
 }
 
@@ -818,11 +842,32 @@ mod tests {
         .unwrap();
         let names: Vec<_> = doc.body.iter().map(|(k, _)| *k).collect();
         assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
-        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase")), Some(&serde_json::json!("Running")));
+        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase").cloned()), Some(serde_json::json!("Running")));
         let twice = serde_json::from_str::<RawDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
         assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `spec`")));
         let twice = serde_json::from_str::<RawDoc>(r#"{"type":"Normal","type":"Warning"}"#);
         assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `type`")));
+    }
+
+    #[test]
+    fn a_json_doc_keeps_its_body_as_text_and_builds_the_same_object() {
+        let json = r#"{"apiVersion":"v1","kind":"Pod","type":null,"status":{"phase":"Running"},
+            "spec":{"nodeName":"n","volumes":[{"name":"v"}]},"data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#;
+        let JsonDoc(text) = serde_json::from_str(json).unwrap();
+        assert!(text.body.is_empty(), "nothing is built");
+        let names: Vec<_> = text.raw_body.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
+        assert_eq!(text.body_field("spec").and_then(|s| s.pointer("/volumes/0/name").cloned()), Some(serde_json::json!("v")));
+        assert!(text.body_field("type").is_none());
+        let whole: RawDoc = serde_json::from_str(json).unwrap();
+        let object = |d: RawDoc| {
+            let mut f = Flattened::default();
+            f.push(d);
+            f.objects.pop().unwrap()
+        };
+        assert_eq!(object(text), object(whole));
+        let twice = serde_json::from_str::<JsonDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
+        assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `spec`")));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 
 use crate::snapshot::object::keeps_body;
-use crate::snapshot::raw::RawDoc;
+use crate::snapshot::raw::{JsonDoc, RawDoc};
 
 use super::discovery::ListType;
 use super::http::{Failure, OptOut, Paging, Reader};
@@ -53,7 +53,7 @@ struct Page {
     #[serde(rename = "apiVersion")]
     api_version: Option<String>,
     metadata: PageMeta,
-    items: Option<Vec<RawDoc>>,
+    items: Option<Vec<JsonDoc>>,
 }
 
 impl Page {
@@ -261,7 +261,7 @@ async fn paged(
                 if !page.is_list() {
                     return Err(Failure::NotAList(page.kind.unwrap_or_default()));
                 }
-                let items = page.items.unwrap_or_default();
+                let items: Vec<RawDoc> = page.items.unwrap_or_default().into_iter().map(|JsonDoc(d)| d).collect();
                 check_kind(
                     t,
                     accept.contains("as=PartialObjectMetadata"),
@@ -329,7 +329,7 @@ async fn get_as(
 ) -> Result<RawDoc, Failure> {
     let path = format!("{}/{}", t.path(namespace), name);
     let a = r.get(&path, accept).await?;
-    let d = serde_json::from_slice::<RawDoc>(&a.body).map_err(|e| Failure::Decode(e.to_string()))?;
+    let JsonDoc(d) = serde_json::from_slice(&a.body).map_err(|e| Failure::Decode(e.to_string()))?;
     a.charge.keep();
     // one object of another kind (a Secret for a webhook configuration) is not this one
     let fits = match d.kind.as_deref() {

@@ -25,7 +25,7 @@ use futures::StreamExt;
 use http_body_util::BodyExt;
 use serde::Deserialize;
 
-use crate::snapshot::raw::RawDoc;
+use crate::snapshot::raw::{JsonDoc, RawDoc};
 
 use super::ask::{Answered, Ask, Body, Fetch, ReadPlan, Use};
 use super::discovery::{Discovery, ListType};
@@ -412,7 +412,7 @@ fn event(t: &ListType, line: &[u8]) -> Result<Parsed, Failure> {
     let decode = |e: serde_json::Error| Failure::Decode(e.to_string());
     let l: Line = serde_json::from_slice(line).map_err(decode)?;
     let doc = || -> Result<RawDoc, Failure> {
-        let d: RawDoc = serde_json::from_str(l.object.get()).map_err(decode)?;
+        let JsonDoc(d) = serde_json::from_str(l.object.get()).map_err(decode)?;
         Ok(list::stamp(d, t))
     };
     let version = |d: &RawDoc| d.metadata.as_ref().and_then(|m| m.resource_version.clone());
