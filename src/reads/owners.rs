@@ -37,8 +37,7 @@ pub fn controller_namespaces(read: &[Answered]) -> BTreeSet<String> {
         match (a.ask.kind.group.as_str(), a.ask.kind.kind.as_str()) {
             ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => {
                 for doc in docs {
-                    let subjects = doc.body_field("subjects");
-                    for s in subjects.as_deref().and_then(Value::as_array).into_iter().flatten() {
+                    for s in doc.body_field("subjects").and_then(Value::as_array).into_iter().flatten() {
                         if s.get("kind").and_then(|k| k.as_str()) == Some("ServiceAccount")
                             && let Some(ns) = s.get("namespace").and_then(|n| n.as_str())
                         {

@@ -6,7 +6,7 @@ use crate::names::{API_SERVICE, CRD};
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -119,11 +119,12 @@ pub struct Object {
 
 /// An object's kept body. Read from JSON it stays JSON text until a field of it is asked
 /// for: most bodies (every pod's of a million) are never read, and as text one costs one
-/// allocation rather than a tree of maps.
+/// allocation rather than a tree of maps. The text is shared: a live read's document and the
+/// object made of it hold the same one.
 #[derive(Clone, Default)]
 pub struct Body {
-    /// `{"spec":…,"status":…}`, or empty when the body came parsed (YAML, a live read).
-    text: Box<str>,
+    /// `{"spec":…,"status":…}`, or none when the body came parsed (YAML) or is empty.
+    text: Option<Arc<str>>,
     parsed: OnceLock<Box<Map<String, Value>>>,
 }
 
@@ -139,41 +140,44 @@ impl Body {
             text.push_str("\":");
             text.push_str(raw.get());
         }
-        if !text.is_empty() {
-            text.push('}');
+        if text.is_empty() {
+            return Body::default();
         }
-        Body { text: text.into_boxed_str(), parsed: OnceLock::new() }
+        text.push('}');
+        Body { text: Some(Arc::from(text)), parsed: OnceLock::new() }
     }
 
-    /// A body from already-parsed top-level fields (YAML or a live read).
+    /// A body from already-parsed top-level fields (YAML).
     pub fn from_map(map: Map<String, Value>) -> Body {
         let parsed = OnceLock::new();
         if !map.is_empty() {
             let _ = parsed.set(Box::new(map));
         }
-        Body { text: Box::default(), parsed }
+        Body { text: None, parsed }
     }
 
     /// The body's top-level fields, parsed on first use and kept; empty when there is none.
     pub fn map(&self) -> &Map<String, Value> {
         static EMPTY: OnceLock<Map<String, Value>> = OnceLock::new();
-        if self.text.is_empty() {
+        let Some(text) = &self.text else {
             return self.parsed.get().map(|m| &**m).unwrap_or_else(|| EMPTY.get_or_init(Map::new));
-        }
+        };
         // the text was JSON when read; should it fail anyway, the body reads as empty
-        self.parsed.get_or_init(|| Box::new(serde_json::from_str(&self.text).unwrap_or_default()))
+        self.parsed.get_or_init(|| Box::new(serde_json::from_str(text).unwrap_or_default()))
     }
 
     /// True when no body was kept (most kinds keep none).
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty() && self.parsed.get().is_none_or(|m| m.is_empty())
+        self.text.is_none() && self.parsed.get().is_none_or(|m| m.is_empty())
     }
 
     /// The body read into a type that takes only what it needs; nothing parsed is kept.
     /// A body that does not fit the type reads as its default.
     pub fn read<T: DeserializeOwned + Default>(&self) -> T {
-        if !self.text.is_empty() && self.parsed.get().is_none() {
-            return serde_json::from_str(&self.text).unwrap_or_default();
+        if let Some(text) = &self.text
+            && self.parsed.get().is_none()
+        {
+            return serde_json::from_str(text).unwrap_or_default();
         }
         T::deserialize(&Value::Object(self.map().clone())).unwrap_or_default()
     }

@@ -3,7 +3,6 @@
 //! Unknown fields are skipped without being built (serde ignores them), so a full
 //! `kubectl get -o json` dump costs little more than a metadata-only one.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -49,20 +48,19 @@ pub struct RawDoc {
     /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
     /// value). Read for every kind; only the kinds in `keeps_body` keep them as an object's body.
     pub body: Vec<(&'static str, Value)>,
-    /// The same body fields as JSON text, when read by the streaming reader or as a
-    /// [`JsonDoc`] (neither builds them): (field name, text), in the order read.
-    pub raw_body: Vec<(&'static str, Box<RawValue>)>,
+    /// The same body fields kept as JSON text, when read by the streaming reader or as a
+    /// [`JsonDoc`] (neither builds them): the object's body as is, shared with it.
+    pub text_body: Body,
 }
 
 impl RawDoc {
-    /// A body field by name (one of [`BODY_FIELDS`]): as built, or parsed from its text when
-    /// it was kept as text (an unparsable text reads as absent).
-    pub fn body_field(&self, name: &str) -> Option<Cow<'_, Value>> {
-        if let Some((_, v)) = self.body.iter().find(|(k, _)| *k == name) {
-            return Some(Cow::Borrowed(v));
+    /// A body field by name (one of [`BODY_FIELDS`]): as built, or from the text it was kept
+    /// as (parsed on first use).
+    pub fn body_field(&self, name: &str) -> Option<&Value> {
+        match self.body.iter().find(|(k, _)| *k == name) {
+            Some((_, v)) => Some(v),
+            None => self.text_body.get(name),
         }
-        let (_, raw) = self.raw_body.iter().find(|(k, _)| *k == name)?;
-        serde_json::from_str(raw.get()).ok().map(Cow::Owned)
     }
 }
 
@@ -242,7 +240,7 @@ impl<'de> Deserialize<'de> for RawDoc {
 }
 
 /// Reads a [`RawDoc`] whole (YAML, nested items): every body field is built, or with
-/// `body_as_text` (JSON only) kept as text in `raw_body`.
+/// `body_as_text` (JSON only) kept as text in `text_body`.
 struct DocVisitor {
     body_as_text: bool,
 }
@@ -286,7 +284,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
             }
         }
         doc.body = keep_present(body);
-        doc.raw_body = keep_present(text);
+        doc.text_body = Body::from_raw(keep_present(text).iter().map(|(k, v)| (*k, &**v)));
         Ok(doc)
     }
 
@@ -693,8 +691,8 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
     let keep_body = keeps_body(group_of(&api_version), &kind);
     let body = if !keep_body {
         Body::default()
-    } else if !doc.raw_body.is_empty() {
-        Body::from_raw(doc.raw_body.iter().map(|(k, v)| (*k, &**v)))
+    } else if !doc.text_body.is_empty() {
+        doc.text_body
     } else {
         Body::from_map(doc.body.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
     };
@@ -842,7 +840,7 @@ mod tests {
         .unwrap();
         let names: Vec<_> = doc.body.iter().map(|(k, _)| *k).collect();
         assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
-        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase").cloned()), Some(serde_json::json!("Running")));
+        assert_eq!(doc.body_field("status").and_then(|s| s.get("phase")), Some(&serde_json::json!("Running")));
         let twice = serde_json::from_str::<RawDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
         assert!(twice.err().is_some_and(|e| e.to_string().contains("duplicate field `spec`")));
         let twice = serde_json::from_str::<RawDoc>(r#"{"type":"Normal","type":"Warning"}"#);
@@ -855,9 +853,9 @@ mod tests {
             "spec":{"nodeName":"n","volumes":[{"name":"v"}]},"data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#;
         let JsonDoc(text) = serde_json::from_str(json).unwrap();
         assert!(text.body.is_empty(), "nothing is built");
-        let names: Vec<_> = text.raw_body.iter().map(|(k, _)| *k).collect();
+        let names: Vec<_> = text.text_body.map().keys().cloned().collect();
         assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
-        assert_eq!(text.body_field("spec").and_then(|s| s.pointer("/volumes/0/name").cloned()), Some(serde_json::json!("v")));
+        assert_eq!(text.body_field("spec").and_then(|s| s.pointer("/volumes/0/name")), Some(&serde_json::json!("v")));
         assert!(text.body_field("type").is_none());
         let whole: RawDoc = serde_json::from_str(json).unwrap();
         let object = |d: RawDoc| {

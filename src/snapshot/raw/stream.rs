@@ -8,7 +8,7 @@ use std::fmt;
 use serde::Deserializer;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::{BODY_FIELDS, Field, Flattened, RawDoc, RawValue, group_of, keeps_body};
+use super::{BODY_FIELDS, Body, Field, Flattened, RawDoc, RawValue, group_of, keeps_body};
 
 /// One top-level value: an object (maybe a List) or an array of them.
 ///
@@ -87,6 +87,7 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let (flat, consumed) = (self.0, self.1);
         let mut doc = RawDoc::default();
+        let mut text: Vec<(&'static str, Box<RawValue>)> = Vec::new();
         let mut had_items = false;
         while let Some(key) = map.next_key::<Field>()? {
             // the body of kinds the analysis does not read is skipped unbuilt; kubectl and
@@ -116,7 +117,7 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
                     if wanted() {
                         // kept as text: parsed only if some answer reads it
                         if let Some(raw) = map.next_value::<Option<Box<RawValue>>>()? {
-                            doc.raw_body.push((BODY_FIELDS[i], raw));
+                            text.push((BODY_FIELDS[i], raw));
                         }
                     } else {
                         map.next_value::<IgnoredAny>()?;
@@ -127,6 +128,7 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
                 }
             }
         }
+        doc.text_body = Body::from_raw(text.iter().map(|(k, v)| (*k, &**v)));
         if had_items {
             // a list: its items are in already; keep what the list itself says
             doc.items = Some(Vec::new());
