@@ -3,6 +3,7 @@
 
 use crate::names::{API_SERVICE, CRD};
 
+use std::borrow::Cow;
 use std::fmt;
 
 use k8s_openapi::jiff::Timestamp;
@@ -182,6 +183,16 @@ impl Body {
         T::deserialize(&Value::Object(self.map().clone())).unwrap_or_default()
     }
 
+    /// The body as a JSON object's text (`{"spec":…}`), a body kept as text as it is (not
+    /// parsed); none when there is no body.
+    pub fn json_text(&self) -> Option<Cow<'_, str>> {
+        if let Some(text) = &self.text {
+            return Some(Cow::Borrowed(text));
+        }
+        let map = self.parsed.get().filter(|m| !m.is_empty())?;
+        serde_json::to_string(map).ok().map(Cow::Owned)
+    }
+
     /// One top-level field (`spec`, `status`, …) of the body.
     pub fn get(&self, key: &str) -> Option<&Value> {
         if self.is_empty() {
@@ -355,4 +366,23 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("admissionregistration.k8s.io", "MutatingAdmissionPolicy")
             | ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_body_is_written_as_its_text_without_being_parsed_or_from_its_map() {
+        let spec: Box<RawValue> = serde_json::from_str(r#"{"nodeName": "n"}"#).unwrap();
+        let text = Body::from_raw([("spec", &*spec)]);
+        assert!(matches!(text.json_text(), Some(Cow::Borrowed(r#"{"spec":{"nodeName": "n"}}"#))));
+        assert!(text.parsed.get().is_none(), "writing a text body does not parse it");
+        let map = Body::from_map(json!({"spec": {"nodeName": "n"}}).as_object().unwrap().clone());
+        assert_eq!(map.json_text().as_deref(), Some(r#"{"spec":{"nodeName":"n"}}"#));
+        assert_eq!(text, map);
+        assert!(Body::from_raw([]).json_text().is_none() && Body::from_map(Map::new()).json_text().is_none());
+    }
 }

@@ -28,10 +28,25 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     // `{…}` without its closing brace, then the items one a line
     w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\"items\":[")?;
-    let items = snapshot.resource_lists.iter().map(resource_list).chain(snapshot.objects.iter().map(object));
-    for (i, item) in items.enumerate() {
-        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-        serde_json::to_writer(&mut *w, &item)?;
+    let mut first = true;
+    let mut next = |w: &mut dyn Write| w.write_all(if std::mem::take(&mut first) { b"\n" } else { b",\n" });
+    for l in &snapshot.resource_lists {
+        next(w)?;
+        serde_json::to_writer(&mut *w, &resource_list(l))?;
+    }
+    for o in &snapshot.objects {
+        next(w)?;
+        let head = serde_json::to_string(&object_head(o))?;
+        match o.body.json_text() {
+            None => w.write_all(head.as_bytes())?,
+            // the head's fields, then the body's as they were read: a body kept as text
+            // (every pod's) is written without being parsed
+            Some(body) => {
+                w.write_all(&head.as_bytes()[..head.len() - 1])?;
+                w.write_all(b",")?;
+                w.write_all(&body.as_bytes()[1..])?;
+            }
+        }
     }
     w.write_all(b"\n]}\n")
 }
@@ -70,7 +85,8 @@ fn api_resource(r: &ApiResource) -> Value {
     Value::Object(m)
 }
 
-fn object(o: &Object) -> Value {
+/// An object's apiVersion, kind and metadata (its body is written beside them).
+fn object_head(o: &Object) -> Value {
     let mut meta = Map::new();
     meta.insert("name".into(), o.name.clone().into());
     if let Some(ns) = &o.namespace {
@@ -141,9 +157,6 @@ fn object(o: &Object) -> Value {
     m.insert("apiVersion".into(), o.api_version.clone().into());
     m.insert("kind".into(), o.kind.clone().into());
     m.insert("metadata".into(), Value::Object(meta));
-    for (k, v) in o.body.map() {
-        m.insert(k.clone(), v.clone());
-    }
     Value::Object(m)
 }
 
