@@ -300,6 +300,34 @@ fn managed_fields_left_out_are_read_again_for_custom_finalizers_only() {
 }
 
 #[test]
+fn managed_fields_of_a_quarter_or_more_of_a_type_are_read_with_a_list_not_a_get_each() {
+    // (sites, those with a custom finalizer): a GET each while under a quarter of their type's
+    for (sites, finalized, expected) in [(20, 4, "get"), (20, 5, "list"), (1, 1, "get")] {
+        let other = |i: usize| if i % 2 == 1 { "labs" } else { "other" };
+        let mut c = operator_cluster(true);
+        c.objects.remove(0);
+        for i in 0..sites {
+            let finalizers = if i < finalized { json!(["own.labhub.io/cleanup"]) } else { json!([]) };
+            c.objects.push(object(
+                "own.labhub.io/v1",
+                "Site",
+                Some(other(i)),
+                &format!("s{i}"),
+                json!({"finalizers": finalizers,
+                       "managedFields": [{"manager": "site-operator", "operation": "Update", "fieldsV1": {}}]}),
+            ));
+        }
+        // spread over two namespaces: one list everywhere, not one per namespace
+        let shown = all(&rounds(Wants { scope: Scope::Cluster, ..namespace("labs") }, &c));
+        let restores: Vec<_> = shown.iter().filter(|s| s.contains("for-managedFields")).collect();
+        let n = if expected == "get" { finalized } else { 1 };
+        assert!(expected == "get" || !restores[0].contains(" -n "), "{restores:?}");
+        assert_eq!(restores.len(), n, "{sites} sites, {finalized} finalized: {restores:?}");
+        assert!(restores.iter().all(|r| r.starts_with(expected)), "{sites} sites, {finalized} finalized: {restores:?}");
+    }
+}
+
+#[test]
 fn named_objects_are_read_a_get_each_when_few_else_with_lists_kept_to_them() {
     let pods = t("", "v1", "pods", "Pod", true);
     let named = |n: usize, namespaces: usize| -> Named {
