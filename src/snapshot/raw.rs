@@ -45,22 +45,17 @@ pub struct RawDoc {
     /// What `kubectl gc snapshot` could not read: typed entries with their line, or (a file
     /// written before gaps were typed) the lines alone; each becomes a [`super::Gap`].
     pub incomplete: Option<Vec<Value>>,
-    /// The body fields present and not null, in the order of [`BODY_FIELDS`]: (field name,
-    /// value). Read for every kind; only the kinds in `keeps_body` keep them as an object's body.
-    pub body: Vec<(&'static str, Value)>,
-    /// The same body fields kept as JSON text, when read by the streaming reader or as a
-    /// [`JsonDoc`] (neither builds them): the object's body as is, shared with it.
-    pub text_body: Body,
+    /// The body fields present and not null: kept as JSON text when read by the streaming
+    /// reader or as a [`JsonDoc`] (neither builds them), else built. Read for every kind the
+    /// reader does not skip; only the kinds in `keeps_body` keep it as their object's body
+    /// (shared with it, not copied).
+    pub body: Body,
 }
 
 impl RawDoc {
-    /// A body field by name (one of [`BODY_FIELDS`]): as built, or from the text it was kept
-    /// as (parsed on first use).
+    /// A body field by name (one of [`BODY_FIELDS`]); a body kept as text is parsed on first use.
     pub fn body_field(&self, name: &str) -> Option<&Value> {
-        match self.body.iter().find(|(k, _)| *k == name) {
-            Some((_, v)) => Some(v),
-            None => self.text_body.get(name),
-        }
+        self.body.get(name)
     }
 }
 
@@ -240,7 +235,7 @@ impl<'de> Deserialize<'de> for RawDoc {
 }
 
 /// Reads a [`RawDoc`] whole (YAML, nested items): every body field is built, or with
-/// `body_as_text` (JSON only) kept as text in `text_body`.
+/// `body_as_text` (JSON only) kept as text.
 struct DocVisitor {
     body_as_text: bool,
 }
@@ -283,8 +278,11 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
                 }
             }
         }
-        doc.body = keep_present(body);
-        doc.text_body = Body::from_raw(keep_present(text).iter().map(|(k, v)| (*k, &**v)));
+        doc.body = if self.body_as_text {
+            Body::from_raw(keep_present(text).iter().map(|(k, v)| (*k, &**v)))
+        } else {
+            built(body)
+        };
         Ok(doc)
     }
 
@@ -297,7 +295,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
                 match seq.next_element()? {
                     Some(v) => $place = v,
                     None => {
-                        doc.body = keep_present(body);
+                        doc.body = built(body);
                         return Ok(doc);
                     }
                 }
@@ -318,7 +316,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
         for b in 0..BODY_FIELDS.len() {
             next!(body[b]);
         }
-        doc.body = keep_present(body);
+        doc.body = built(body);
         Ok(doc)
     }
 }
@@ -326,6 +324,11 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
 /// The body fields given, named, in table order.
 fn keep_present<T>(body: [Option<T>; BODY_FIELDS.len()]) -> Vec<(&'static str, T)> {
     BODY_FIELDS.iter().zip(body).filter_map(|(k, v)| Some((*k, v?))).collect()
+}
+
+/// The body of the built fields given.
+fn built(body: [Option<Value>; BODY_FIELDS.len()]) -> Body {
+    Body::from_map(keep_present(body).into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 /// `serverVersion` as a snapshot file records it: the `gitVersion` alone (`"v1.34.2"`), or
@@ -689,13 +692,7 @@ fn object(doc: RawDoc, skipped: &mut Skipped) -> Option<Object> {
         .collect();
     let finalizer_managers = meta.managed_fields.map(|m| m.0).unwrap_or_default();
     let keep_body = keeps_body(group_of(&api_version), &kind);
-    let body = if !keep_body {
-        Body::default()
-    } else if !doc.text_body.is_empty() {
-        doc.text_body
-    } else {
-        Body::from_map(doc.body.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-    };
+    let body = if keep_body { doc.body } else { Body::default() };
     let deleting = meta.deletion_timestamp.is_some();
     Some(Object {
         api_version,
@@ -838,7 +835,7 @@ mod tests {
                 "data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#,
         )
         .unwrap();
-        let names: Vec<_> = doc.body.iter().map(|(k, _)| *k).collect();
+        let names: Vec<_> = doc.body.map().keys().cloned().collect();
         assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
         assert_eq!(doc.body_field("status").and_then(|s| s.get("phase")), Some(&serde_json::json!("Running")));
         let twice = serde_json::from_str::<RawDoc>(r#"{"spec":{},"kind":"Pod","spec":{}}"#);
@@ -852,8 +849,8 @@ mod tests {
         let json = r#"{"apiVersion":"v1","kind":"Pod","type":null,"status":{"phase":"Running"},
             "spec":{"nodeName":"n","volumes":[{"name":"v"}]},"data":{"k":"v"},"metadata":{"name":"p","uid":"1"}}"#;
         let JsonDoc(text) = serde_json::from_str(json).unwrap();
-        assert!(text.body.is_empty(), "nothing is built");
-        let names: Vec<_> = text.text_body.map().keys().cloned().collect();
+        assert!(matches!(text.body.json_text(), Some(std::borrow::Cow::Borrowed(_))), "nothing is built");
+        let names: Vec<_> = text.body.map().keys().cloned().collect();
         assert_eq!(names, ["spec", "status"], "null and unknown fields are left out");
         assert_eq!(text.body_field("spec").and_then(|s| s.pointer("/volumes/0/name")), Some(&serde_json::json!("v")));
         assert!(text.body_field("type").is_none());

@@ -128,7 +128,7 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
                 }
             }
         }
-        doc.text_body = Body::from_raw(text.iter().map(|(k, v)| (*k, &**v)));
+        doc.body = Body::from_raw(text.iter().map(|(k, v)| (*k, &**v)));
         if had_items {
             // a list: its items are in already; keep what the list itself says
             doc.items = Some(Vec::new());
