@@ -28,25 +28,10 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     // `{…}` without its closing brace, then the items one a line
     w.write_all(&head.as_bytes()[..head.len() - 1])?;
     w.write_all(b",\"items\":[")?;
-    let mut first = true;
-    let mut next = |w: &mut dyn Write| w.write_all(if std::mem::take(&mut first) { b"\n" } else { b",\n" });
-    for l in &snapshot.resource_lists {
-        next(w)?;
-        serde_json::to_writer(&mut *w, &resource_list(l))?;
-    }
-    for o in &snapshot.objects {
-        next(w)?;
-        let head = serde_json::to_string(&object_head(o))?;
-        match o.body.json_text() {
-            None => w.write_all(head.as_bytes())?,
-            // the head's fields, then the body's as they were read: a body kept as text
-            // (every pod's) is written without being parsed
-            Some(body) => {
-                w.write_all(&head.as_bytes()[..head.len() - 1])?;
-                w.write_all(b",")?;
-                w.write_all(&body.as_bytes()[1..])?;
-            }
-        }
+    let lists = snapshot.resource_lists.iter().map(|l| serde_json::to_string(&resource_list(l)));
+    for (i, line) in lists.chain(snapshot.objects.iter().map(object_line)).enumerate() {
+        w.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        w.write_all(line?.as_bytes())?;
     }
     w.write_all(b"\n]}\n")
 }
@@ -85,7 +70,19 @@ fn api_resource(r: &ApiResource) -> Value {
     Value::Object(m)
 }
 
-/// An object's apiVersion, kind and metadata (its body is written beside them).
+/// An object as one line of JSON: its apiVersion, kind and metadata, then its body's fields as
+/// they were read (a body kept as text, every pod's, is written without being parsed).
+fn object_line(o: &Object) -> serde_json::Result<String> {
+    let mut line = serde_json::to_string(&object_head(o))?;
+    if let Some(body) = o.body.json_text() {
+        // `{…}` and `{…}` joined into one object
+        line.pop();
+        line.push(',');
+        line.push_str(&body[1..]);
+    }
+    Ok(line)
+}
+
 fn object_head(o: &Object) -> Value {
     let mut meta = Map::new();
     meta.insert("name".into(), o.name.clone().into());
