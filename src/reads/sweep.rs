@@ -3,12 +3,14 @@
 //! with `-A`; the namespace in full with `-n`); from that pass, which finds what is being
 //! deleted, bodies are read only where an answer about one of those objects reads them:
 //!
-//! - Pods and claims in full in the namespaces that hold a terminating claim, that are
-//!   themselves terminating, or that a terminating volume's claim lives in: which pod still
-//!   mounts a claim is in the pods' specs (`kubernetes.io/pvc-protection`), a namespace's pod
-//!   wave in its pods' states. A terminating pod elsewhere is read by name (its grace and node
-//!   are in its own body), with managedFields left out of the lists, as of every full list
-//!   here (the sweep re-reads them for the finalizers its answers attribute).
+//! - Pods in full in the namespaces that hold a terminating claim, that are themselves
+//!   terminating, or that a terminating volume's claim lives in: which pod still mounts a
+//!   claim is in the pods' specs (`kubernetes.io/pvc-protection`), a namespace's pod wave in
+//!   its pods' states. Claims in full in the last two (a namespace's content, a volume's
+//!   claim); a terminating claim elsewhere, like a terminating pod elsewhere, is read by name
+//!   (a pod's grace and node are in its own body). managedFields are left out of these reads,
+//!   as of every full list here (the sweep re-reads them for the finalizers its answers
+//!   attribute).
 //! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
 //!   that are): a pod's answer judges its own workload (a controller that holds itself).
 //! - Every other object being deleted whose kind's body the analysis reads, by name
@@ -18,7 +20,7 @@
 //!   finalizers no built-in controller removes, workloads named like their managers, the CRDs
 //!   being deleted: as for one answer (the plan's later steps).
 //! - For each answer: the webhooks and backends its deletion meets, and the Events of the
-//!   objects it names (by uid when they are few, else by namespace: never every Event of the
+//!   objects it names (by uid where they are few in their namespace, else by namespace: never every Event of the
 //!   cluster), decided on the graph of what was read, as for one answer.
 //!
 //! With `-n NS` the scope step already reads the namespace in full; only the per-answer reads
@@ -45,12 +47,21 @@ use super::{EVERYWHERE, Scope};
 /// benchmark's 12.3 MB), and are 31 GETs; the requests stay bounded by namespaces, not objects.
 pub const OWN_GETS_PER_NAMESPACE: usize = 4;
 
-/// Answer-named objects whose Events are listed by uid, one list each, up to this many; more,
-/// the Events of each namespace concerned are listed once.
-pub const EVENTS_BY_UID: usize = 16;
+/// Answer-named objects whose Events are listed by uid, one list each, up to this many in a
+/// namespace; more, the Events of that namespace are listed once. A namespace's Events are
+/// often most of its objects on a busy cluster, and a list of them all to show those of one or
+/// two objects reads them all; the requests stay bounded by namespaces, not objects.
+pub const EVENTS_BY_UID_PER_NAMESPACE: usize = 4;
 
-/// The kinds read in full in the namespaces where claims are being deleted (or that are).
-const WITH_CLAIMS: [(&str, &str); 2] = [("", "Pod"), ("", "PersistentVolumeClaim")];
+/// Read in full in the namespaces where claims are being deleted (or that are): which pod
+/// still mounts a claim is in the pods' specs.
+const PODS: [(&str, &str); 1] = [("", "Pod")];
+
+/// Read in full in the namespaces that are being deleted (their content's answers) and where a
+/// terminating volume's claim lives (the volume's answer judges its claim); a claim being
+/// deleted elsewhere is read by name ([`OWN_GETS_PER_NAMESPACE`]): its answer is in its
+/// namespace's pods, not in its other claims.
+const CLAIMS: [(&str, &str); 1] = [("", "PersistentVolumeClaim")];
 
 /// The kinds read in full in the namespaces where pods are being deleted, or that are: a pod's
 /// answer judges its own workload (a controller that holds itself through its own pod, whose
@@ -70,7 +81,10 @@ const BESIDE_DELETIONS: [(&str, &str); 5] = [
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Deleting {
     /// Namespaces holding a terminating claim, terminating namespaces, and the namespaces of
-    /// the claims of terminating volumes.
+    /// the claims of terminating volumes: their pods are read in full ([`PODS`]).
+    pub pod_namespaces: BTreeSet<String>,
+    /// Terminating namespaces and the namespaces of the claims of terminating volumes: their
+    /// claims are read in full ([`CLAIMS`]).
     pub claim_namespaces: BTreeSet<String>,
     /// By type (its index in discovery): the terminating objects read metadata-only.
     pub own_bodies: BTreeMap<usize, Named>,
@@ -111,17 +125,20 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
             match (t.group.as_str(), t.kind.as_str()) {
                 ("", "Namespace") => {
                     out.namespaces.insert(name.clone());
+                    out.pod_namespaces.insert(name.clone());
                     out.claim_namespaces.insert(name);
                     continue;
                 }
                 // its own body (grace, node) is read by name below, and its workload beside it:
                 // no other pod or claim of its namespace is in its answer
                 ("", "Pod") => out.namespaces.extend(ns.clone()),
-                ("", "PersistentVolumeClaim") => {
+                // its own body is read by name below
+                ("", "PersistentVolumeClaim") => out.pod_namespaces.extend(ns.clone()),
+                ("", "PersistentVolume") => {
+                    let ns = claim_namespace(doc);
+                    out.pod_namespaces.extend(ns.clone());
                     out.claim_namespaces.extend(ns);
-                    continue;
                 }
-                ("", "PersistentVolume") => out.claim_namespaces.extend(claim_namespace(doc)),
                 _ => {}
             }
             let body_read = a.ask.body == Body::Full || !t.namespaced;
@@ -141,7 +158,8 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
 pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<Ask> {
     let mut asks = Vec::new();
     let lists = [
-        (&WITH_CLAIMS[..], &found.claim_namespaces, "a namespace where claims are being deleted"),
+        (&PODS[..], &found.pod_namespaces, "a namespace where claims are being deleted"),
+        (&CLAIMS[..], &found.claim_namespaces, "a namespace being deleted, or a terminating volume's claim's"),
         (&BESIDE_DELETIONS[..], &found.namespaces, "a namespace where something is being deleted"),
     ];
     for (kinds, namespaces, why) in lists {
@@ -162,7 +180,8 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
         // those the namespace lists above read already
         let listed = |ns: &Option<String>| {
             let ns = ns.as_deref().unwrap_or_default();
-            (among(t, &WITH_CLAIMS) && found.claim_namespaces.contains(ns))
+            (among(t, &PODS) && found.pod_namespaces.contains(ns))
+                || (among(t, &CLAIMS) && found.claim_namespaces.contains(ns))
                 || (among(t, &BESIDE_DELETIONS) && found.namespaces.contains(ns))
         };
         let objects: Named = objects.iter().filter(|(ns, _)| !listed(ns)).cloned().collect();
@@ -243,24 +262,29 @@ pub fn event_objects(
     out
 }
 
-/// The Events of `objects`: by uid when few ([`EVENTS_BY_UID`]), else every Event of each
-/// namespace concerned, once (the answers show only those of the objects they name).
+/// The Events of `objects`, namespace by namespace: by uid where they are few there
+/// ([`EVENTS_BY_UID_PER_NAMESPACE`]), else every Event of the namespace, once (the answers show
+/// only those of the objects they name). A cluster-scoped object's Events are in `default`.
 pub fn event_asks(d: &Discovery, objects: Vec<(Uid, String, Option<String>)>) -> Vec<Ask> {
-    if objects.len() <= EVENTS_BY_UID {
-        return super::answer::event_asks(d, objects);
-    }
     let Some(t) = d.find("", "Event").or_else(|| d.find("events.k8s.io", "Event")) else { return Vec::new() };
-    let namespaces: BTreeSet<String> =
-        objects.into_iter().map(|(_, _, ns)| ns.unwrap_or_else(|| "default".into())).collect();
-    namespaces
-        .into_iter()
-        // an Event's managedFields say nothing an answer shows
-        .map(|ns| {
-            Ask::list(t, Some(ns), "the Events of the objects the answers name, in their namespace")
-                .full()
-                .dropping_managed_fields(true)
-        })
-        .collect()
+    let mut by_namespace: BTreeMap<String, Vec<(Uid, String, Option<String>)>> = BTreeMap::new();
+    for o in objects {
+        by_namespace.entry(o.2.clone().unwrap_or_else(|| "default".into())).or_default().push(o);
+    }
+    let mut asks = Vec::new();
+    for (ns, named) in by_namespace {
+        if named.len() <= EVENTS_BY_UID_PER_NAMESPACE {
+            asks.extend(super::answer::event_asks(d, named));
+        } else {
+            // an Event's managedFields say nothing an answer shows
+            asks.push(
+                Ask::list(t, Some(ns), "the Events of the objects the answers name, in their namespace")
+                    .full()
+                    .dropping_managed_fields(true),
+            );
+        }
+    }
+    asks
 }
 
 #[cfg(test)]
@@ -323,5 +347,41 @@ mod tests {
             "{asks:?}"
         );
         assert!(asks.iter().all(|a| a.body == Body::Full), "{asks:?}");
+    }
+
+    /// Events by uid where a namespace holds few of the objects the answers name; where it
+    /// holds many, one list of its Events instead; a cluster-scoped object's are in `default`.
+    #[test]
+    fn events_are_read_by_uid_where_few_are_named_in_a_namespace_else_by_namespace() {
+        let events = ListType {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "events".into(),
+            kind: "Event".into(),
+            namespaced: true,
+        };
+        let d = Discovery { types: vec![events], ..Discovery::default() };
+        fn named(ns: Option<&'static str>, n: usize) -> impl Iterator<Item = (Uid, String, Option<String>)> {
+            (0..n).map(move |i| (Uid(format!("{}-{i}", ns.unwrap_or("cluster"))), "Widget".into(), ns.map(Into::into)))
+        }
+        let objects: Vec<_> = named(Some("few"), 2).chain(named(Some("many"), 5)).chain(named(None, 1)).collect();
+        let shown: Vec<String> = event_asks(&d, objects)
+            .iter()
+            .map(|a| match &a.fetch {
+                Fetch::List { field_selector, .. } => {
+                    format!("{} {}", a.namespace.as_deref().unwrap_or("*"), field_selector.as_deref().unwrap_or("all"))
+                }
+                Fetch::Get(n) => format!("get {n}"),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "default involvedObject.uid=cluster-0",
+                "few involvedObject.uid=few-0",
+                "few involvedObject.uid=few-1",
+                "many all"
+            ]
+        );
     }
 }
