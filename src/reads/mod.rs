@@ -234,6 +234,9 @@ pub struct WhyStuck {
 /// The steps of a read, in order; each sees every answer before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Step {
+    /// `why-stuck --all -A`: the namespaces, volumes and claims, which tell where its answers
+    /// read pods in full, so that the scope reads each pod once.
+    Claims,
     /// The scope: every type, where and how the answer reads it.
     Scope,
     /// `why-stuck --all`: the bodies of what is being deleted, where its answers read them.
@@ -256,7 +259,8 @@ enum Step {
     Events,
 }
 
-const STEPS: [Step; 9] = [
+const STEPS: [Step; 10] = [
+    Step::Claims,
     Step::Scope,
     Step::Deleting,
     Step::Owners,
@@ -324,12 +328,41 @@ impl Plan {
         &answers[start.min(answers.len())..end.min(answers.len())]
     }
 
+    /// `why-stuck --all -A`, whose first pass is in two steps.
+    fn sweeps_cluster(&self) -> bool {
+        self.wants.sweeping() && self.wants.scope == Scope::Cluster
+    }
+
+    /// The answers of the first pass over the scope: the scope step's, and for
+    /// `why-stuck --all -A` the claims step's before it.
+    fn first_pass<'a>(&self, answers: &'a [Answered]) -> &'a [Answered] {
+        let deleting = STEPS.iter().position(|s| *s == Step::Deleting).expect("a step");
+        let end = self.starts.get(deleting).copied().unwrap_or(answers.len());
+        &answers[..end.min(answers.len())]
+    }
+
     fn step(&mut self, step: Step, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
         match step {
+            Step::Claims if self.sweeps_cluster() => {
+                self.scope(d).into_iter().filter(|a| among(&a.kind, &sweep::FIRST)).collect()
+            }
+            Step::Claims => Vec::new(),
+            Step::Scope if self.sweeps_cluster() => {
+                let claims = self.answers_to(Step::Claims, answers);
+                let pods_where = sweep::deleting_in(d, claims).pod_namespaces;
+                let mut asks = Vec::new();
+                for a in self.scope(d).into_iter().filter(|a| !among(&a.kind, &sweep::FIRST)) {
+                    match is(&a.kind, ("", "Pod")) {
+                        true => asks.extend(sweep::pod_asks(a, &pods_where)),
+                        false => asks.push(a),
+                    }
+                }
+                asks
+            }
             Step::Scope => self.scope(d),
             // (with `-n` the scope step read the namespace, all that is answered about, in full)
-            Step::Deleting if self.wants.sweeping() && self.wants.scope == Scope::Cluster => {
-                let first = self.answers_to(Step::Scope, answers);
+            Step::Deleting if self.sweeps_cluster() => {
+                let first = self.first_pass(answers);
                 sweep::body_asks(d, &sweep::deleting_in(d, first), first)
             }
             Step::Deleting => Vec::new(),
@@ -337,7 +370,7 @@ impl Plan {
             Step::ManagedFields if self.wants.sweeping() => {
                 // only the finalizers its answers attribute: of objects being deleted, and of
                 // the content of namespaces being deleted
-                let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+                let terminating = sweep::terminating_namespaces(self.first_pass(answers));
                 managed_fields(answers, |m| {
                     m.deletion_timestamp.is_some() || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
                 })
@@ -449,7 +482,7 @@ impl Plan {
     }
 
     fn owners(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
-        let first = self.answers_to(Step::Scope, answers);
+        let first = self.first_pass(answers);
         let mut asks = Vec::new();
         if let Scope::Namespace(_) = self.wants.scope {
             for t in missing_owner_kinds(d, first) {
@@ -489,13 +522,13 @@ impl Plan {
         // the sweep attributes the finalizers of what is being deleted (and of the content of
         // namespaces being deleted) only
         let sweeping = self.wants.sweeping();
-        let terminating = sweep::terminating_namespaces(self.answers_to(Step::Scope, answers));
+        let terminating = sweep::terminating_namespaces(self.first_pass(answers));
         let attributed_here = |m: &crate::snapshot::raw::RawMeta| {
             !sweeping
                 || m.deletion_timestamp.is_some()
                 || m.namespace.as_ref().is_some_and(|ns| terminating.contains(ns))
         };
-        for a in self.answers_to(Step::Scope, answers) {
+        for a in self.first_pass(answers) {
             for m in a.result.iter().flatten().filter_map(|doc| doc.metadata.as_ref()).filter(|m| attributed_here(m)) {
                 let entries = m.managed_fields.as_ref().or_else(|| restored.get(m.uid.as_deref()?).copied());
                 for e in entries.iter().flat_map(|mf| mf.0.iter()) {

@@ -76,6 +76,38 @@ const BESIDE_DELETIONS: [(&str, &str); 5] = [
     ("apps", "ReplicaSet"),
 ];
 
+/// Read first when sweeping every namespace: where namespaces, volumes and claims are being
+/// deleted tells where pods are read in full ([`Deleting::pod_namespaces`]), so that the scope
+/// reads each pod once, in full there and metadata-only elsewhere ([`pod_asks`]).
+pub const FIRST: [(&str, &str); 3] = [("", "Namespace"), ("", "PersistentVolume"), ("", "PersistentVolumeClaim")];
+
+/// The longest field selector that leaves namespaces out of the metadata list of pods. The API
+/// server reads selectors from the URL, whose request line must fit its header limit (1 MiB by
+/// default); past this, the pods of those namespaces are listed twice, metadata-only with the
+/// others and in full.
+const EXCLUDING_AT_MOST: usize = 16 * 1024;
+
+/// The scope's pods for `why-stuck --all -A`: in full in `namespaces` (without managedFields,
+/// as every full list of the sweep), and `everywhere` (the metadata list of every namespace)
+/// narrowed to the other namespaces by `metadata.namespace!=` terms.
+pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>) -> Vec<Ask> {
+    let excluding: Vec<String> = namespaces.iter().map(|ns| format!("metadata.namespace!={ns}")).collect();
+    let selector = excluding.join(",");
+    if namespaces.is_empty() || selector.len() > EXCLUDING_AT_MOST {
+        return vec![everywhere];
+    }
+    let mut asks: Vec<Ask> = namespaces
+        .iter()
+        .map(|ns| {
+            Ask::list(&everywhere.kind, Some(ns.clone()), "a namespace where claims are being deleted")
+                .full()
+                .dropping_managed_fields(true)
+        })
+        .collect();
+    asks.push(everywhere.selecting(selector));
+    asks
+}
+
 /// What the metadata pass found: the namespaces whose pods and claims are read in full, and
 /// the objects being deleted whose own bodies are.
 #[derive(Debug, Default, PartialEq, Eq)]

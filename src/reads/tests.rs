@@ -28,6 +28,13 @@ fn discovery() -> Discovery {
     }
 }
 
+/// The test discovery with claims served.
+fn with_claims() -> Discovery {
+    let mut d = discovery();
+    d.types.push(t("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true));
+    d
+}
+
 fn answer(wants: Wants) -> Wants {
     wants
 }
@@ -590,11 +597,15 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
         admission: true,
     };
     assert!(wants.sweeping());
-    let r = rounds(wants, &cluster);
-    let first: Vec<String> = r[0].iter().map(show).collect();
+    let r = rounds_with(&with_claims(), wants, &cluster);
+    // where claims, volumes and namespaces are being deleted (none here), then the scope
+    let claims: Vec<String> = r[0].iter().map(show).collect();
+    assert!(claims.contains(&"list persistentvolumeclaims".to_string()), "{claims:?}");
+    assert!(!claims.iter().any(|a| a.starts_with("list pods")), "{claims:?}");
+    let first: Vec<String> = r[1].iter().map(show).collect();
     assert!(first.contains(&"list pods".to_string()), "metadata-only first: {first:?}");
     assert!(!first.iter().any(|a| a.starts_with("list pods") && a.ends_with("full")), "{first:?}");
-    let second: Vec<String> = r[1].iter().map(show).collect();
+    let second: Vec<String> = r[2].iter().map(show).collect();
     // the pod being deleted by name (its grace and node), its namespace's workloads beside it,
     // and no other pod or claim there: only a claim being deleted needs the pods that mount it
     assert!(second.contains(&"get pods job-1 -n batch full".to_string()), "{second:?}");
@@ -624,4 +635,41 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
     let capture =
         Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: true };
     assert!(!capture.sweeping());
+}
+
+/// `why-stuck --all -A` where a claim is being deleted: the claims are read before the scope, so
+/// that the pods of its namespace are read once, in full, and every other namespace's
+/// metadata-only (a list narrowed by `metadata.namespace!=`), never twice.
+#[test]
+fn the_sweep_reads_the_pods_where_a_claim_is_being_deleted_once() {
+    let gone = json!({"deletionTimestamp": "2026-11-29T11:00:00Z", "finalizers": ["kubernetes.io/pvc-protection"]});
+    let cluster = Cluster {
+        objects: vec![
+            object("v1", "PersistentVolumeClaim", Some("data"), "store", gone),
+            object("v1", "Pod", Some("data"), "db-0", json!({})),
+            object("v1", "Pod", Some("labs"), "web-1", json!({})),
+        ],
+        drops: true,
+    };
+    let wants = Wants {
+        scope: Scope::Cluster,
+        capture: false,
+        focus: None,
+        target: None,
+        why_stuck: Some(WhyStuck {
+            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            options: crate::diagnose::Options::default(),
+        }),
+        admission: true,
+    };
+    let r = rounds_with(&with_claims(), wants, &cluster);
+    let scope: Vec<String> = r[1].iter().map(show).collect();
+    assert!(scope.contains(&"list pods -n data full".to_string()), "{scope:?}");
+    assert!(scope.contains(&"list pods metadata.namespace!=data".to_string()), "{scope:?}");
+    let every = all(&r);
+    let pods: Vec<&String> = every.iter().filter(|a| a.starts_with("list pods") || a.starts_with("get pods")).collect();
+    assert_eq!(pods.len(), 2, "each pod read once: {pods:?}");
+    // the claim's own body by name: its answer reads its namespace's pods, not its claims
+    assert!(every.contains(&"get persistentvolumeclaims store -n data full".to_string()), "{every:?}");
+    assert!(!every.contains(&"list persistentvolumeclaims -n data full".to_string()), "{every:?}");
 }
