@@ -54,8 +54,10 @@
 //! and the Events outside it that the answers about what is being deleted in it show.
 //!
 //! `why-stuck --all` ([`Wants::sweeping`]) has a plan of its own ([`sweep`]): the scope step
-//! as `tree` reads it, then (`Step::Deleting`) bodies only where the answers about what is being
-//! deleted read them, and the per-answer steps for every such answer.
+//! as `tree` reads it (with `-A` after `Step::Claims`, which reads the namespaces, volumes and
+//! claims first, so that the scope reads each pod once: in full where claims are being deleted),
+//! then (`Step::Deleting`) bodies only where the answers about what is being deleted read them,
+//! and the per-answer steps for every such answer.
 
 pub mod answer;
 mod by_name;

@@ -1,7 +1,10 @@
 //! What `why-stuck --all` reads beyond the scope's metadata: a read plan of its own, rather than
 //! a capture's. The scope step lists every type as `tree` does (metadata-only across namespaces
 //! with `-A`; the namespace in full with `-n`); from that pass, which finds what is being
-//! deleted, bodies are read only where an answer about one of those objects reads them:
+//! deleted, bodies are read only where an answer about one of those objects reads them. With
+//! `-A` the namespaces, volumes and claims ([`FIRST`]) are read a round before the rest, so that
+//! the scope reads the pods of the namespaces below in full and every other pod metadata-only,
+//! each once ([`pod_asks`]):
 //!
 //! - Pods in full in the namespaces that hold a terminating claim, that are themselves
 //!   terminating, or that a terminating volume's claim lives in: which pod still mounts a
@@ -113,7 +116,7 @@ pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>) -> Vec<Ask> {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Deleting {
     /// Namespaces holding a terminating claim, terminating namespaces, and the namespaces of
-    /// the claims of terminating volumes: their pods are read in full ([`PODS`]).
+    /// the claims of terminating volumes: their pods are read in full (`PODS`).
     pub pod_namespaces: BTreeSet<String>,
     /// Terminating namespaces and the namespaces of the claims of terminating volumes: their
     /// claims are read in full ([`CLAIMS`]).
