@@ -119,7 +119,7 @@ pub struct Deleting {
     /// the claims of terminating volumes: their pods are read in full (`PODS`).
     pub pod_namespaces: BTreeSet<String>,
     /// Terminating namespaces and the namespaces of the claims of terminating volumes: their
-    /// claims are read in full ([`CLAIMS`]).
+    /// claims are read in full (`CLAIMS`).
     pub claim_namespaces: BTreeSet<String>,
     /// By type (its index in discovery): the terminating objects read metadata-only.
     pub own_bodies: BTreeMap<usize, Named>,
