@@ -35,6 +35,21 @@ fn with_claims() -> Discovery {
     d
 }
 
+/// `why-stuck --all -A`.
+fn sweeping_all() -> Wants {
+    Wants {
+        scope: Scope::Cluster,
+        capture: false,
+        focus: None,
+        target: None,
+        why_stuck: Some(WhyStuck {
+            now: "2026-11-29T12:00:00Z".parse().unwrap(),
+            options: crate::diagnose::Options::default(),
+        }),
+        admission: true,
+    }
+}
+
 fn answer(wants: Wants) -> Wants {
     wants
 }
@@ -585,17 +600,7 @@ fn the_sweep_reads_bodies_only_where_its_answers_read_them() {
         ],
         drops: true,
     };
-    let wants = Wants {
-        scope: Scope::Cluster,
-        capture: false,
-        focus: None,
-        target: None,
-        why_stuck: Some(WhyStuck {
-            now: "2026-11-29T12:00:00Z".parse().unwrap(),
-            options: crate::diagnose::Options::default(),
-        }),
-        admission: true,
-    };
+    let wants = sweeping_all();
     assert!(wants.sweeping());
     let r = rounds_with(&with_claims(), wants, &cluster);
     // where claims, volumes and namespaces are being deleted (none here), then the scope
@@ -651,17 +656,7 @@ fn the_sweep_reads_the_pods_where_a_claim_is_being_deleted_once() {
         ],
         drops: true,
     };
-    let wants = Wants {
-        scope: Scope::Cluster,
-        capture: false,
-        focus: None,
-        target: None,
-        why_stuck: Some(WhyStuck {
-            now: "2026-11-29T12:00:00Z".parse().unwrap(),
-            options: crate::diagnose::Options::default(),
-        }),
-        admission: true,
-    };
+    let wants = sweeping_all();
     let r = rounds_with(&with_claims(), wants, &cluster);
     let scope: Vec<String> = r[1].iter().map(show).collect();
     assert!(scope.contains(&"list pods -n data full".to_string()), "{scope:?}");
