@@ -354,9 +354,10 @@ impl Plan {
                 let pods_where = sweep::deleting_in(d, claims).pod_namespaces;
                 let mut asks = Vec::new();
                 for a in self.scope(d).into_iter().filter(|a| !among(&a.kind, &sweep::FIRST)) {
-                    match is(&a.kind, ("", "Pod")) {
-                        true => asks.extend(sweep::pod_asks(a, &pods_where)),
-                        false => asks.push(a),
+                    if is(&a.kind, ("", "Pod")) {
+                        asks.extend(sweep::pod_asks(a, &pods_where));
+                    } else {
+                        asks.push(a);
                     }
                 }
                 asks

@@ -99,16 +99,18 @@ pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>) -> Vec<Ask> {
     if namespaces.is_empty() || selector.len() > EXCLUDING_AT_MOST {
         return vec![everywhere];
     }
-    let mut asks: Vec<Ask> = namespaces
-        .iter()
-        .map(|ns| {
-            Ask::list(&everywhere.kind, Some(ns.clone()), "a namespace where claims are being deleted")
-                .full()
-                .dropping_managed_fields(true)
-        })
-        .collect();
+    let mut asks: Vec<Ask> = namespaces.iter().map(|ns| full_list(&everywhere.kind, ns, PODS_WHY)).collect();
     asks.push(everywhere.selecting(selector));
     asks
+}
+
+/// Why the pods of a namespace are read in full ([`PODS`]).
+const PODS_WHY: &str = "a namespace where claims are being deleted";
+
+/// One namespace's objects of `t` in full, without managedFields, as every full list of the
+/// sweep (it reads them again for the finalizers its answers attribute).
+fn full_list(t: &ListType, ns: &str, why: &str) -> Ask {
+    Ask::list(t, Some(ns.to_string()), why).full().dropping_managed_fields(true)
 }
 
 /// What the metadata pass found: the namespaces whose pods and claims are read in full, and
@@ -193,7 +195,7 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
 pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<Ask> {
     let mut asks = Vec::new();
     let lists = [
-        (&PODS[..], &found.pod_namespaces, "a namespace where claims are being deleted"),
+        (&PODS[..], &found.pod_namespaces, PODS_WHY),
         (&CLAIMS[..], &found.claim_namespaces, "a namespace being deleted, or a terminating volume's claim's"),
         (&BESIDE_DELETIONS[..], &found.namespaces, "a namespace where something is being deleted"),
     ];
@@ -201,7 +203,7 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
         for t in kinds.iter().filter_map(|(g, k)| d.find(g, k)) {
             for ns in namespaces {
                 if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
-                    asks.push(Ask::list(t, Some(ns.clone()), why).full().dropping_managed_fields(true));
+                    asks.push(full_list(t, ns, why));
                 }
             }
         }
@@ -311,12 +313,8 @@ pub fn event_asks(d: &Discovery, objects: Vec<(Uid, String, Option<String>)>) ->
         if named.len() <= EVENTS_BY_UID_PER_NAMESPACE {
             asks.extend(super::answer::event_asks(d, named));
         } else {
-            // an Event's managedFields say nothing an answer shows
-            asks.push(
-                Ask::list(t, Some(ns), "the Events of the objects the answers name, in their namespace")
-                    .full()
-                    .dropping_managed_fields(true),
-            );
+            // (an Event's managedFields say nothing an answer shows)
+            asks.push(full_list(t, &ns, "the Events of the objects the answers name, in their namespace"));
         }
     }
     asks
