@@ -15,6 +15,14 @@ pub struct Limits {
     pub namespaces: usize,
 }
 
+/// Whether `wanted` objects are few among the `there` a list would send: under a quarter of
+/// them, or one (a list is never cheaper than its GET). A GET costs what it reads, a list what
+/// its type holds where it lists: at a quarter or more, one list reads at most four times
+/// their bytes, in one request instead of one per object.
+pub fn few_among(wanted: usize, there: usize) -> bool {
+    wanted == 1 || wanted * 4 < there
+}
+
 /// The asks that read `objects` ((namespace, name)) of type `t`: a metadata-only GET each up
 /// to `limits.gets`; else lists (metadata-only) kept to those objects, one per namespace
 /// concerned when they are few enough, else one across every namespace. Callers set the body

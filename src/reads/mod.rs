@@ -623,17 +623,15 @@ fn managed_fields(answers: &[Answered], wanted_of: impl Fn(&crate::snapshot::raw
     wanted
         .into_iter()
         .flat_map(|(t, objects)| {
-            // GETs cost what they read, a list what its type holds: where the objects wanted are
-            // a quarter or more of their type's, one list (of their namespace, or everywhere)
-            // reads at most four times their bytes in one request instead of one per object or
-            // per namespace (one object: a list is never cheaper than its GET)
+            // a quarter or more of their type's objects: one list (of their namespace, or
+            // everywhere) instead of one per object or per namespace
             let population: BTreeSet<&str> = answers
                 .iter()
                 .filter(|a| a.ask.kind == *t && a.ask.use_ == Use::Objects)
                 .flat_map(|a| a.result.iter().flatten())
                 .filter_map(|d| d.metadata.as_ref()?.uid.as_deref())
                 .collect();
-            let few = objects.len() == 1 || objects.len() * 4 < population.len();
+            let few = by_name::few_among(objects.len(), population.len());
             let limits = if few { MANAGED_FIELDS_READS } else { Limits { gets: 0, namespaces: 1 } };
             by_name(t, &objects, limits, "the managers of a finalizer no built-in controller removes")
         })

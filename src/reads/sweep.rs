@@ -244,9 +244,7 @@ fn own_body_asks(t: &ListType, objects: &Named, answers: &[Answered]) -> Vec<Ask
     let mut asks = Vec::new();
     for (ns, wanted) in by_namespace {
         let there = counted.get(&ns.as_deref()).copied().unwrap_or(0);
-        // one object: a list is never cheaper than its GET
-        let few = wanted.len() == 1 || wanted.len() * 4 < there;
-        if wanted.len() <= OWN_GETS_PER_NAMESPACE && few {
+        if wanted.len() <= OWN_GETS_PER_NAMESPACE && super::by_name::few_among(wanted.len(), there) {
             asks.extend(wanted.iter().map(|(ns, n)| Ask::get(t, ns.clone(), n, WHY)));
         } else {
             asks.push(Ask::list(t, ns.clone(), WHY).only(wanted));
