@@ -103,21 +103,20 @@ fn all_namespaces_reads_pods_in_full_only_where_claims_and_controllers_are() {
         assert!(!pods.contains(&format!("/api/v1/namespaces/{ns}/pods").as_str()), "{ns}: {pods:?}");
     }
     assert!(reqs.iter().any(|r| r.path == "/api/v1/pods" && r.wants_metadata()), "the metadata pass over pods");
-    // the claim being deleted by name: its answer is in its namespace's pods, not its claims
+    // no claim in full, not even the one being deleted: its answer reads the pods that mount
+    // it, not its spec or status, nor its namespace's other claims
     let claims = full_lists(&reqs, "persistentvolumeclaims");
     assert!(claims.is_empty(), "{claims:?}");
     let uploads = "/api/v1/namespaces/team-c/persistentvolumeclaims/uploads";
-    assert!(reqs.iter().any(|r| r.path == uploads && !r.wants_metadata()), "the claim's own body");
+    assert!(!reqs.iter().any(|r| r.path == uploads), "the claim's own body");
     // beside the claim being deleted they come without managedFields (KEP-5958's JSON opt-out:
     // the answers read them only for finalizers no built-in controller removes, read again by
     // name); where controllers live they are read as one answer reads them, with them
     let in_full = |path: &str| -> Vec<&Recorded> {
         reqs.iter().filter(|r| r.path == path && !r.wants_metadata() && query(r, "fieldSelector").is_none()).collect()
     };
-    for p in ["/api/v1/namespaces/team-c/pods", uploads] {
-        let asked = in_full(p);
-        assert!(!asked.is_empty() && asked.iter().all(|r| r.asks_drop_first()), "{p}: {asked:?}");
-    }
+    let asked = in_full("/api/v1/namespaces/team-c/pods");
+    assert!(!asked.is_empty() && asked.iter().all(|r| r.asks_drop_first()), "{asked:?}");
     let controllers = in_full("/api/v1/namespaces/kube-system/pods");
     assert!(!controllers.is_empty() && controllers.iter().all(|r| !r.asks_drop_first()), "{controllers:?}");
     // workloads in full only where controllers live
@@ -185,4 +184,85 @@ fn a_pod_being_deleted_is_read_by_name_not_with_its_namespace() {
         let lists = full_lists(&reqs, resource);
         assert!(!lists.contains(&format!("/api/v1/namespaces/data/{resource}").as_str()), "{lists:?}");
     }
+}
+
+/// `claim-in-use`'s namespace `analytics` six times over (`analytics`, `analytics-2` …), each
+/// with four more claims being deleted that no pod mounts: claims are being deleted in
+/// most namespaces, and the answers name more than a few objects in each.
+fn claims_in_most_namespaces() -> PathBuf {
+    let source = support::root().join("tests/fixtures/claim-in-use/snapshot.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(source).unwrap()).unwrap();
+    let items = v["items"].as_array().unwrap().clone();
+    let in_analytics = |o: &Value| {
+        o["metadata"]["namespace"] == "analytics" || (o["kind"] == "Namespace" && o["metadata"]["name"] == "analytics")
+    };
+    let mut out: Vec<Value> = items.clone();
+    for copy in 1..=6 {
+        let ns = if copy == 1 { "analytics".to_string() } else { format!("analytics-{copy}") };
+        let moved = |uid: &Value| Value::String(format!("{}-{copy}", uid.as_str().unwrap()));
+        for o in items.iter().filter(|o| copy > 1 && in_analytics(o)) {
+            let mut o = o.clone();
+            let m = &mut o["metadata"];
+            m["uid"] = moved(&m["uid"]);
+            if o["kind"] == "Namespace" {
+                o["metadata"]["name"] = Value::String(ns.clone());
+            } else {
+                o["metadata"]["namespace"] = Value::String(ns.clone());
+            }
+            for r in o["metadata"]["ownerReferences"].as_array_mut().into_iter().flatten() {
+                r["uid"] = moved(&r["uid"]);
+            }
+            out.push(o);
+        }
+        for k in 0..4 {
+            out.push(serde_json::json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": format!("scratch-{k}"), "namespace": ns, "uid": format!("scratch-{copy}-{k}"),
+                    "creationTimestamp": "2026-11-01T10:00:00Z", "deletionTimestamp": "2026-11-29T11:30:00Z",
+                    "deletionGracePeriodSeconds": 0, "finalizers": ["kubernetes.io/pvc-protection"]},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                "status": {"phase": "Pending"}}));
+        }
+        out.push(serde_json::json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": format!("scratch-0.{copy}"), "namespace": ns, "uid": format!("event-{copy}")},
+            "involvedObject": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": "scratch-0",
+                "uid": format!("scratch-{copy}-0"), "apiVersion": "v1"},
+            "reason": "FailedBinding", "message": "no persistent volumes available for this claim and no storage class is set",
+            "source": {"component": "persistentvolume-controller"}, "type": "Warning", "count": 3,
+            "firstTimestamp": "2026-11-29T10:00:00Z", "lastTimestamp": "2026-11-29T11:00:00Z"}));
+    }
+    v["items"] = Value::Array(out);
+    let path = std::env::temp_dir().join(format!("kubectl-gc-claims-in-most-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    path
+}
+
+/// Where claims are being deleted in most namespaces, their pods are one list of every namespace
+/// but the others, in full, and their Events one list of every namespace but the others (not a
+/// list per namespace), with the same answers as offline.
+#[test]
+fn most_namespaces_are_read_in_one_list_of_every_namespace_but_the_others() {
+    let snapshot = claims_in_most_namespaces();
+    let args = ["why-stuck", "--all", "-A"];
+    let (o, reqs) = run_live_on(&snapshot, &args);
+    let off = offline_on(&snapshot, &args);
+    std::fs::remove_file(&snapshot).ok();
+    assert!(support::stdout(&o).contains("no persistent volumes available"), "the Event of a claim is in its answer");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(unbound(json(&o)), json(&off), "live and offline --all -A differ");
+    let others = ["default", "kube-node-lease", "kube-public", "kube-system"];
+    let excluding: Vec<String> = others.iter().map(|ns| format!("metadata.namespace!={ns}")).collect();
+    for resource in ["pods", "events"] {
+        let everywhere = format!("/api/v1/{resource}");
+        let lists: Vec<&Recorded> = reqs.iter().filter(|r| r.path == everywhere && !r.wants_metadata()).collect();
+        let all: Vec<String> =
+            reqs.iter().filter(|r| r.path.ends_with(resource)).map(|r| format!("{} {}", r.path, r.query)).collect();
+        assert_eq!(lists.len(), 1, "{resource}: {all:?}");
+        assert_eq!(query(lists[0], "fieldSelector").as_deref(), Some(excluding.join(",").as_str()), "{resource}");
+        for copy in ["analytics", "analytics-2", "analytics-6"] {
+            let there = format!("/api/v1/namespaces/{copy}/{resource}");
+            assert!(!reqs.iter().any(|r| r.path == there && query(r, "fieldSelector").is_none()), "{there}");
+        }
+    }
+    // the claims being deleted are not read again by name: their answers read the pods
+    assert!(!reqs.iter().any(|r| r.path.contains("/persistentvolumeclaims/")), "a claim by name");
 }

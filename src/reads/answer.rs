@@ -64,8 +64,11 @@ fn covered(by: &Ask, a: &Ask) -> bool {
     // a list everywhere covers every namespace; a list in one covers reads within it
     let place = by.namespace.is_none() || (by.namespace.as_deref() == where_ && where_.is_some());
     match (&by.fetch, &a.fetch) {
-        (Fetch::List { field_selector: None, label_selector: None, only: None }, _) => place,
-        (Fetch::List { field_selector: None, label_selector: None, only: Some(o) }, Fetch::Get(n)) => {
+        (Fetch::List { field_selector: None, label_selector: None, only: None, except: None }, _) => place,
+        (Fetch::List { field_selector: None, label_selector: None, only: None, except: Some(x) }, _) => {
+            by.namespace.is_none() && where_.is_some_and(|ns| !x.contains(ns))
+        }
+        (Fetch::List { field_selector: None, label_selector: None, only: Some(o), except: None }, Fetch::Get(n)) => {
             place && o.contains(&(a.namespace.clone(), n.clone()))
         }
         _ => false,

@@ -352,10 +352,11 @@ impl Plan {
             Step::Scope if self.sweeps_cluster() => {
                 let claims = self.answers_to(Step::Claims, answers);
                 let pods_where = sweep::deleting_in(d, claims).pod_namespaces;
+                let known = sweep::namespaces_in(claims);
                 let mut asks = Vec::new();
                 for a in self.scope(d).into_iter().filter(|a| !among(&a.kind, &sweep::FIRST)) {
                     if is(&a.kind, ("", "Pod")) {
-                        asks.extend(sweep::pod_asks(a, &pods_where));
+                        asks.extend(sweep::pod_asks(a, &pods_where, known.as_ref()));
                     } else {
                         asks.push(a);
                     }
@@ -428,7 +429,11 @@ impl Plan {
             let scope = self.wants.scope.clone();
             let objects = sweep::event_objects(self.graph(d, answers), &scope, w.now, &w.options);
             self.drop_graph();
-            return sweep::event_asks(d, objects);
+            let known = match scope {
+                Scope::Cluster => sweep::namespaces_in(self.first_pass(answers)),
+                Scope::Namespace(_) => None,
+            };
+            return sweep::event_asks(d, objects, known.as_ref());
         }
         let g = self.graph(d, answers);
         let objects = match (target, capture) {

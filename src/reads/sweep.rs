@@ -36,9 +36,8 @@ use k8s_openapi::jiff::Timestamp;
 use crate::controllers::Liveness;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Uid;
-use crate::snapshot::object::keeps_body;
 use crate::snapshot::raw::RawDoc;
-use crate::source::live::ask::{Answered, Ask, Body, Named};
+use crate::source::live::ask::{Answered, Ask, Body, Fetch, Named};
 use crate::source::live::{Discovery, ListType};
 
 use super::{EVERYWHERE, Scope};
@@ -55,6 +54,19 @@ pub const OWN_GETS_PER_NAMESPACE: usize = 4;
 /// often most of its objects on a busy cluster, and a list of them all to show those of one or
 /// two objects reads them all; the requests stay bounded by namespaces, not objects.
 pub const EVENTS_BY_UID_PER_NAMESPACE: usize = 4;
+
+/// The namespaced kinds whose answer, when one of them is being deleted, reads its own spec or
+/// status: a pod's (its grace period and node, its phase and containers, the Job tracking
+/// it). The answers about the others read their metadata and other objects: a claim's the
+/// pods that mount it (`PODS`), a workload deleted in the foreground its dependents; a
+/// workload's replicas, a Service's type or a Lease's renewals are read where they judge a
+/// controller or a webhook's backend, by those steps. Cluster-scoped objects are listed in
+/// full by the metadata pass.
+const OWN_BODIES: [(&str, &str); 1] = [("", "Pod")];
+
+fn among(t: &ListType, kinds: &[(&str, &str)]) -> bool {
+    kinds.iter().any(|&(g, k)| t.group == g && t.kind == k)
+}
 
 /// Read in full in the namespaces where claims are being deleted (or that are): which pod
 /// still mounts a claim is in the pods' specs.
@@ -84,24 +96,57 @@ const BESIDE_DELETIONS: [(&str, &str); 5] = [
 /// reads each pod once, in full there and metadata-only elsewhere ([`pod_asks`]).
 pub const FIRST: [(&str, &str); 3] = [("", "Namespace"), ("", "PersistentVolume"), ("", "PersistentVolumeClaim")];
 
-/// The longest field selector that leaves namespaces out of the metadata list of pods. The API
+/// The longest field selector that leaves namespaces out of a list of every namespace. The API
 /// server reads selectors from the URL, whose request line must fit its header limit (1 MiB by
-/// default); past this, the pods of those namespaces are listed twice, metadata-only with the
-/// others and in full.
+/// default); past this, the namespaces are listed one by one (and the pods of the namespaces
+/// read in full are listed twice, metadata-only with the others and in full).
 const EXCLUDING_AT_MOST: usize = 16 * 1024;
+
+/// Whether `metadata.namespace!=` terms for `namespaces` fit in one selector.
+fn fits(namespaces: &BTreeSet<String>) -> bool {
+    namespaces.iter().map(|ns| "metadata.namespace!=,".len() + ns.len()).sum::<usize>() <= EXCLUDING_AT_MOST
+}
 
 /// The scope's pods for `why-stuck --all -A`: in full in `namespaces` (without managedFields,
 /// as every full list of the sweep), and `everywhere` (the metadata list of every namespace)
 /// narrowed to the other namespaces by `metadata.namespace!=` terms.
-pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>) -> Vec<Ask> {
-    let excluding: Vec<String> = namespaces.iter().map(|ns| format!("metadata.namespace!={ns}")).collect();
-    let selector = excluding.join(",");
-    if namespaces.is_empty() || selector.len() > EXCLUDING_AT_MOST {
+pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>, known: Option<&BTreeSet<String>>) -> Vec<Ask> {
+    if namespaces.is_empty() || !fits(namespaces) {
         return vec![everywhere];
     }
-    let mut asks: Vec<Ask> = namespaces.iter().map(|ns| full_list(&everywhere.kind, ns, PODS_WHY)).collect();
-    asks.push(everywhere.selecting(selector));
+    let mut asks = in_full(&everywhere.kind, namespaces, known, PODS_WHY);
+    asks.push(everywhere.except(namespaces.clone()));
     asks
+}
+
+/// The objects of `t` in full in `namespaces`, without managedFields: one list of each, or,
+/// where they are most of the namespaces `known` (the metadata pass's) and the rest fit in a
+/// selector, one list of every namespace but the rest. Both send the same objects (but those
+/// of a namespace created since, which the list everywhere sends too); the second is one
+/// request where the first is one per namespace, and the API server, which filters a list
+/// everywhere from its cache, looks at the rest's objects without sending them.
+fn in_full(t: &ListType, namespaces: &BTreeSet<String>, known: Option<&BTreeSet<String>>, why: &str) -> Vec<Ask> {
+    if let Some(known) = known.filter(|_| namespaces.len() >= 2) {
+        let rest: BTreeSet<String> = known.difference(namespaces).cloned().collect();
+        if rest.len() < namespaces.len() && fits(&rest) {
+            return vec![
+                Ask::list(t, None, format!("{why}: most namespaces, by one list of every namespace but the others"))
+                    .full()
+                    .dropping_managed_fields(true)
+                    .except(rest),
+            ];
+        }
+    }
+    namespaces.iter().map(|ns| full_list(t, ns, why)).collect()
+}
+
+/// The namespaces the metadata pass listed, if it could list them.
+pub fn namespaces_in(answers: &[Answered]) -> Option<BTreeSet<String>> {
+    let listed = answers.iter().find(|a| {
+        a.ask.kind.group.is_empty() && a.ask.kind.kind == "Namespace" && matches!(a.ask.fetch, Fetch::List { .. })
+    })?;
+    let docs = listed.result.as_ref().ok()?;
+    Some(docs.iter().filter_map(|doc| doc.metadata.as_ref()?.name.clone()).collect())
 }
 
 /// Why the pods of a namespace are read in full ([`PODS`]).
@@ -180,7 +225,7 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
             }
             let body_read = a.ask.body == Body::Full || !t.namespaced;
             if !body_read
-                && keeps_body(&t.group, &t.kind)
+                && among(t, &OWN_BODIES)
                 && let Some(i) = d.types.iter().position(|x| x == t)
             {
                 out.own_bodies.entry(i).or_default().insert((ns, name));
@@ -194,6 +239,7 @@ pub fn deleting_in(d: &Discovery, answers: &[Answered]) -> Deleting {
 /// in full.
 pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<Ask> {
     let mut asks = Vec::new();
+    let known = namespaces_in(answers);
     let lists = [
         (&PODS[..], &found.pod_namespaces, PODS_WHY),
         (&CLAIMS[..], &found.claim_namespaces, "a namespace being deleted, or a terminating volume's claim's"),
@@ -201,14 +247,14 @@ pub fn body_asks(d: &Discovery, found: &Deleting, answers: &[Answered]) -> Vec<A
     ];
     for (kinds, namespaces, why) in lists {
         for t in kinds.iter().filter_map(|(g, k)| d.find(g, k)) {
-            for ns in namespaces {
-                if !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)) {
-                    asks.push(full_list(t, ns, why));
-                }
-            }
+            let unread: BTreeSet<String> = namespaces
+                .iter()
+                .filter(|ns| !answers.iter().any(|a| a.ask.covers(t, Some(ns), Body::Full)))
+                .cloned()
+                .collect();
+            asks.extend(in_full(t, &unread, known.as_ref(), why));
         }
     }
-    let among = |t: &ListType, kinds: &[(&str, &str)]| kinds.iter().any(|&(g, k)| t.group == g && t.kind == k);
     for (&i, objects) in &found.own_bodies {
         let t: &ListType = &d.types[i];
         if among(t, EVERYWHERE) {
@@ -300,21 +346,29 @@ pub fn event_objects(
 /// The Events of `objects`, namespace by namespace: by uid where they are few there
 /// ([`EVENTS_BY_UID_PER_NAMESPACE`]), else every Event of the namespace, once (the answers show
 /// only those of the objects they name). A cluster-scoped object's Events are in `default`.
-pub fn event_asks(d: &Discovery, objects: Vec<(Uid, String, Option<String>)>) -> Vec<Ask> {
+/// Where those namespaces are most of the namespaces `known`, one list of every namespace but
+/// the others ([`in_full`]).
+pub fn event_asks(
+    d: &Discovery,
+    objects: Vec<(Uid, String, Option<String>)>,
+    known: Option<&BTreeSet<String>>,
+) -> Vec<Ask> {
     let Some(t) = d.find("", "Event").or_else(|| d.find("events.k8s.io", "Event")) else { return Vec::new() };
     let mut by_namespace: BTreeMap<String, Vec<(Uid, String, Option<String>)>> = BTreeMap::new();
     for o in objects {
         by_namespace.entry(o.2.clone().unwrap_or_else(|| "default".into())).or_default().push(o);
     }
     let mut asks = Vec::new();
+    let mut whole = BTreeSet::new();
     for (ns, named) in by_namespace {
         if named.len() <= EVENTS_BY_UID_PER_NAMESPACE {
             asks.extend(super::answer::event_asks(d, named));
         } else {
-            // (an Event's managedFields say nothing an answer shows)
-            asks.push(full_list(t, &ns, "the Events of the objects the answers name, in their namespace"));
+            whole.insert(ns);
         }
     }
+    // (an Event's managedFields say nothing an answer shows)
+    asks.extend(in_full(t, &whole, known, "the Events of the objects the answers name, in their namespace"));
     asks
 }
 
@@ -325,18 +379,12 @@ mod tests {
     use super::*;
     use crate::source::live::ask::Fetch;
 
-    fn deployments() -> ListType {
-        ListType {
-            group: "apps".into(),
-            version: "v1".into(),
-            plural: "deployments".into(),
-            kind: "Deployment".into(),
-            namespaced: true,
-        }
+    fn pods() -> ListType {
+        ListType { group: "".into(), version: "v1".into(), plural: "pods".into(), kind: "Pod".into(), namespaced: true }
     }
 
-    /// The metadata pass's list of Deployments: `n` in each namespace, the first `deleting`
-    /// of them being deleted.
+    /// The metadata pass's list of pods: `n` in each namespace, the first `deleting` of them
+    /// being deleted.
     fn listed(namespaces: &[(&str, usize, usize)]) -> Answered {
         let mut docs = Vec::new();
         for &(ns, n, deleting) in namespaces {
@@ -344,13 +392,12 @@ mod tests {
                 let mut m = json!({"name": format!("d{i}"), "namespace": ns, "uid": format!("{ns}-{i}")});
                 if i < deleting {
                     m["deletionTimestamp"] = json!("2026-11-29T10:00:00Z");
-                    m["finalizers"] = json!(["foregroundDeletion"]);
                 }
-                let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": m});
+                let d = json!({"apiVersion": "v1", "kind": "Pod", "metadata": m});
                 docs.push(serde_json::from_value(d).unwrap());
             }
         }
-        Answered { ask: Ask::list(&deployments(), None, "scope"), result: Ok(docs), managed_fields_dropped: true }
+        Answered { ask: Ask::list(&pods(), None, "scope"), result: Ok(docs), managed_fields_dropped: true }
     }
 
     /// A few objects being deleted among many of their type in a namespace are read by name:
@@ -359,7 +406,7 @@ mod tests {
     /// of every namespace.
     #[test]
     fn own_bodies_are_read_by_name_where_they_are_few_among_their_namespaces() {
-        let d = Discovery { types: vec![deployments()], ..Discovery::default() };
+        let d = Discovery { types: vec![pods()], ..Discovery::default() };
         let answers = vec![listed(&[("few", 40, 2), ("most", 3, 2), ("many", 60, 6), ("none", 50, 0), ("one", 1, 1)])];
         let asks = body_asks(&d, &deleting_in(&d, &answers), &answers);
         let shown: Vec<String> = asks
@@ -396,7 +443,7 @@ mod tests {
             (0..n).map(move |i| (Uid(format!("{}-{i}", ns.unwrap_or("cluster"))), "Widget".into(), ns.map(Into::into)))
         }
         let objects: Vec<_> = named(Some("few"), 2).chain(named(Some("many"), 5)).chain(named(None, 1)).collect();
-        let shown: Vec<String> = event_asks(&d, objects)
+        let shown: Vec<String> = event_asks(&d, objects, None)
             .iter()
             .map(|a| match &a.fetch {
                 Fetch::List { field_selector, .. } => {
@@ -414,5 +461,66 @@ mod tests {
                 "many all"
             ]
         );
+    }
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    fn shown(asks: &[Ask]) -> Vec<String> {
+        asks.iter()
+            .map(|a| {
+                let body = if a.body == Body::Full { " full" } else { "" };
+                format!(
+                    "{} {}{body}",
+                    a.namespace.as_deref().unwrap_or("*"),
+                    a.fetch.field_selector().unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    /// Pods in full where most namespaces need them: one list of every namespace but the others,
+    /// which covers each of them and none of the others; where few do, or the namespaces are not
+    /// known, a list of each. The metadata list leaves them out either way.
+    #[test]
+    fn most_namespaces_are_read_by_one_list_of_every_namespace_but_the_rest() {
+        let everywhere = Ask::list(&pods(), None, "scope").dropping_managed_fields(true);
+        let wanted = set(&["a", "b", "c"]);
+        let most = pod_asks(everywhere.clone(), &wanted, Some(&set(&["a", "b", "c", "d"])));
+        assert_eq!(
+            shown(&most),
+            ["* metadata.namespace!=d full", "* metadata.namespace!=a,metadata.namespace!=b,metadata.namespace!=c"]
+        );
+        assert!(most[0].managed_fields == crate::source::live::ask::ManagedFields::Drop);
+        let t = pods();
+        assert!(most[0].covers(&t, Some("a"), Body::Full) && most[0].covers(&t, Some("c"), Body::Full));
+        assert!(!most[0].covers(&t, Some("d"), Body::Full) && !most[0].covers(&t, None, Body::Full));
+        assert!(!most[1].covers(&t, Some("a"), Body::Metadata) && most[1].covers(&t, Some("d"), Body::Metadata));
+        let few = pod_asks(everywhere.clone(), &wanted, Some(&set(&["a", "b", "c", "d", "e", "f"])));
+        assert_eq!(shown(&few)[..3], ["a  full", "b  full", "c  full"]);
+        assert_eq!(shown(&pod_asks(everywhere, &wanted, None)).len(), 4);
+    }
+
+    /// The Events of namespaces where answers name many objects: one list of every namespace but
+    /// the rest where they are most; the namespaces with few keep their lists by uid.
+    #[test]
+    fn the_events_of_most_namespaces_are_one_list_of_every_namespace_but_the_rest() {
+        let events = ListType {
+            group: "".into(),
+            version: "v1".into(),
+            plural: "events".into(),
+            kind: "Event".into(),
+            namespaced: true,
+        };
+        let d = Discovery { types: vec![events], ..Discovery::default() };
+        let named = |ns: &str, n: usize| -> Vec<(Uid, String, Option<String>)> {
+            (0..n).map(|i| (Uid(format!("{ns}-{i}")), "Widget".to_string(), Some(ns.to_string()))).collect()
+        };
+        let objects: Vec<_> = [named("a", 5), named("b", 6), named("c", 1)].concat();
+        let asks = event_asks(&d, objects.clone(), Some(&set(&["a", "b", "c"])));
+        assert_eq!(shown(&asks), ["c involvedObject.uid=c-0 full", "* metadata.namespace!=c full"]);
+        let asks = event_asks(&d, objects, Some(&set(&["a", "b", "c", "d", "e"])));
+        assert_eq!(shown(&asks), ["c involvedObject.uid=c-0 full", "a  full", "b  full"]);
     }
 }

@@ -55,6 +55,10 @@ pub enum Fetch {
         label_selector: Option<String>,
         /// The (namespace, name) pairs kept from the answer; `None` keeps every object.
         only: Option<Named>,
+        /// A list of every namespace but these: sent as `metadata.namespace!=` terms of the
+        /// field selector, kept typed so that what the answer covers is known without reading
+        /// the selector back.
+        except: Option<BTreeSet<String>>,
     },
     /// One object by name; a 404 (gone since it was listed) is not a failure.
     Get(String),
@@ -98,7 +102,7 @@ impl Ask {
         Ask {
             kind: kind.clone(),
             namespace,
-            fetch: Fetch::List { field_selector: None, label_selector: None, only: None },
+            fetch: Fetch::List { field_selector: None, label_selector: None, only: None, except: None },
             body: Body::Metadata,
             managed_fields: ManagedFields::Keep,
             use_: Use::Objects,
@@ -154,6 +158,14 @@ impl Ask {
         self
     }
 
+    /// Listing every namespace but `namespaces` (an ask of every namespace); a GET ignores it.
+    pub fn except(mut self, namespaces: BTreeSet<String>) -> Ask {
+        if let Fetch::List { except, .. } = &mut self.fetch {
+            *except = Some(namespaces);
+        }
+        self
+    }
+
     /// Read for the managedFields of objects already read without them
     /// ([`Use::ManagedFieldsOnly`]).
     pub fn for_managed_fields(mut self) -> Ask {
@@ -167,8 +179,29 @@ impl Ask {
         self.kind == *kind
             && self.body == body
             && self.use_ == Use::Objects
-            && matches!(self.fetch, Fetch::List { field_selector: None, label_selector: None, only: None })
-            && (self.namespace.is_none() || self.namespace.as_deref() == namespace)
+            && match &self.fetch {
+                Fetch::List { field_selector: None, label_selector: None, only: None, except: None } => {
+                    self.namespace.is_none() || self.namespace.as_deref() == namespace
+                }
+                Fetch::List { field_selector: None, label_selector: None, only: None, except: Some(x) } => {
+                    self.namespace.is_none() && namespace.is_some_and(|ns| !x.contains(ns))
+                }
+                _ => false,
+            }
+    }
+}
+
+impl Fetch {
+    /// The field selector sent: the one given, and `metadata.namespace!=` for each namespace
+    /// left out.
+    pub fn field_selector(&self) -> Option<String> {
+        let Fetch::List { field_selector, except, .. } = self else { return None };
+        let terms: Vec<String> = field_selector
+            .iter()
+            .cloned()
+            .chain(except.iter().flatten().map(|ns| format!("metadata.namespace!={ns}")))
+            .collect();
+        (!terms.is_empty()).then(|| terms.join(","))
     }
 }
 

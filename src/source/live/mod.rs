@@ -200,8 +200,9 @@ impl Session {
                 let dropped = res.as_ref().is_ok_and(|(_, dropped)| *dropped);
                 (res.map(|(d, _)| vec![d]), dropped)
             }
-            ask::Fetch::List { field_selector, label_selector, only } => {
+            ask::Fetch::List { label_selector, only, .. } => {
                 let drop = ask.managed_fields == ask::ManagedFields::Drop;
+                let field_selector = ask.fetch.field_selector();
                 let selectors = list::Selectors { field: field_selector.as_deref(), label: label_selector.as_deref() };
                 let mut listed =
                     list::list(&self.reader, &ask.kind, ask.namespace.as_deref(), full, drop, selectors).await;

@@ -286,7 +286,7 @@ pub fn watch_path(ask: &Ask, version: Option<&str>) -> String {
 fn selectors(ask: &Ask) -> (Option<String>, Option<String>) {
     match &ask.fetch {
         Fetch::Get(name) => (Some(format!("metadata.name={name}")), None),
-        Fetch::List { field_selector, label_selector, .. } => (field_selector.clone(), label_selector.clone()),
+        Fetch::List { label_selector, .. } => (ask.fetch.field_selector(), label_selector.clone()),
     }
 }
 
