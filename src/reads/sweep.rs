@@ -10,21 +10,22 @@
 //!   terminating, or that a terminating volume's claim lives in: which pod still mounts a
 //!   claim is in the pods' specs (`kubernetes.io/pvc-protection`), a namespace's pod wave in
 //!   its pods' states. Claims in full in the last two (a namespace's content, a volume's
-//!   claim); a terminating claim elsewhere, like a terminating pod elsewhere, is read by name
-//!   (a pod's grace and node are in its own body). managedFields are left out of these reads,
-//!   as of every full list here (the sweep re-reads them for the finalizers its answers
-//!   attribute).
+//!   claim); a terminating claim elsewhere is not read again (its answer is in the pods).
+//!   managedFields are left out of these reads, as of every full list here (the sweep re-reads
+//!   them for the finalizers its answers attribute). Where these namespaces are most of the
+//!   cluster's, one list of every namespace but the others replaces a list each ([`in_full`]).
 //! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
 //!   that are): a pod's answer judges its own workload (a controller that holds itself).
-//! - Every other object being deleted whose kind's body the analysis reads, by name
-//!   ([`OWN_GETS_PER_NAMESPACE`]: a GET each where they are few among their namespace's, else
-//!   a list of that namespace kept to them).
+//! - A pod being deleted elsewhere, by name ([`OWN_BODIES`]: its grace and node are in its own
+//!   body; [`OWN_GETS_PER_NAMESPACE`]: a GET each where they are few among their namespace's,
+//!   else a list of that namespace kept to them).
 //! - Workloads, pods and ServiceAccounts where controllers live, managedFields for the
 //!   finalizers no built-in controller removes, workloads named like their managers, the CRDs
 //!   being deleted: as for one answer (the plan's later steps).
 //! - For each answer: the webhooks and backends its deletion meets, and the Events of the
-//!   objects it names (by uid where they are few in their namespace, else by namespace: never every Event of the
-//!   cluster), decided on the graph of what was read, as for one answer.
+//!   objects it names (by uid where they are few in their namespace, else by namespace, or
+//!   by one list of every namespace but the others where those are most: never every Event of
+//!   the cluster), decided on the graph of what was read, as for one answer.
 //!
 //! With `-n NS` the scope step already reads the namespace in full; only the per-answer reads
 //! remain.
@@ -119,23 +120,39 @@ pub fn pod_asks(everywhere: Ask, namespaces: &BTreeSet<String>, known: Option<&B
     asks
 }
 
-/// The objects of `t` in full in `namespaces`, without managedFields: one list of each, or,
-/// where they are most of the namespaces `known` (the metadata pass's) and the rest fit in a
-/// selector, one list of every namespace but the rest. Both send the same objects (but those
-/// of a namespace created since, which the list everywhere sends too); the second is one
-/// request where the first is one per namespace, and the API server, which filters a list
-/// everywhere from its cache, looks at the rest's objects without sending them.
+/// How many lists of several namespaces each [`in_full`] makes at most: the session's default
+/// `--concurrency`, the lists it reads at once. A list's pages are read one after another, so
+/// one list of many namespaces would take as many round trips in a row as it has pages.
+const LISTS_AT_ONCE: usize = 16;
+
+/// The objects of `t` in full in `namespaces`, without managedFields: one list of each; or,
+/// where they are more than [`LISTS_AT_ONCE`] and most of the namespaces `known` (the metadata
+/// pass's), [`LISTS_AT_ONCE`] lists of every namespace but those of the others and the rest,
+/// each in its share of `namespaces`. Both send the same objects (but those of a namespace
+/// created since, which every list of the second sends too); the second fills its pages (a
+/// list of a namespace is at least one request, however few its objects), and the API server,
+/// which filters a list of every namespace from its cache, looks at the others' objects
+/// without sending them.
 fn in_full(t: &ListType, namespaces: &BTreeSet<String>, known: Option<&BTreeSet<String>>, why: &str) -> Vec<Ask> {
-    if let Some(known) = known.filter(|_| namespaces.len() >= 2) {
-        let rest: BTreeSet<String> = known.difference(namespaces).cloned().collect();
-        if rest.len() < namespaces.len() && fits(&rest) {
-            return vec![
-                Ask::list(t, None, format!("{why}: most namespaces, by one list of every namespace but the others"))
-                    .full()
-                    .dropping_managed_fields(true)
-                    .except(rest),
-            ];
-        }
+    let most =
+        known.filter(|k| namespaces.len() > LISTS_AT_ONCE && k.difference(namespaces).count() < namespaces.len());
+    if let Some(known) = most.filter(|k| fits(k)) {
+        let wanted: Vec<&String> = namespaces.iter().collect();
+        let share = wanted.len().div_ceil(LISTS_AT_ONCE);
+        return wanted
+            .chunks(share)
+            .map(|mine| {
+                let others: BTreeSet<String> = known.iter().filter(|ns| !mine.contains(ns)).cloned().collect();
+                Ask::list(
+                    t,
+                    None,
+                    format!("{why}: {} of them, by a list of every namespace but the others", mine.len()),
+                )
+                .full()
+                .dropping_managed_fields(true)
+                .except(others)
+            })
+            .collect();
     }
     namespaces.iter().map(|ns| full_list(t, ns, why)).collect()
 }
@@ -463,49 +480,69 @@ mod tests {
         );
     }
 
-    fn set(names: &[&str]) -> BTreeSet<String> {
-        names.iter().map(|n| n.to_string()).collect()
+    /// `n` namespaces, `prefix-0` …
+    fn many(prefix: &str, n: usize) -> BTreeSet<String> {
+        (0..n).map(|i| format!("{prefix}-{i:02}")).collect()
     }
 
-    fn shown(asks: &[Ask]) -> Vec<String> {
-        asks.iter()
-            .map(|a| {
-                let body = if a.body == Body::Full { " full" } else { "" };
-                format!(
-                    "{} {}{body}",
-                    a.namespace.as_deref().unwrap_or("*"),
-                    a.fetch.field_selector().unwrap_or_default()
-                )
-            })
-            .collect()
+    /// The namespaces each list of every namespace but some reads: the known ones it does not
+    /// leave out.
+    fn read_by(a: &Ask, known: &BTreeSet<String>) -> BTreeSet<String> {
+        match &a.fetch {
+            Fetch::List { except: Some(x), .. } => known.difference(x).cloned().collect(),
+            _ => a.namespace.iter().cloned().collect(),
+        }
     }
 
-    /// Pods in full where most namespaces need them: one list of every namespace but the others,
-    /// which covers each of them and none of the others; where few do, or the namespaces are not
-    /// known, a list of each. The metadata list leaves them out either way.
+    /// Pods in full where most of many namespaces need them: at most `LISTS_AT_ONCE` lists of
+    /// every namespace but the others, which between them read each wanted namespace once and
+    /// no other (and cover those namespaces for later rounds); where few namespaces want them,
+    /// or the namespaces are not known, a list of each. The metadata list leaves them out
+    /// either way.
     #[test]
-    fn most_namespaces_are_read_by_one_list_of_every_namespace_but_the_rest() {
+    fn most_namespaces_are_read_in_a_few_lists_of_every_namespace_but_the_rest() {
         let everywhere = Ask::list(&pods(), None, "scope").dropping_managed_fields(true);
-        let wanted = set(&["a", "b", "c"]);
-        let most = pod_asks(everywhere.clone(), &wanted, Some(&set(&["a", "b", "c", "d"])));
-        assert_eq!(
-            shown(&most),
-            ["* metadata.namespace!=d full", "* metadata.namespace!=a,metadata.namespace!=b,metadata.namespace!=c"]
-        );
-        assert!(most[0].managed_fields == crate::source::live::ask::ManagedFields::Drop);
+        let wanted = many("app", 40);
+        let known: BTreeSet<String> = wanted.iter().cloned().chain(many("sys", 10)).collect();
+        let asks = pod_asks(everywhere.clone(), &wanted, Some(&known));
+        let (meta, full) = asks.split_last().unwrap();
+        assert!(full.len() <= LISTS_AT_ONCE && full.len() > 1, "{}", full.len());
+        let mut seen = BTreeSet::new();
+        for a in full {
+            assert!(a.namespace.is_none() && a.body == Body::Full, "{a:?}");
+            assert!(a.managed_fields == crate::source::live::ask::ManagedFields::Drop);
+            let mine = read_by(a, &known);
+            assert!(mine.is_subset(&wanted) && !mine.is_empty(), "{mine:?}");
+            assert!(mine.is_disjoint(&seen), "read twice: {mine:?}");
+            seen.extend(mine);
+        }
+        assert_eq!(seen, wanted);
         let t = pods();
-        assert!(most[0].covers(&t, Some("a"), Body::Full) && most[0].covers(&t, Some("c"), Body::Full));
-        assert!(!most[0].covers(&t, Some("d"), Body::Full) && !most[0].covers(&t, None, Body::Full));
-        assert!(!most[1].covers(&t, Some("a"), Body::Metadata) && most[1].covers(&t, Some("d"), Body::Metadata));
-        let few = pod_asks(everywhere.clone(), &wanted, Some(&set(&["a", "b", "c", "d", "e", "f"])));
-        assert_eq!(shown(&few)[..3], ["a  full", "b  full", "c  full"]);
-        assert_eq!(shown(&pod_asks(everywhere, &wanted, None)).len(), 4);
+        assert!(wanted.iter().all(|ns| full.iter().any(|a| a.covers(&t, Some(ns), Body::Full))));
+        assert!(!full.iter().any(|a| a.covers(&t, Some("sys-03"), Body::Full) || a.covers(&t, None, Body::Full)));
+        assert_eq!(read_by(meta, &known), many("sys", 10), "the metadata list: {meta:?}");
+        assert!(meta.body == Body::Metadata && meta.covers(&t, Some("sys-03"), Body::Metadata));
+        assert!(!meta.covers(&t, Some("app-03"), Body::Metadata));
+        // the selector sent: one `metadata.namespace!=` term for each namespace left out
+        let sent = full[0].fetch.field_selector().unwrap();
+        assert_eq!(sent.split(',').count(), known.len() - read_by(&full[0], &known).len(), "{sent}");
+        assert!(sent.split(',').all(|t| t.starts_with("metadata.namespace!=")), "{sent}");
+        // few namespaces, or most of few, or the namespaces unknown: a list of each
+        let more_others: BTreeSet<String> = wanted.iter().cloned().chain(many("sys", 40)).collect();
+        for (known, n) in [(Some(&more_others), 40), (None, 40)] {
+            let asks = pod_asks(everywhere.clone(), &wanted, known);
+            assert_eq!(asks.len(), n + 1, "{asks:?}");
+            assert!(asks[..n].iter().all(|a| a.namespace.is_some()), "{asks:?}");
+        }
+        let few = many("app", 3);
+        assert_eq!(pod_asks(everywhere, &few, Some(&known)).len(), 4);
     }
 
-    /// The Events of namespaces where answers name many objects: one list of every namespace but
-    /// the rest where they are most; the namespaces with few keep their lists by uid.
+    /// The Events of namespaces where answers name many objects: in most of many namespaces, a
+    /// few lists of every namespace but the others; the namespaces with few keep their lists by
+    /// uid, and no list of every namespace reads them.
     #[test]
-    fn the_events_of_most_namespaces_are_one_list_of_every_namespace_but_the_rest() {
+    fn the_events_of_most_namespaces_are_a_few_lists_of_every_namespace_but_the_rest() {
         let events = ListType {
             group: "".into(),
             version: "v1".into(),
@@ -517,10 +554,19 @@ mod tests {
         let named = |ns: &str, n: usize| -> Vec<(Uid, String, Option<String>)> {
             (0..n).map(|i| (Uid(format!("{ns}-{i}")), "Widget".to_string(), Some(ns.to_string()))).collect()
         };
-        let objects: Vec<_> = [named("a", 5), named("b", 6), named("c", 1)].concat();
-        let asks = event_asks(&d, objects.clone(), Some(&set(&["a", "b", "c"])));
-        assert_eq!(shown(&asks), ["c involvedObject.uid=c-0 full", "* metadata.namespace!=c full"]);
-        let asks = event_asks(&d, objects, Some(&set(&["a", "b", "c", "d", "e"])));
-        assert_eq!(shown(&asks), ["c involvedObject.uid=c-0 full", "a  full", "b  full"]);
+        let busy = many("app", 20);
+        let mut objects: Vec<_> = busy.iter().flat_map(|ns| named(ns, 5)).collect();
+        objects.extend(named("quiet", 1));
+        let known: BTreeSet<String> = busy.iter().cloned().chain(["quiet".to_string()]).collect();
+        let asks = event_asks(&d, objects.clone(), Some(&known));
+        let (by_uid, lists): (Vec<&Ask>, Vec<&Ask>) = asks.iter().partition(|a| a.namespace.is_some());
+        assert_eq!(by_uid.len(), 1, "{by_uid:?}");
+        assert_eq!(by_uid[0].fetch.field_selector().as_deref(), Some("involvedObject.uid=quiet-0"));
+        let read: BTreeSet<String> = lists.iter().flat_map(|a| read_by(a, &known)).collect();
+        assert_eq!(read, busy);
+        assert!(lists.len() <= LISTS_AT_ONCE, "{}", lists.len());
+        let elsewhere: BTreeSet<String> = known.iter().cloned().chain(many("other", 30)).collect();
+        let asks = event_asks(&d, objects, Some(&elsewhere));
+        assert_eq!(asks.len(), 21, "a list of each busy namespace, by uid in the quiet one: {asks:?}");
     }
 }
