@@ -13,7 +13,7 @@
 //!   claim); a terminating claim elsewhere is not read again (its answer is in the pods).
 //!   managedFields are left out of these reads, as of every full list here (the sweep re-reads
 //!   them for the finalizers its answers attribute). Where these namespaces are most of the
-//!   cluster's, one list of every namespace but the others replaces a list each ([`in_full`]).
+//!   cluster's, at most 16 lists of every namespace but the others replace a list each ([`in_full`]).
 //! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
 //!   that are): a pod's answer judges its own workload (a controller that holds itself).
 //! - A pod being deleted elsewhere, by name ([`OWN_BODIES`]: its grace and node are in its own
@@ -24,7 +24,7 @@
 //!   being deleted: as for one answer (the plan's later steps).
 //! - For each answer: the webhooks and backends its deletion meets, and the Events of the
 //!   objects it names (by uid where they are few in their namespace, else by namespace, or
-//!   by one list of every namespace but the others where those are most: never every Event of
+//!   by a few lists of every namespace but the others where those are most: never every Event of
 //!   the cluster), decided on the graph of what was read, as for one answer.
 //!
 //! With `-n NS` the scope step already reads the namespace in full; only the per-answer reads
@@ -363,8 +363,8 @@ pub fn event_objects(
 /// The Events of `objects`, namespace by namespace: by uid where they are few there
 /// ([`EVENTS_BY_UID_PER_NAMESPACE`]), else every Event of the namespace, once (the answers show
 /// only those of the objects they name). A cluster-scoped object's Events are in `default`.
-/// Where those namespaces are most of the namespaces `known`, one list of every namespace but
-/// the others ([`in_full`]).
+/// Where those namespaces are most of many namespaces `known`, a few lists of every namespace
+/// but the others ([`in_full`]).
 pub fn event_asks(
     d: &Discovery,
     objects: Vec<(Uid, String, Option<String>)>,
