@@ -15,6 +15,8 @@ use super::watch::{SITE, deleting_site, object, server, step};
 
 const HIDE: &str = "\x1b[?25l";
 const SHOW: &str = "\x1b[?25h";
+/// The cursor home and the screen erased: a frame drawn afresh.
+const CLEAR: &str = "\x1b[H\x1b[2J";
 /// Columns of the pseudo-terminal: wide, so most lines take one row.
 const COLS: usize = 400;
 
@@ -37,8 +39,13 @@ impl Screen {
 
 /// `kubectl-gc ARGS` in a pseudo-terminal of 60 rows and [`COLS`] columns.
 fn in_terminal(server: &ApiServer, args: &str) -> (std::process::Child, Screen, Env) {
+    in_terminal_beside(server, args, "")
+}
+
+/// The same, with `beside` (shell, ending in `&`) run alongside on the same terminal.
+fn in_terminal_beside(server: &ApiServer, args: &str, beside: &str) -> (std::process::Child, Screen, Env) {
     let env = Env::new(&server.url(), None);
-    let inner = format!("stty rows 60 cols {COLS}; exec '{}' --now {NOW} {args}", bin());
+    let inner = format!("stty rows 60 cols {COLS}; {beside} exec '{}' --now {NOW} {args}", bin());
     let mut c = env.command("script");
     c.env("KUBECONFIG", &env.kubeconfig).env("TERM", "xterm");
     c.args(["-qefc", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
@@ -87,6 +94,21 @@ fn moves_up(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Ctrl-C typed into the terminal; how the watch ended.
+fn interrupt(child: &mut std::process::Child, screen: &Screen) -> std::process::ExitStatus {
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"\x03").unwrap();
+    stdin.flush().unwrap();
+    let t = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "Ctrl-C did not end the watch:\n{:?}", screen.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean() {
     // the Site is marked for deletion, then one dependent goes; nothing ends the watch
@@ -99,18 +121,7 @@ fn on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean() {
     screen.wait_for("✗ ConfigMap labs/alpha-config is gone", Duration::from_secs(30));
     // a frame or two more (the elapsed time redrawn each second), then Ctrl-C typed
     std::thread::sleep(Duration::from_millis(1500));
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"\x03").unwrap();
-    stdin.flush().unwrap();
-    let t = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t.elapsed() < Duration::from_secs(10), "Ctrl-C did not end the watch:\n{:?}", screen.text());
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    drop(stdin);
+    let status = interrupt(&mut child, &screen);
     let text = screen.text();
     // ended by the signal, as kubectl get -w is: the shell's 130 (`script -e` passes it on)
     assert_eq!(status.code(), Some(130), "{text:?}");
@@ -142,5 +153,37 @@ fn on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean() {
     assert!(text.contains("Changed at "), "{text:?}");
     assert!(text.contains("  ~ Site labs/alpha is being deleted"), "{text:?}");
     assert!(text.contains("  ~ verdict NotDeleting → InProgress"), "{text:?}");
+    assert_read_only(&server);
+}
+
+/// A terminal resized mid-watch: the last frame's rows at the old width are not what they take
+/// now (a terminal may wrap them again), so the next frame clears the screen instead of moving
+/// up a count that is no longer true, and frames after it move up again.
+#[test]
+fn a_terminal_resized_mid_watch_is_cleared_once_and_redrawn_in_place_after() {
+    let script = vec![step(200, Action::Put(deleting_site(&["foregroundDeletion", "own.labhub.io/cleanup"])))];
+    let server = server(SITE, script, Vec::new());
+    let (mut child, screen, _env) = in_terminal_beside(
+        &server,
+        "why-stuck site/alpha -n labs --watch",
+        "(sleep 3; stty rows 200 cols 150 </dev/tty) &",
+    );
+    screen.wait_for("Watching ", Duration::from_secs(30));
+    // the resize (400 columns to 150), then two frames more (redrawn each second)
+    let t = Instant::now();
+    while !screen.text().contains(CLEAR) {
+        assert!(t.elapsed() < Duration::from_secs(20), "not cleared after the resize:\n{:?}", screen.text());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    let status = interrupt(&mut child, &screen);
+    let text = screen.text();
+    assert_eq!(status.code(), Some(130), "{text:?}");
+    // the frame is shorter than the screen before and after: only the resize clears it, once
+    assert_eq!(text.matches(CLEAR).count(), 1, "{text:?}");
+    let cleared = text.find(CLEAR).unwrap();
+    let ups = moves_up(&text);
+    assert!(ups.iter().any(|(at, _)| *at < cleared), "redrawn in place before the resize: {text:?}");
+    assert!(ups.iter().any(|(at, _)| *at > cleared), "redrawn in place after it: {text:?}");
     assert_read_only(&server);
 }

@@ -115,7 +115,7 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
     } else if o.format == Format::Yaml {
         Mode::Yaml
     } else if std::io::stdout().is_terminal() {
-        Mode::Terminal { rows: 0 }
+        Mode::Terminal { rows: 0, width: 0 }
     } else {
         Mode::Lines
     };

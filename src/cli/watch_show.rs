@@ -24,8 +24,9 @@ pub struct Judged {
 }
 
 pub enum Mode {
-    /// Redrawn in place; `rows` drawn last time (a line wider than the terminal takes more).
-    Terminal { rows: usize },
+    /// Redrawn in place; `rows` drawn last time (a line wider than the terminal takes more),
+    /// `width` the terminal's columns then.
+    Terminal { rows: usize, width: usize },
     /// One line per change.
     Lines,
     /// One JSON object per answer.
@@ -145,7 +146,7 @@ impl Out {
     /// The terminal's frame again (the elapsed time moves on): each line overwritten in place,
     /// the whole frame in one write, so that Ctrl-C finds whole frames.
     pub fn redraw(&mut self, j: &Judged) -> Result<()> {
-        let Mode::Terminal { rows } = &mut self.mode else { return Ok(()) };
+        let Mode::Terminal { rows, width: drawn_at } = &mut self.mode else { return Ok(()) };
         let mut frame = format!(
             "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
             sanitize(&self.title),
@@ -159,8 +160,9 @@ impl Out {
             .map_or((80, 24), |(w, h)| (usize::from(w.0).max(1), usize::from(h.0).max(1)));
         let mut bytes = Vec::with_capacity(frame.len() + 64);
         if *rows > 0 {
-            if *rows >= height {
-                // taller than the screen: the cursor cannot go back up far enough
+            // taller than the screen, the cursor cannot go back up far enough; resized, the last
+            // frame's rows are no longer known (a terminal may have wrapped its lines again)
+            if *rows >= height || width != *drawn_at {
                 bytes.extend_from_slice(b"\x1b[H\x1b[2J");
             } else {
                 bytes.extend_from_slice(format!("\x1b[{rows}F").as_bytes());
@@ -177,6 +179,7 @@ impl Out {
         w.write_all(&bytes)?;
         w.flush()?;
         *rows = drawn;
+        *drawn_at = width;
         Ok(())
     }
 }
