@@ -51,6 +51,21 @@ fn unknown_type_is_exit_1() {
 }
 
 #[test]
+fn a_second_slash_is_refused_as_kubectl_does_before_anything_is_looked_up() {
+    for args in [&["why-stuck", "site/alpha/x"][..], &["tree", "a/b/c"], &["plan", "site", "sites/alpha"]] {
+        let s = snap("site-basics");
+        let mut a = args.to_vec();
+        a.extend(["-n", "labs", "--snapshot", &s]);
+        let out = run(&a);
+        assert_eq!(code(&out), 1, "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("not found") && !err.contains("resource type"), "{args:?}: {err}");
+        assert!(err.contains("more than one slash") || err.contains("not both"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn namespaced_object_defaults_to_namespace_default() {
     let out = run(&["tree", "configmap/alpha-config", "--snapshot", &snap("site-basics")]);
     assert_eq!(code(&out), 1);

@@ -67,6 +67,14 @@ pub fn split(t: &Target) -> Result<(String, String)> {
         (Some(_), Some(extra)) => bail!("there is more than one object named: {} and {extra}; name one object", t.what),
         (None, None) => bail!("resource name may not be empty: give TYPE/NAME or TYPE NAME"),
     };
+    // kubectl's own checks, before anything is read: no object's name holds a slash (it is a
+    // path segment), so the slash is a typo, not a name to look up
+    if name.contains('/') {
+        match t.name {
+            None => bail!("arguments in resource/name form may not have more than one slash: {:?}", t.what),
+            Some(_) => bail!("give the object as TYPE/NAME or TYPE NAME, not both ({} {name})", t.what),
+        }
+    }
     if name.is_empty() || type_arg.is_empty() {
         bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
     }
@@ -324,5 +332,9 @@ mod tests {
         for (what, name) in [("site/alpha", Some("beta")), ("site", None), ("site/", None), ("/alpha", None)] {
             assert!(split(&t(what, name)).is_err(), "{what} {name:?}");
         }
+        let refused = |what: &str, name: Option<&str>| split(&t(what, name)).unwrap_err().to_string();
+        assert!(refused("a/b/c", None).contains("may not have more than one slash"));
+        assert!(refused("site/alpha/", None).contains("may not have more than one slash"));
+        assert!(refused("site", Some("sites/alpha")).contains("not both"));
     }
 }
