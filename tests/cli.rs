@@ -48,6 +48,27 @@ fn unknown_type_is_exit_1() {
     let out = run(&["tree", "frobnicators/x", "--snapshot", &snap("site-basics")]);
     assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("doesn't have a resource type \"frobnicators\""), "{}", stderr(&out));
+    // offline no server was asked: the file is named instead
+    assert!(stderr(&out).starts_with("error: the snapshot doesn't"), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&snap("site-basics")), "{}", stderr(&out));
+}
+
+#[test]
+fn a_snapshot_without_objects_answers_nothing_not_even_nothing_terminating() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty_list = dir.path().join("empty.json");
+    std::fs::write(&empty_list, r#"{"kind": "List", "apiVersion": "v1", "items": []}"#).unwrap();
+    let empty_list = empty_list.display().to_string();
+    for args in [
+        &["why-stuck", "--all", "-A", "--snapshot", "/dev/null"][..],
+        &["why-stuck", "--all", "-A", "--snapshot", &empty_list],
+        &["tree", "deploy/web", "-n", "labs", "--snapshot", &empty_list],
+    ] {
+        let out = run(args);
+        assert_eq!(code(&out), 1, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(stderr(&out).contains("the snapshot holds no objects"), "{args:?}: {}", stderr(&out));
+    }
 }
 
 #[test]

@@ -131,7 +131,24 @@ pub fn load(global: &Global, request: &Request) -> Result<Loaded> {
     } else {
         let snapshot = source::file::load(&global.snapshot).context("reading the snapshot")?;
         loaded(global, snapshot, "default".to_string(), |g, ns| {
-            request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns)).transpose()
+            // an empty file (a failed `kubectl get > file`) answers nothing: not even "nothing
+            // is being deleted"
+            let files = || global.snapshot.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+            if g.objects().is_empty() {
+                bail!("the snapshot holds no objects ({}): nothing can be answered from it", files());
+            }
+            let Some((ty, name)) = &request.target else { return Ok(None) };
+            // "the server doesn't have a resource type" would send the reader to a cluster
+            // that was never asked: say what the file lacks
+            if let Err(kubectl_gc::discovery::ResolveError::Unknown(_)) = g.mapper().resolve(ty)
+                && !g.gaps().iter().any(|i| i.is_discovery() || matches!(i.what, Missing::Recorded(_)))
+            {
+                bail!(
+                    "the snapshot doesn't have a resource type \"{ty}\": no discovery data, CRD or object of it is in {}",
+                    files()
+                );
+            }
+            resolve(g, ty, name, ns).map(Some)
         })
     }
 }
