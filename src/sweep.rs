@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use crate::controllers::Liveness;
 use crate::diagnose::{self, Command, Diagnosis, Finding, FindingCode, Related, Step, Subject, step};
 use crate::graph::{Graph, NodeId};
+use crate::snapshot::{Gap, Missing, Resource};
 
 mod pointer;
 pub use pointer::{Tally, point_to_sweep, tally};
@@ -124,6 +125,9 @@ pub struct Sweep {
     pub left_out: usize,
     /// What could not be read.
     pub incomplete: Vec<String>,
+    /// How many of the failed reads may hide an object being deleted in scope: the sweep
+    /// cannot say that nothing (else) is stuck.
+    pub unseen: usize,
 }
 
 impl Sweep {
@@ -133,9 +137,11 @@ impl Sweep {
     }
 
     /// The worst verdict of the answers (stuck, then unknown, then in progress), which the exit
-    /// code follows; `None` when nothing was answered.
+    /// code follows; Unknown rather than in progress or nothing when deletions may be unseen;
+    /// `None` when nothing was answered and nothing is unseen.
     pub fn verdict(&self) -> Option<Verdict> {
-        Verdict::worst(self.answers.iter().map(Diagnosis::verdict))
+        let unseen = (self.unseen > 0).then_some(Verdict::Unknown);
+        Verdict::worst(self.answers.iter().map(Diagnosis::verdict).chain(unseen))
     }
 }
 
@@ -182,7 +188,30 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     };
     let mut answers = answers;
     settle_stuck(&mut answers);
-    group(g, answers, opts.stuck_only)
+    let mut s = group(g, answers, opts.stuck_only);
+    s.unseen = g.gaps().iter().filter(|gap| may_hide_deletions(g, gap, &opts.scope)).count();
+    s
+}
+
+/// Whether a failed read may hide an object being deleted in scope. In a namespace, the
+/// lists of cluster-scoped types cannot (a namespace's user is seldom allowed them: their
+/// refusal says nothing about the namespace), but that of namespaces can while the namespace
+/// itself was not read (by name, when the list was refused).
+fn may_hide_deletions(g: &Graph, gap: &Gap, scope: &Scope) -> bool {
+    match scope {
+        Scope::Cluster => gap.may_hide_deletions(None),
+        Scope::Namespace(ns) => {
+            let outside = |r: &Resource| {
+                if r.group.is_empty() && r.resource == "namespaces" {
+                    return g.find("", "Namespace", None, ns).is_some();
+                }
+                let t = g.mapper().types().iter().find(|t| t.group == r.group && t.plural == r.resource);
+                t.is_some_and(|t| !t.namespaced)
+            };
+            let outside = matches!(&gap.what, Missing::List { resource, .. } if outside(resource));
+            !outside && gap.may_hide_deletions(Some(ns))
+        }
+    }
 }
 
 /// Each answer's position by its object.
@@ -327,7 +356,7 @@ pub fn group(g: &Graph, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
         .chain(ordered.iter().flat_map(|d| d.incomplete.iter().cloned()))
         .filter(|i| seen.insert(i.clone()))
         .collect();
-    Sweep { groups: out, answers: ordered, left_out, incomplete }
+    Sweep { groups: out, answers: ordered, left_out, incomplete, unseen: 0 }
 }
 
 /// A [`Related`] as a set key.

@@ -210,3 +210,89 @@ fn the_pointer_live_counts_the_same_and_names_the_cluster() {
     assert!(line.contains("--context=") || line.contains("--server="), "{line}");
     assert_read_only(&server);
 }
+
+/// A namespace's user: every list of a cluster-scoped type refused, their own namespace
+/// readable by name (RBAC authorizes a GET of a namespace as a request in it), and `more`.
+fn tenant(fixture: &str, more: Vec<Fault>) -> ApiServer {
+    let snapshot = support::root().join("tests/fixtures").join(fixture).join("snapshot.json");
+    let lists = ["/api/v1/namespaces", "/api/v1/nodes", "/api/v1/persistentvolumes"];
+    let mut faults: Vec<Fault> = lists.into_iter().map(|p| Fault::path(p, FaultKind::Status(403))).collect();
+    let cluster_scoped =
+        ["customresourcedefinitions", "clusterroles", "clusterrolebindings", "validatingwebhookconfigurations"];
+    faults.extend(cluster_scoped.into_iter().map(|r| Fault::resource(r, FaultKind::Status(403))));
+    faults.extend(more);
+    ApiServer::start_with(&snapshot, Options { faults, ..Options::default() }, 0)
+}
+
+/// Under a namespace's RBAC: its own namespace being deleted is still seen (read by name once
+/// the list of namespaces is refused); the refused cluster-scoped lists do not make "nothing is
+/// being deleted here" uncertain, but a refused list of a type in the namespace does (exit 3:
+/// what could not be listed may be being deleted), and the first line says so.
+#[test]
+fn a_namespace_user_sees_their_namespace_being_deleted_and_is_never_told_nothing_when_blind() {
+    let server = tenant("namespace-terminating", Vec::new());
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck", "--all", "-n", "labs", "-o", "json"]);
+    let v = json(&o);
+    let objects: Vec<String> = v["answers"].as_array().unwrap().iter().map(|a| a["object"].to_string()).collect();
+    assert!(
+        objects.iter().any(|o| o.contains(r#""kind":"Namespace""#) && o.contains(r#""name":"labs""#)),
+        "{objects:?}"
+    );
+    let by_name = server.requests().iter().filter(|r| r.method == "GET" && r.path == "/api/v1/namespaces/labs").count();
+    assert_eq!(by_name, 1, "the namespace is read by name once");
+    // nothing else hides a deletion here: the verdict is the answers' (the Site's controller
+    // cannot be judged without RBAC objects: 3)
+    let verdicts: Vec<&str> = v["answers"].as_array().unwrap().iter().filter_map(|a| a["verdict"].as_str()).collect();
+    assert_eq!(o.status.code(), Some(if verdicts.contains(&"Stuck") { 2 } else { 3 }), "{verdicts:?}");
+    assert_read_only(&server);
+
+    let quiet = tenant("stuck-everywhere", Vec::new());
+    let o = live(&Env::new(&quiet.url(), None), &["why-stuck", "--all", "-n", "sync-system"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("NOTHING TERMINATING"), "{}", stdout(&o));
+
+    let blind = tenant("stuck-everywhere", vec![Fault::resource("secrets", FaultKind::Status(403))]);
+    let env = Env::new(&blind.url(), None);
+    let o = live(&env, &["why-stuck", "--all", "-n", "sync-system"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("UNKNOWN no object in scope was seen being deleted, but 1 read"), "{first}");
+    assert!(stdout(&o).contains("secrets in namespace \"sync-system\" could not be listed"), "{}", stdout(&o));
+    assert_read_only(&blind);
+}
+
+/// Offline the same: a file whose capture could not list a type in the namespace answers
+/// what it shows, but never "nothing stuck" alone (exit 3, and the first line says why).
+#[test]
+fn a_capture_with_a_failed_list_in_scope_is_unknown_offline_too() {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(snapshot()).unwrap()).unwrap();
+    v["items"].as_array_mut().unwrap().retain(|o| o["kind"] != "Site" && o["kind"] != "PersistentVolumeClaim");
+    let gap = serde_json::json!({"what": {"read": "list", "group": "", "version": "v1", "resource": "secrets", "namespace": "team-a"},
+        "why": "forbidden (403)", "line": "secrets in namespace \"team-a\" could not be listed: forbidden (403)"});
+    let dir = tempfile::tempdir().unwrap();
+    let run_on = |incomplete: Value, args: &[&str]| {
+        let mut capture = v.clone();
+        capture["incomplete"] = incomplete;
+        let file = dir.path().join("capture.json");
+        std::fs::write(&file, serde_json::to_vec(&capture).unwrap()).unwrap();
+        let env = Env::new("http://127.0.0.1:9", None);
+        let mut c = env.command(support::bin());
+        c.args(args).args(["--now", NOW, "--snapshot"]).arg(&file);
+        run(c, DEADLINE)
+    };
+    let all = ["why-stuck", "--all", "-n", "team-a"];
+    let o = run_on(Value::Array(vec![]), &all);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("NOTHING STUCK"), "{}", stdout(&o));
+    let o = run_on(Value::Array(vec![gap.clone()]), &all);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("UNKNOWN no deletion seen in scope is stuck, but 1 read"), "{}", stdout(&o));
+    let o = run_on(Value::Array(vec![gap.clone()]), &["why-stuck", "--all", "-n", "team-a", "-o", "json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(json(&o)["incomplete"].to_string().contains("secrets in namespace"), "{}", stdout(&o));
+    // another namespace's gap hides nothing here
+    let mut elsewhere = gap;
+    elsewhere["what"]["namespace"] = "team-b".into();
+    assert_eq!(run_on(Value::Array(vec![elsewhere]), &all).status.code(), Some(0));
+}

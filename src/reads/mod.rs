@@ -10,7 +10,8 @@
 //! namespace; the kinds controller liveness is judged by ([`EVERYWHERE`]) in every namespace;
 //! then, in every namespace (metadata-only), each namespaced owner kind that the objects read
 //! name in owner references whose owner was not among them, so that a cross-namespace or
-//! recreated owner is told from an absent one.
+//! recreated owner is told from an absent one. Where the list of namespaces is refused (a
+//! namespace's user), the namespace itself is read by name.
 //!
 //! Answers never list what the garbage collector ignores (Events: `graph::ignored_by_gc`),
 //! whose objects never enter its graph; a capture ([`Wants::capture`]) keeps them.
@@ -241,6 +242,8 @@ enum Step {
     Claims,
     /// The scope: every type, where and how the answer reads it.
     Scope,
+    /// `-n NS` where the list of namespaces was refused: NS itself, by name.
+    OwnNamespace,
     /// `why-stuck --all`: the bodies of what is being deleted, where its answers read them.
     Deleting,
     /// Owner kinds whose owners were not found, everywhere; workloads where controllers live.
@@ -261,9 +264,10 @@ enum Step {
     Events,
 }
 
-const STEPS: [Step; 10] = [
+const STEPS: [Step; 11] = [
     Step::Claims,
     Step::Scope,
+    Step::OwnNamespace,
     Step::Deleting,
     Step::Owners,
     Step::ManagedFields,
@@ -364,6 +368,7 @@ impl Plan {
                 asks
             }
             Step::Scope => self.scope(d),
+            Step::OwnNamespace => self.own_namespace(d, answers),
             // (with `-n` the scope step read the namespace, all that is answered about, in full)
             Step::Deleting if self.sweeps_cluster() => {
                 let first = self.first_pass(answers);
@@ -487,6 +492,26 @@ impl Plan {
             }
         }
         asks
+    }
+
+    /// A namespace's user is seldom allowed to list namespaces, yet may get their own (RBAC
+    /// authorizes a GET of namespace NS as a request in NS, so a RoleBinding there grants
+    /// it): whether the namespace answered about is being deleted is then still seen.
+    fn own_namespace(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {
+        let Scope::Namespace(ns) = &self.wants.scope else { return Vec::new() };
+        let refused = self
+            .answers_to(Step::Scope, answers)
+            .iter()
+            .any(|a| is(&a.ask.kind, ("", "Namespace")) && a.result.is_err());
+        match d.types.iter().find(|t| is(t, ("", "Namespace"))) {
+            Some(t) if refused => {
+                vec![
+                    Ask::get(t, None, ns, "the namespace answered about, by name: the list of namespaces was refused")
+                        .full(),
+                ]
+            }
+            _ => Vec::new(),
+        }
     }
 
     fn owners(&self, d: &Discovery, answers: &[Answered]) -> Vec<Ask> {

@@ -682,3 +682,45 @@ fn the_sweep_reads_the_pods_where_a_claim_is_being_deleted_once() {
         "{every:?}"
     );
 }
+
+#[test]
+fn a_namespace_whose_list_of_namespaces_is_refused_is_read_by_name() {
+    let cluster = Cluster {
+        objects: vec![object("v1", "Namespace", None, "labs", json!({"deletionTimestamp": "2026-11-29T11:00:00Z"}))],
+        drops: true,
+    };
+    // as a namespace's user: the list of namespaces refused, the GET of their own allowed
+    let refused = |a: &Ask| matches!(a.fetch, Fetch::List { .. }) && a.kind.plural == "namespaces";
+    let run = |wants: Wants, refuse: bool| {
+        let d = discovery();
+        let mut plan = Plan::new(wants);
+        let (mut answers, mut asked) = (Vec::new(), Vec::new());
+        loop {
+            let asks = plan.next(&d, &answers);
+            if asks.is_empty() {
+                return (asked, answers);
+            }
+            for a in asks {
+                asked.push(show(&a));
+                let mut answer = cluster.answer(&a);
+                if refuse && refused(&a) {
+                    answer.result = Err(crate::source::live::Failure::Status {
+                        code: 403,
+                        reason: "Forbidden".into(),
+                        message: "no".into(),
+                    });
+                }
+                answers.push(answer);
+            }
+        }
+    };
+    let (asked, answers) = run(namespace("labs"), true);
+    assert!(asked.contains(&"get namespaces labs full".to_string()), "{asked:?}");
+    let got = answers.iter().find(|a| matches!(&a.ask.fetch, Fetch::Get(n) if n == "labs")).unwrap();
+    assert!(got.result.as_ref().is_ok_and(|docs| docs.len() == 1));
+    // allowed to list them, or reading the cluster: no GET
+    for (wants, refuse) in [(namespace("labs"), false), (sweeping_all(), true)] {
+        let (asked, _) = run(wants, refuse);
+        assert!(!asked.iter().any(|a| a.starts_with("get namespaces")), "{asked:?}");
+    }
+}

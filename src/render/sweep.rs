@@ -170,12 +170,18 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
     let (stuck, unknown, moving) = (count(Verdict::Stuck), count(Verdict::Unknown), count(Verdict::InProgress));
     let groups = |v: Verdict| s.groups.iter().filter(|grp| grp.verdict == v).count();
     // 1. the verdict
+    // a failed read that may hide a deletion: the exit code is 3, and "nothing" is never said alone
+    let unseen = match s.unseen {
+        0 => None,
+        1 => Some("1 read that could show deletions failed (below)".to_string()),
+        n => Some(format!("{n} reads that could show deletions failed (below)")),
+    };
     if s.answers.is_empty() && s.left_out == 0 {
-        writeln!(
-            w,
-            "{}",
-            st.wrap(&format!("{} nothing in scope is being deleted.", st.good("NOTHING TERMINATING")), "", "")
-        )?;
+        let head = match &unseen {
+            Some(why) => format!("{} no object in scope was seen being deleted, but {why}.", st.strong("UNKNOWN")),
+            None => format!("{} nothing in scope is being deleted.", st.good("NOTHING TERMINATING")),
+        };
+        writeln!(w, "{}", st.wrap(&head, "", ""))?;
     } else if stuck > 0 {
         let head = format!(
             "{} {stuck} object(s) will not finish deleting without someone acting, for {} cause(s).",
@@ -191,12 +197,18 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
             groups(Verdict::Unknown)
         );
         writeln!(w, "{}", st.wrap(&head, "", ""))?;
+    } else if let Some(why) = &unseen {
+        let head = format!("{} no deletion seen in scope is stuck, but {why}.", st.strong("UNKNOWN"));
+        writeln!(w, "{}", st.wrap(&head, "", ""))?;
     } else {
         writeln!(w, "{} no deletion in scope is stuck.", st.good("NOTHING STUCK"))?;
     }
     let mut also = Vec::new();
     if unknown > 0 && stuck > 0 {
         also.push(format!("{unknown} cannot be judged"));
+    }
+    if let Some(why) = unseen.filter(|_| stuck > 0 || unknown > 0) {
+        also.push(why);
     }
     if moving > 0 {
         also.push(format!("{moving} in progress"));

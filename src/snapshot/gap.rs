@@ -141,6 +141,18 @@ impl Gap {
         }
     }
 
+    /// Whether an object being deleted in `namespace` (anywhere when `None`) may be unseen
+    /// because of this gap: a failed discovery or list there or everywhere (Events aside: no
+    /// sweep finds deletions among them), or a line that may be either. A failed read of
+    /// bodies or managedFields hides no object: its metadata was read.
+    pub fn may_hide_deletions(&self, namespace: Option<&str>) -> bool {
+        match &self.what {
+            Missing::List { resource, .. } if resource.resource == "events" => false,
+            Missing::List { .. } | Missing::Discovery { .. } | Missing::Recorded(_) => self.may_hide_any(namespace),
+            Missing::Bodies { .. } | Missing::ManagedFields { .. } | Missing::Scope { .. } => false,
+        }
+    }
+
     /// Whether this is the failed discovery of an API group.
     pub fn is_discovery(&self) -> bool {
         matches!(self.what, Missing::Discovery { .. })

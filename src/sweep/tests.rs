@@ -272,3 +272,69 @@ fn objects_nothing_holds_share_one_group_without_a_code() {
     );
     assert_eq!(s.groups[1].cause.culprit, Culprit::Nothing);
 }
+
+/// The fixture's graph with `gaps` as what its read could not see.
+fn graph_missing(items: Vec<Value>, gaps: Vec<Gap>) -> Graph {
+    let mut f = Flattened::default();
+    for o in items {
+        f.push(serde_json::from_value::<RawDoc>(o).unwrap());
+    }
+    let mut snapshot = Snapshot::from_flattened(f);
+    snapshot.incomplete = gaps;
+    Graph::build(snapshot)
+}
+
+#[test]
+fn a_failed_read_that_may_hide_a_deletion_in_scope_leaves_the_sweep_unknown_never_reassuring() {
+    let list = |group: &str, resource: &str, ns: Option<&str>| {
+        let what = Missing::List { resource: Resource::new(group, "v1", resource), namespace: ns.map(Into::into) };
+        Gap::new(what, "forbidden (403)")
+    };
+    // without the stuck Sites and claim: one ConfigMap in progress, in team-a
+    let no_sites = || {
+        items().into_iter().filter(|o| o["kind"] != "Site" && o["kind"] != "PersistentVolumeClaim").collect::<Vec<_>>()
+    };
+    let team_a = || Scope::Namespace("team-a".into());
+    let verdict = |gaps: Vec<Gap>, scope: Scope| {
+        let g = graph_missing(no_sites(), gaps);
+        let s = run(&g, scope, false);
+        (s.verdict(), s.unseen)
+    };
+    assert_eq!(verdict(vec![], team_a()), (Some(Verdict::InProgress), 0));
+    let hiding = [
+        (list("", "secrets", Some("team-a")), team_a()),
+        (list("", "secrets", None), team_a()),
+        (list("", "nodes", None), Scope::Cluster),
+        (Gap::new(Missing::Discovery { group: "web.example.com".into(), version: "v1".into() }, "503"), team_a()),
+        (Gap::recorded("sites.web.example.com could not be listed"), team_a()),
+    ];
+    for (gap, scope) in hiding {
+        assert_eq!(verdict(vec![gap.clone()], scope), (Some(Verdict::Unknown), 1), "{gap}");
+    }
+    let harmless = [
+        list("", "secrets", Some("team-b")),
+        // cluster-scoped: no deletion in a namespace hides there
+        list("", "nodes", None),
+        list("rbac.authorization.k8s.io", "clusterroles", None),
+        // the namespace itself was read
+        list("", "namespaces", None),
+        // no sweep finds deletions among Events
+        list("", "events", Some("team-a")),
+        // bodies and managedFields hide no object: its metadata was read
+        Gap::new(Missing::Bodies { resource: Resource::new("", "v1", "pods"), namespace: None, name: None }, "403"),
+    ];
+    for gap in harmless {
+        assert_eq!(verdict(vec![gap.clone()], team_a()), (Some(Verdict::InProgress), 0), "{gap}");
+    }
+    // the namespace itself not read: its deletion may be what is unseen
+    let without_ns = no_sites().into_iter().filter(|o| o["kind"] != "Namespace").collect();
+    let g = graph_missing(without_ns, vec![list("", "namespaces", None)]);
+    assert_eq!(run(&g, team_a(), false).unseen, 1);
+    // nothing seen being deleted: unknown rather than nothing, when something may hide it
+    let quiet = Scope::Namespace("sync-system".into());
+    assert_eq!(verdict(vec![], quiet.clone()), (None, 0));
+    assert_eq!(verdict(vec![list("", "secrets", Some("sync-system"))], quiet), (Some(Verdict::Unknown), 1));
+    // stuck stays stuck
+    let g = graph_missing(items(), vec![list("", "secrets", None)]);
+    assert_eq!(run(&g, Scope::Cluster, false).verdict(), Some(Verdict::Stuck));
+}
