@@ -128,6 +128,9 @@ pub struct Sweep {
     /// How many of the failed reads may hide an object being deleted in scope: the sweep
     /// cannot say that nothing (else) is stuck.
     pub unseen: usize,
+    /// `-n NS` where NS is not among the namespaces read (without a gap): live, a typo most
+    /// likely, which "nothing is being deleted" alone would not reveal.
+    pub absent_namespace: Option<String>,
 }
 
 impl Sweep {
@@ -190,6 +193,14 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     settle_stuck(&mut answers);
     let mut s = group(g, answers, opts.stuck_only);
     s.unseen = g.gaps().iter().filter(|gap| may_hide_deletions(g, gap, &opts.scope)).count();
+    if let Scope::Namespace(ns) = &opts.scope {
+        // only where namespaces were read at all (a file of pods holds none) and none is unread
+        let read = g.observed().any(|(_, o)| o.kind == "Namespace" && o.group().is_empty());
+        let unread = g.gaps().iter().any(|gap| gap.may_hide("", Some("namespaces"), None));
+        if read && !unread && g.find("", "Namespace", None, ns).is_none() {
+            s.absent_namespace = Some(ns.clone());
+        }
+    }
     s
 }
 
@@ -356,7 +367,7 @@ pub fn group(g: &Graph, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
         .chain(ordered.iter().flat_map(|d| d.incomplete.iter().cloned()))
         .filter(|i| seen.insert(i.clone()))
         .collect();
-    Sweep { groups: out, answers: ordered, left_out, incomplete, unseen: 0 }
+    Sweep { groups: out, answers: ordered, left_out, incomplete, unseen: 0, absent_namespace: None }
 }
 
 /// A [`Related`] as a set key.

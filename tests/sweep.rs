@@ -296,3 +296,15 @@ fn a_capture_with_a_failed_list_in_scope_is_unknown_offline_too() {
     elsewhere["what"]["namespace"] = "team-b".into();
     assert_eq!(run_on(Value::Array(vec![elsewhere]), &all).status.code(), Some(0));
 }
+
+/// `-n` of a namespace that was not read (a typo, live) says so beside "nothing"; one that
+/// was read and holds no deletion says nothing more.
+#[test]
+fn a_namespace_not_read_is_named_beside_nothing_terminating() {
+    let o = offline(&["why-stuck", "--all", "-n", "team-x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(first.starts_with("NOTHING TERMINATING") && first.contains("no namespace \"team-x\" was read"), "{first}");
+    let o = offline(&["why-stuck", "--all", "-n", "sync-system"]);
+    assert_eq!(stdout(&o).trim_end(), "NOTHING TERMINATING nothing in scope is being deleted.");
+}
