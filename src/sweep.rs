@@ -193,15 +193,17 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     settle_stuck(&mut answers);
     let mut s = group(g, answers, opts.stuck_only);
     s.unseen = g.gaps().iter().filter(|gap| may_hide_deletions(g, gap, &opts.scope)).count();
-    if let Scope::Namespace(ns) = &opts.scope {
-        // only where namespaces were read at all (a file of pods holds none) and none is unread
-        let read = g.observed().any(|(_, o)| o.kind == "Namespace" && o.group().is_empty());
-        let unread = g.gaps().iter().any(|gap| gap.may_hide("", Some("namespaces"), None));
-        if read && !unread && g.find("", "Namespace", None, ns).is_none() {
-            s.absent_namespace = Some(ns.clone());
-        }
-    }
+    s.absent_namespace = absent_namespace(g, &opts.scope);
     s
+}
+
+/// `-n NS` where namespaces were read (a file of pods holds none), none is unread, and NS is
+/// not among them.
+fn absent_namespace(g: &Graph, scope: &Scope) -> Option<String> {
+    let Scope::Namespace(ns) = scope else { return None };
+    let read = g.observed().any(|(_, o)| o.kind == "Namespace" && o.group().is_empty());
+    let unread = g.gaps().iter().any(|gap| gap.may_hide("", Some("namespaces"), None));
+    (read && !unread && g.find("", "Namespace", None, ns).is_none()).then(|| ns.clone())
 }
 
 /// Whether a failed read may hide an object being deleted in scope. In a namespace, the

@@ -126,29 +126,18 @@ pub fn load(global: &Global, request: &Request) -> Result<Loaded> {
         let read = super::live::read(global, request)?;
         loaded(global, read.snapshot, read.context_namespace, |g, ns| match &read.target {
             Some(t) => locate(g, t).map(Some),
-            None => request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns)).transpose(),
+            None => request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns, None)).transpose(),
         })
     } else {
         let snapshot = source::file::load(&global.snapshot).context("reading the snapshot")?;
         loaded(global, snapshot, "default".to_string(), |g, ns| {
             // an empty file (a failed `kubectl get > file`) answers nothing: not even "nothing
             // is being deleted"
-            let files = || global.snapshot.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+            let files = global.snapshot.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
             if g.objects().is_empty() {
-                bail!("the snapshot holds no objects ({}): nothing can be answered from it", files());
+                bail!("the snapshot holds no objects ({files}): nothing can be answered from it");
             }
-            let Some((ty, name)) = &request.target else { return Ok(None) };
-            // "the server doesn't have a resource type" would send the reader to a cluster
-            // that was never asked: say what the file lacks
-            if let Err(kubectl_gc::discovery::ResolveError::Unknown(_)) = g.mapper().resolve(ty)
-                && !g.gaps().iter().any(|i| i.is_discovery() || matches!(i.what, Missing::Recorded(_)))
-            {
-                bail!(
-                    "the snapshot doesn't have a resource type \"{ty}\": no discovery data, CRD or object of it is in {}",
-                    files()
-                );
-            }
-            resolve(g, ty, name, ns).map(Some)
+            request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns, Some(&files))).transpose()
         })
     }
 }
@@ -269,8 +258,9 @@ fn unread<'g>(g: &'g Graph, group: &str, plural: &str, ns: Option<&str>) -> Opti
 }
 
 /// Resolves TYPE (as typed) and NAME, in namespace `ns` for a namespaced type, through the
-/// graph's own mapper (offline: the snapshot's discovery data, CRDs and built-in types).
-pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str) -> Result<NodeId> {
+/// graph's own mapper (offline: the snapshot's discovery data, CRDs and built-in types, from
+/// `files`).
+pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str, files: Option<&str>) -> Result<NodeId> {
     let rt = g.mapper().resolve(type_arg).map_err(|e| {
         // offline too: a snapshot whose capture could not discover some groups says so
         // (a line without fields, from an older snapshot file, may be such a failure too)
@@ -280,7 +270,14 @@ pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str) -> Result<NodeId
             .filter(|i| i.is_discovery() || matches!(i.what, Missing::Recorded(_)))
             .map(|i| i.to_string())
             .collect();
-        super::live::unresolved(e, &failed)
+        match (&e, files) {
+            // "the server doesn't have a resource type" would send the reader to a cluster
+            // that was never asked: say what the file lacks
+            (kubectl_gc::discovery::ResolveError::Unknown(ty), Some(files)) if failed.is_empty() => anyhow::anyhow!(
+                "the snapshot doesn't have a resource type \"{ty}\": no discovery data, CRD or object of it is in {files}"
+            ),
+            _ => super::live::unresolved(e, &failed),
+        }
     })?;
     let t = TargetRef {
         group: rt.group.clone(),

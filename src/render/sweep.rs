@@ -177,17 +177,15 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
         n => Some(format!("{n} reads that could show deletions failed (below)")),
     };
     if s.answers.is_empty() && s.left_out == 0 {
-        let head = match &unseen {
-            Some(why) => format!("{} no object in scope was seen being deleted, but {why}.", st.strong("UNKNOWN")),
-            None => match &s.absent_namespace {
-                // what was read, not what exists: a file may hold some namespaces only
-                Some(ns) => format!(
-                    "{} nothing in scope is being deleted; no namespace {} was read (a typo? `kubectl get namespaces` lists them).",
-                    st.good("NOTHING TERMINATING"),
-                    sanitize(&format!("{ns:?}"))
-                ),
-                None => format!("{} nothing in scope is being deleted.", st.good("NOTHING TERMINATING")),
-            },
+        let head = match (&unseen, &s.absent_namespace) {
+            (Some(why), _) => format!("{} no object in scope was seen being deleted, but {why}.", st.strong("UNKNOWN")),
+            // what was read, not what exists: a file may hold some namespaces only
+            (None, Some(ns)) => format!(
+                "{} nothing in scope is being deleted; no namespace {} was read (a typo? `kubectl get namespaces` lists them).",
+                st.good("NOTHING TERMINATING"),
+                sanitize(&format!("{ns:?}"))
+            ),
+            (None, None) => format!("{} nothing in scope is being deleted.", st.good("NOTHING TERMINATING")),
         };
         writeln!(w, "{}", st.wrap(&head, "", ""))?;
     } else if stuck > 0 {

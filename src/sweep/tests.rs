@@ -17,11 +17,7 @@ fn items() -> Vec<Value> {
 }
 
 fn graph(items: Vec<Value>) -> Graph {
-    let mut f = Flattened::default();
-    for o in items {
-        f.push(serde_json::from_value::<RawDoc>(o).unwrap());
-    }
-    Graph::build(Snapshot::from_flattened(f))
+    graph_missing(items, Vec::new())
 }
 
 fn now() -> Timestamp {
