@@ -147,7 +147,12 @@ impl Gap {
     /// bodies or managedFields hides no object: its metadata was read.
     pub fn may_hide_deletions(&self, namespace: Option<&str>) -> bool {
         match &self.what {
-            Missing::List { resource, .. } if resource.resource == "events" => false,
+            // Events of either API, not any resource a CRD names `events`
+            Missing::List { resource: r, .. }
+                if r.resource == "events" && matches!(r.group.as_str(), "" | "events.k8s.io") =>
+            {
+                false
+            }
             Missing::List { .. } | Missing::Discovery { .. } | Missing::Recorded(_) => self.may_hide_any(namespace),
             Missing::Bodies { .. } | Missing::ManagedFields { .. } | Missing::Scope { .. } => false,
         }

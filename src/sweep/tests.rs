@@ -303,6 +303,8 @@ fn a_failed_read_that_may_hide_a_deletion_in_scope_leaves_the_sweep_unknown_neve
         (list("", "nodes", None), Scope::Cluster),
         (Gap::new(Missing::Discovery { group: "web.example.com".into(), version: "v1".into() }, "503"), team_a()),
         (Gap::recorded("sites.web.example.com could not be listed"), team_a()),
+        // a custom resource that happens to be called events: its objects may be being deleted
+        (list("audit.example.com", "events", Some("team-a")), team_a()),
     ];
     for (gap, scope) in hiding {
         assert_eq!(verdict(vec![gap.clone()], scope), (Some(Verdict::Unknown), 1), "{gap}");
@@ -316,6 +318,7 @@ fn a_failed_read_that_may_hide_a_deletion_in_scope_leaves_the_sweep_unknown_neve
         list("", "namespaces", None),
         // no sweep finds deletions among Events
         list("", "events", Some("team-a")),
+        list("events.k8s.io", "events", None),
         // bodies and managedFields hide no object: its metadata was read
         Gap::new(Missing::Bodies { resource: Resource::new("", "v1", "pods"), namespace: None, name: None }, "403"),
     ];
