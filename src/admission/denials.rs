@@ -129,7 +129,7 @@ fn could_deny(g: &Graph, policies: &Policies, d: &Denial, o: &Object, x: NodeId,
         return policies
             .matching(g, x, op)
             .iter()
-            .any(|m| m.policy == d.by && d.binding.is_none_or(|b| b == m.binding));
+            .any(|m| m.policy == d.by && d.binding.is_none_or(|b| m.binding == Some(b)));
     }
     let Some(t) = g.mapper().kind(o.group(), &o.kind) else { return false };
     conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten().any(|w| {

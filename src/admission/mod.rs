@@ -12,6 +12,7 @@ pub mod backend;
 pub mod conversion;
 pub mod denials;
 pub mod index;
+pub mod params;
 pub mod policies;
 pub mod review;
 pub mod selector;

@@ -18,11 +18,17 @@
 //! CEL is not evaluated here. A policy that applies and whose expressions (validations,
 //! matchConditions, variables, mutations) read `finalizers` or `deletionTimestamp` is what a
 //! deletion may run into; only a denial quoted in Events ([`super::denials`]) says it does.
+//! What does not need CEL is told: a ValidatingAdmissionPolicy whose paramKind is not served,
+//! or a binding whose params are missing with `parameterNotFoundAction: Deny`, denies every
+//! request it matches under `failurePolicy: Fail`, whatever its validationActions; missing
+//! params with `Allow` invoke nothing ([`super::params`]). (MutatingAdmissionPolicy's params
+//! are not judged.)
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::params::{self, Misconfigured, Params};
 use super::webhooks::{Operation, rule_matches, selectors_match};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
@@ -75,8 +81,9 @@ pub struct PolicyMatch {
     pub kind: Kind,
     /// The policy.
     pub policy: NodeId,
-    /// The binding through which it applies.
-    pub binding: NodeId,
+    /// The binding through which it applies; `None` when the policy itself fails to
+    /// configure (then no binding is consulted).
+    pub binding: Option<NodeId>,
     /// The request.
     pub operation: Operation,
     /// The expressions that read `finalizers` or `deletionTimestamp`, quoted with where they
@@ -84,17 +91,44 @@ pub struct PolicyMatch {
     pub reads: Vec<String>,
     /// What could not be evaluated (labels not read, matchConditions): it may not apply.
     pub caveats: Vec<String>,
+    /// The policy or binding fails to configure, and `failurePolicy: Fail` turns that into a
+    /// denial of the request (no expression is evaluated then).
+    pub misconfigured: Option<Misconfigured>,
 }
 
 impl PolicyMatch {
-    /// Whether it may deny (or undo) what the deletion needs: its expressions read the fields.
+    /// Whether it may deny (or undo) what the deletion needs: it fails to configure, or its
+    /// expressions read the fields.
     pub fn may_deny(&self) -> bool {
-        !self.reads.is_empty()
+        self.misconfigured.is_some() || !self.reads.is_empty()
     }
 
-    /// `ValidatingAdmissionPolicy x (binding y)`.
+    /// Whether the input shows that it denies the request: it fails to configure, the input
+    /// shows why, and nothing leaves its match in doubt.
+    pub fn denies(&self) -> bool {
+        self.misconfigured.as_ref().is_some_and(|m| m.unsure.is_none()) && self.caveats.is_empty()
+    }
+
+    /// What fails to configure and why, with the input's doubt if any: `ValidatingAdmissionPolicy
+    /// x (binding y) fails to configure: its paramRef finds no …`.
+    pub fn fails_to_configure(&self, g: &Graph) -> Option<String> {
+        let m = self.misconfigured.as_ref()?;
+        let doubt = m.unsure.iter().chain(&self.caveats).cloned().collect::<Vec<_>>();
+        Some(format!(
+            "{} fails to configure: {}{}",
+            self.describe(g),
+            m.why,
+            if doubt.is_empty() { String::new() } else { format!(" (not certain: {})", doubt.join("; ")) }
+        ))
+    }
+
+    /// `ValidatingAdmissionPolicy x (binding y)`, or `ValidatingAdmissionPolicy x`.
     pub fn describe(&self, g: &Graph) -> String {
-        format!("{} {} (binding {})", self.kind.policy(), g.identity(self.policy).name, g.identity(self.binding).name)
+        let policy = format!("{} {}", self.kind.policy(), g.identity(self.policy).name);
+        match self.binding {
+            Some(b) => format!("{policy} (binding {})", g.identity(b).name),
+            None => policy,
+        }
     }
 }
 
@@ -147,33 +181,60 @@ impl Policies {
             let Some(spec) = g.object(*p).and_then(|p| p.field("/spec")) else { continue };
             let empty = Value::Null;
             let constraints = spec.get("matchConstraints").unwrap_or(&empty);
-            let Some(mut caveats) = resources_match(g, constraints, o, &t.plural, t.namespaced, op) else { continue };
-            if let Some(names) = condition_names(spec) {
-                caveats.push(format!(
-                    "its matchConditions ({names}) are CEL expressions not evaluated here: it may not apply"
-                ));
+            let Some(caveats) = resources_match(g, constraints, o, &t.plural, t.namespaced, op) else { continue };
+            let validating = *kind == Kind::Validating;
+            let fails_closed = params::fails_closed(spec);
+            let at =
+                |binding: Option<NodeId>, caveats: Vec<String>, misconfigured: Option<Misconfigured>| PolicyMatch {
+                    kind: *kind,
+                    policy: *p,
+                    binding,
+                    operation: op,
+                    reads: if misconfigured.is_some() { Vec::new() } else { reads_deletion_fields(*kind, spec) },
+                    caveats,
+                    misconfigured,
+                };
+            if validating {
+                match params::policy_config(g, spec) {
+                    params::Policy::LeftOut => continue,
+                    params::Policy::Misconfigured(m) => {
+                        if fails_closed {
+                            out.push(at(None, caveats, Some(m)));
+                        }
+                        continue;
+                    }
+                    params::Policy::Configures => {}
+                }
             }
-            let reads = reads_deletion_fields(*kind, spec);
+            let conditions = condition_names(spec).map(|names| {
+                format!("its matchConditions ({names}) are CEL expressions not evaluated here: it may not apply")
+            });
             for &b in bindings {
                 let Some(bspec) = g.object(b).and_then(|b| b.field("/spec")) else { continue };
-                if *kind == Kind::Validating && !validation_actions(bspec).any(|a| a == "Deny") {
-                    continue;
-                }
-                let Some(mut more) = bspec
+                let Some(own) = bspec
                     .get("matchResources")
                     .map_or(Some(Vec::new()), |m| resources_match(g, m, o, &t.plural, t.namespaced, op))
                 else {
                     continue;
                 };
-                more.splice(0..0, caveats.iter().cloned());
-                out.push(PolicyMatch {
-                    kind: *kind,
-                    policy: *p,
-                    binding: b,
-                    operation: op,
-                    reads: reads.clone(),
-                    caveats: more,
-                });
+                if validating {
+                    // a configuration error is judged before any expression, matchConditions too
+                    match params::collect(g, spec, bspec, o) {
+                        Params::Misconfigured(m) => {
+                            if fails_closed {
+                                out.push(at(Some(b), [caveats.clone(), own].concat(), Some(m)));
+                            }
+                            continue;
+                        }
+                        Params::NotInvoked => continue,
+                        Params::Evaluated => {}
+                    }
+                    if !validation_actions(bspec).any(|a| a == "Deny") {
+                        continue;
+                    }
+                }
+                let more = caveats.iter().chain(&conditions).chain(&own).cloned().collect();
+                out.push(at(Some(b), more, None));
             }
         }
         out
@@ -306,7 +367,7 @@ mod tests {
         Policies::new(g)
             .matching(g, node(g, "ConfigMap", "cm"), op)
             .iter()
-            .map(|m| (g.identity(m.policy).name.to_string(), g.identity(m.binding).name.to_string()))
+            .map(|m| (g.identity(m.policy).name.to_string(), m.binding.map_or("", |b| g.identity(b).name).to_string()))
             .collect()
     }
 
@@ -370,6 +431,151 @@ mod tests {
         assert_eq!(m[0].reads.len(), 2, "{:?}", m[0].reads);
         assert!(m[0].caveats[0].contains("deleting"), "{:?}", m[0].caveats);
         assert!(found(&g, Operation::Delete).is_empty());
+    }
+
+    /// `world`, read as live reads are: with discovery data (what is served is known), and
+    /// with these reads failed.
+    fn discovered(extra: Vec<Value>, incomplete: Vec<crate::snapshot::Gap>) -> Graph {
+        let mut objs = vec![
+            obj("v1", "Namespace", None, "d", "ns-d")
+                .with("metadata", json!({"name": "d", "uid": "ns-d", "labels": {"env": "prod"}})),
+            obj("v1", "ConfigMap", Some("d"), "cm", "cm")
+                .deleting("2026-11-29T11:00:00Z")
+                .finalizers(&["example.com/keep"]),
+        ];
+        objs.extend(extra);
+        let mut s = crate::testing::snapshot(objs);
+        s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
+        s.incomplete = incomplete;
+        Graph::build(s)
+    }
+
+    fn matches(g: &Graph) -> Vec<PolicyMatch> {
+        Policies::new(g).matching(g, node(g, "ConfigMap", "cm"), Operation::Update)
+    }
+
+    /// A policy taking its params from ConfigMaps, and a binding that only warns.
+    fn with_params(param_ref: Value) -> Vec<Value> {
+        let mut p = policy("limits", cm_rule(&["*"]));
+        p["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        let mut b = binding("limits", "limits", &["Warn"], None);
+        b["spec"]["paramRef"] = param_ref;
+        vec![p, b]
+    }
+
+    #[test]
+    fn a_policy_whose_param_kind_is_not_served_denies_what_it_matches_whatever_its_bindings_say() {
+        let unserved = || {
+            let mut p = policy("quota", cm_rule(&["*"]));
+            p["spec"]["paramKind"] = json!({"apiVersion": "quota.example.com/v1", "kind": "Quota"});
+            // a binding that only warns, and would not even match (d is prod)
+            let b = binding(
+                "quota",
+                "quota",
+                &["Warn"],
+                Some(json!({"namespaceSelector": {"matchLabels": {"env": "dev"}}})),
+            );
+            vec![p, b]
+        };
+        let g = discovered(unserved(), vec![]);
+        let m = matches(&g);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(m[0].binding, None);
+        assert!(m[0].denies() && m[0].reads.is_empty(), "{m:?}");
+        assert!(m[0].misconfigured.as_ref().unwrap().why.contains("quota.example.com/v1 Quota"), "{m:?}");
+        assert!(
+            m[0].fails_to_configure(&g).unwrap().starts_with("ValidatingAdmissionPolicy quota fails to configure: ")
+        );
+        // served: no error of its own (and its binding, without paramRef, does not deny)
+        let crd = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "quotas.quota.example.com", "crd")
+            .with(
+                "spec",
+                json!({"group": "quota.example.com", "scope": "Namespaced",
+                   "names": {"kind": "Quota", "plural": "quotas"}, "versions": [{"name": "v1", "served": true}]}),
+            );
+        assert!(matches(&discovered([unserved(), vec![crd]].concat(), vec![])).is_empty());
+        // failurePolicy Ignore: the error is ignored
+        let mut ignore = unserved();
+        ignore[0]["spec"]["failurePolicy"] = json!("Ignore");
+        assert!(matches(&discovered(ignore, vec![])).is_empty());
+        // without discovery data, or with its group's discovery failed: it may fail, not certain
+        let failed = crate::snapshot::Gap::new(
+            crate::snapshot::Missing::Discovery { group: "quota.example.com".into(), version: "v1".into() },
+            "503",
+        );
+        for g in [world(unserved()), discovered(unserved(), vec![failed])] {
+            let m = matches(&g);
+            assert!(m.len() == 1 && m[0].may_deny() && !m[0].denies(), "{m:?}");
+            assert!(m[0].fails_to_configure(&g).unwrap().contains("(not certain: "), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn missing_params_deny_with_deny_and_invoke_nothing_with_allow() {
+        let by_name = |action: &str| {
+            with_params(json!({"name": "limits", "namespace": "policy", "parameterNotFoundAction": action}))
+        };
+        let limits = || obj("v1", "ConfigMap", Some("policy"), "limits", "cm-limits");
+        // missing and Deny: the binding fails to configure, Warn-only though it is
+        let g = discovered(by_name("Deny"), vec![]);
+        let m = matches(&g);
+        assert!(m.len() == 1 && m[0].denies() && m[0].binding.is_some(), "{m:?}");
+        let why = &m[0].misconfigured.as_ref().unwrap().why;
+        assert!(why.contains("ConfigMap policy/limits") && why.contains("Deny"), "{why}");
+        // found: the expressions decide, and a Warn-only binding denies nothing
+        assert!(matches(&discovered([by_name("Deny"), vec![limits()]].concat(), vec![])).is_empty());
+        let mut deny = [by_name("Deny"), vec![limits()]].concat();
+        deny[1]["spec"]["validationActions"] = json!(["Deny"]);
+        let m = matches(&discovered(deny, vec![]));
+        assert!(m.len() == 1 && m[0].misconfigured.is_none() && !m[0].reads.is_empty(), "{m:?}");
+        // missing and Allow: the binding is not invoked at all, Deny action or not
+        let mut allow = by_name("Allow");
+        allow[1]["spec"]["validationActions"] = json!(["Deny"]);
+        assert!(matches(&discovered(allow.clone(), vec![])).is_empty());
+        // the ConfigMaps of `policy` not read: missing is not known
+        let gap = crate::snapshot::Gap::new(
+            crate::snapshot::Missing::List {
+                resource: crate::snapshot::Resource::new("", "v1", "configmaps"),
+                namespace: Some("policy".into()),
+            },
+            "forbidden (403)",
+        );
+        let m = matches(&discovered(by_name("Deny"), vec![gap.clone()]));
+        assert!(m.len() == 1 && !m[0].denies() && m[0].may_deny(), "{m:?}");
+        assert_eq!(matches(&discovered(allow, vec![gap])).len(), 1, "Allow, unread: it may be invoked");
+    }
+
+    #[test]
+    fn params_are_looked_for_where_the_binding_says_and_by_its_selector() {
+        // no namespace: the request's (d)
+        let here = with_params(json!({"name": "limits", "parameterNotFoundAction": "Deny"}));
+        assert_eq!(matches(&discovered(here.clone(), vec![])).len(), 1);
+        let in_d = obj("v1", "ConfigMap", Some("d"), "limits", "cm-limits");
+        assert!(matches(&discovered([here, vec![in_d]].concat(), vec![])).is_empty());
+        // a selector: nothing of the kind in d but the ConfigMap being deleted, whose labels
+        // were kept (none): no param
+        let selected =
+            with_params(json!({"selector": {"matchLabels": {"tier": "gold"}}, "parameterNotFoundAction": "Deny"}));
+        let m = matches(&discovered(selected.clone(), vec![]));
+        assert!(m.len() == 1 && m[0].denies(), "{m:?}");
+        let labelled = |tier: &str, deleting: bool| {
+            let o = obj("v1", "ConfigMap", Some("d"), "gold", "cm-gold").with(
+                "metadata",
+                json!({"name": "gold", "namespace": "d", "uid": "cm-gold", "labels": {"tier": tier}}),
+            );
+            if deleting { o.deleting("2026-11-29T11:00:00Z") } else { o }
+        };
+        // labels kept (being deleted): gold is a param, silver is not
+        assert!(matches(&discovered([selected.clone(), vec![labelled("gold", true)]].concat(), vec![])).is_empty());
+        assert!(matches(&discovered([selected.clone(), vec![labelled("silver", true)]].concat(), vec![]))[0].denies());
+        // labels not kept: it may be a param, and nothing is claimed
+        assert!(matches(&discovered([selected, vec![labelled("silver", false)]].concat(), vec![])).is_empty());
+        // a namespace named for a cluster-scoped paramKind: a configuration error
+        let mut cluster = with_params(json!({"name": "x", "namespace": "d", "parameterNotFoundAction": "Allow"}));
+        cluster[0]["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "Namespace"});
+        let m = matches(&discovered(cluster, vec![]));
+        assert!(m.len() == 1 && m[0].denies(), "{m:?}");
+        assert!(m[0].misconfigured.as_ref().unwrap().why.contains("cluster-scoped"), "{m:?}");
     }
 
     #[test]

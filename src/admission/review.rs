@@ -40,6 +40,7 @@ use super::Index;
 use super::backend::{self, Backend, Target};
 use super::conversion;
 use super::describe;
+use super::policies::PolicyMatch;
 use super::webhooks::Operation;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
@@ -151,10 +152,22 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
         let why = format!("is denied: {by} denied it before, a Warning Event about {obj} quotes: {:?}", d.message);
         return (Some(reject(why, describe(g, d.by))), notes);
     }
-    // a policy that may deny: CEL is not evaluated, so the step is taken, with a note (one per
-    // policy, binding and operation, not per object)
-    for m in index.policies(g, n, *op).into_iter().filter(|m| m.may_deny() && w.stored(m.policy) && w.stored(m.binding))
-    {
+    // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL
+    // is not evaluated, so the step is taken, with a note (one per policy, binding and
+    // operation, not per object)
+    let stored = |m: &PolicyMatch| w.stored(m.policy) && m.binding.is_none_or(|b| w.stored(b));
+    for m in index.policies(g, n, *op).into_iter().filter(|m| m.may_deny() && stored(m)) {
+        if let Some(failing) = m.fails_to_configure(g) {
+            if m.denies() {
+                let why = format!("is denied: {failing}, and its failurePolicy Fail denies every request it matches");
+                return (Some(reject(why, describe(g, m.policy))), notes);
+            }
+            notes.push(format!(
+                "{failing}: with failurePolicy Fail, the {} requests of this plan it matches would be rejected and the plan not go as shown",
+                op.as_str()
+            ));
+            continue;
+        }
         notes.push(format!(
             "{} applies to {} requests of this plan and its expressions read finalizers or deletionTimestamp ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
             m.describe(g),

@@ -64,7 +64,12 @@ impl Explainer<'_, '_> {
             }
         }
         for (m, on) in may {
-            self.findings.push(may_deny(g, x, &m, &on));
+            if m.denies() {
+                self.findings.push(fails_to_configure(g, x, &m, &on));
+                self.local_stuck.push(x);
+            } else {
+                self.findings.push(may_deny(g, x, &m, &on));
+            }
         }
     }
 }
@@ -364,38 +369,86 @@ fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
     }
 }
 
+/// `AdmissionDenied` from the configuration alone: the policy (or its binding) fails to
+/// configure for a request this deletion needs (its paramKind not served, its params
+/// missing with `parameterNotFoundAction: Deny`), and `failurePolicy: Fail` denies every such
+/// request, whatever the expressions and the binding's validationActions say.
+fn fails_to_configure(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
+    let failing = m.fails_to_configure(g).expect("only a policy that fails to configure denies by it");
+    let fix = m.misconfigured.as_ref().map(|c| c.fix.as_str()).unwrap_or_default();
+    let mut remedy = vec![read_it(g, m.policy, "its paramKind and failurePolicy.")];
+    if let Some(b) = m.binding {
+        remedy.push(read_it(g, b, "its paramRef and what it matches."));
+    }
+    remedy.push(Step::advice(
+        Reach::Restore,
+        format!("Let it configure again: {fix}. The requests it denied are retried by whoever sent them."),
+    ));
+    remedy.push(Step::advice(
+        Reach::Disrupt,
+        "Or set the policy's failurePolicy to Ignore, or remove the binding: that turns off what it enforces for every object it covers.",
+    ));
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Error,
+        object: x,
+        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        message: format!(
+            "{failing}. With failurePolicy Fail the API server denies every request the policy matches while it does (no expression is evaluated, whatever the binding's validationActions): {} {} rejected on every retry, printed patches too",
+            requests.join(" and "),
+            if requests.len() > 1 { "are" } else { "is" },
+        ),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
 /// `AdmissionDenied` as a Warning: a policy applies to a request this deletion needs and its
-/// expressions read finalizers or deletionTimestamp; CEL is not evaluated, and no denial was
-/// seen, so it may or may not deny. Not stuck by itself.
+/// expressions read finalizers or deletionTimestamp, or it may fail to configure (what would
+/// settle it was not read); CEL is not evaluated, and no denial was seen, so it may or may not
+/// deny. Not stuck by itself.
 fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
     let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
-    let effect = match m.kind {
-        Kind::Validating => "with validationActions Deny",
-        Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
+    let them = if ops.len() > 1 { "them" } else { "it" };
+    let message = match m.fails_to_configure(g) {
+        Some(failing) => format!(
+            "{failing}. If it does, failurePolicy Fail denies {} whatever its expressions and the binding's validationActions; no Event quoting a denial was seen",
+            requests.join(" and "),
+        ),
+        None => {
+            let effect = match m.kind {
+                Kind::Validating => "with validationActions Deny",
+                Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
+            };
+            let mut message = format!(
+                "{} applies to {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {them}; no Event quoting a denial was seen",
+                m.describe(g),
+                requests.join(" and "),
+                m.reads.join("; "),
+            );
+            if !m.caveats.is_empty() {
+                message.push_str(&format!(" (it may not apply: {})", m.caveats.join("; ")));
+            }
+            message
+        }
     };
-    let mut message = format!(
-        "{} applies to {} {effect}, and its expressions read finalizers or deletionTimestamp ({}). CEL is not evaluated here: it may deny {}; no Event quoting a denial was seen",
-        m.describe(g),
-        requests.join(" and "),
-        m.reads.join("; "),
-        if ops.len() > 1 { "them" } else { "it" },
-    );
-    if !m.caveats.is_empty() {
-        message.push_str(&format!(" (it may not apply: {})", m.caveats.join("; ")));
+    let mut remedy = vec![read_it(g, m.policy, "what its validations allow on a deletion.")];
+    if let Some(b) = m.binding {
+        remedy.push(read_it(g, b, "which requests it applies the policy to."));
     }
+    // a denial would be quoted there
+    remedy.push(super::progress::events_step(g, x));
     Finding {
         code: FindingCode::AdmissionDenied,
         severity: Severity::Warning,
         object: x,
-        related: vec![Related::Node(m.policy), Related::Node(m.binding)],
+        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
         message,
-        remedy: vec![
-            read_it(g, m.policy, "what its validations allow on a deletion."),
-            read_it(g, m.binding, "which requests it applies the policy to."),
-            // a denial would be quoted there
-            super::progress::events_step(g, x),
-        ],
+        remedy,
         subject: Subject::Related,
         cannot_tell: false,
     }
@@ -420,6 +473,8 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
     for f in findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error) {
         if let Some(d) = index.denials(g, f.object, Operation::Update).first() {
             denied.entry(f.object).or_insert(d.by);
+        } else if let Some(m) = index.policies(g, f.object, Operation::Update).iter().find(|m| m.denies()) {
+            denied.entry(f.object).or_insert(m.policy);
         }
     }
     let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();

@@ -379,3 +379,48 @@ fn a_denial_of_the_namespace_controllers_delete_counts_only_once_the_namespace_i
         !ns_answer(&g).findings.iter().any(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Error)
     );
 }
+
+/// The policy taking its params from a ConfigMap that `finance/limits` names, bound Warn-only,
+/// read with discovery data (as live reads are).
+fn params_world(extra: Vec<Value>) -> Graph {
+    let mut p = policy(&["UPDATE"]);
+    p["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+    let mut b = binding(&["Warn"]);
+    b["spec"]["paramRef"] = json!({"name": "limits", "namespace": "finance", "parameterNotFoundAction": "Deny"});
+    let mut objs = vec![crd(), ns("finance", json!({})), account(json!({})), p, b];
+    objs.extend(extra);
+    let mut s = crate::testing::snapshot(objs);
+    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
+    Graph::build(s)
+}
+
+#[test]
+fn a_policy_whose_params_are_missing_denies_the_finalizers_removal_and_the_object_is_stuck() {
+    let g = params_world(vec![]);
+    let d = diagnose(&g);
+    assert!(d.stuck);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("a denial by configuration");
+    assert_eq!(f.severity, Severity::Error);
+    assert_eq!(
+        f.related,
+        [
+            Related::Node(node(&g, "ValidatingAdmissionPolicy", "keep-archive")),
+            Related::Node(node(&g, "ValidatingAdmissionPolicyBinding", "keep-archive-all"))
+        ]
+    );
+    for part in ["fails to configure", "ConfigMap finance/limits", "the UPDATE that removes ledger.example.org/archive"]
+    {
+        assert!(f.message.contains(part), "{part}: {}", f.message);
+    }
+    // read first, then let it configure (create the params), and only then turn it off
+    let reaches: Vec<Reach> = f.remedy.iter().map(|s| s.reach).collect();
+    assert_eq!(reaches, [Reach::Inspect, Reach::Inspect, Reach::Restore, Reach::Disrupt], "{:?}", f.remedy);
+    assert!(f.remedy[2].text.contains("create the ConfigMap finance/limits"), "{}", f.remedy[2].text);
+    // the finalizer's removal printed in the same answer is denied too, and says so
+    assert!(finalizer_patch(&d).text.contains("ValidatingAdmissionPolicy keep-archive allows it"));
+    // the params there: the expressions decide, and a Warn-only binding denies nothing
+    let limits = obj("v1", "ConfigMap", Some("finance"), "limits", "cm-limits");
+    let d = diagnose(&params_world(vec![limits]));
+    assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionDenied), "{:?}", d.findings);
+    assert_eq!(d.verdict(), diagnose(&policy_world(vec![])).verdict());
+}

@@ -1128,6 +1128,38 @@ fn a_policy_that_may_deny_is_a_note_and_one_seen_denying_blocks() {
     );
 }
 
+#[test]
+fn a_policy_whose_param_kind_is_not_served_blocks_the_finalizers_removal_it_matches() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let mut objs = vec![namespace("d"), cm.clone()];
+    let mut keep = keep_policy();
+    keep[0].0["spec"]["paramKind"] = json!({"apiVersion": "quota.example.com/v1", "kind": "Quota"});
+    objs.extend(keep);
+    let plan = |objs: &[Obj]| {
+        let g = graph(objs);
+        let t = id(&g, &cm);
+        (run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background))), g)
+    };
+    // without discovery data, whether Quota is served is not known: a note, and the step taken
+    let (o, _) = plan(&objs);
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+    assert!(
+        o.plan.notes.iter().any(|n| n.contains("fails to configure") && n.contains("not certain")),
+        "{:?}",
+        o.plan.notes
+    );
+    // with discovery data that does not serve it: denied, every time
+    objs.push(Obj(json!({"apiVersion": "v1", "kind": "APIResourceList", "groupVersion": "v1",
+        "resources": [{"name": "configmaps", "singularName": "configmap", "namespaced": true, "kind": "ConfigMap", "verbs": ["list"]}]})));
+    let (o, g) = plan(&objs);
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(
+        why.contains("is denied") && why.contains("quota.example.com/v1 Quota") && why.contains("failurePolicy Fail"),
+        "{why}"
+    );
+}
+
 // ----- a controller the plan deletes before it removes its finalizer ------------------------
 
 /// Deployment ops/op-operator (ready), its ReplicaSet and running pod, and ConfigMap
