@@ -485,3 +485,77 @@ fn forbidden_admission_policies_leave_the_policy_check_unknown() {
     assert!(evidence.contains("admission policies: Unknown"), "{evidence}");
     assert_read_only(&server);
 }
+
+/// webhook-blocks-finalizer with a ValidatingAdmissionPolicy that takes its params from
+/// ConfigMap `ledger-params/limits` (another namespace than the Account's), bound Warn-only
+/// with `parameterNotFoundAction: Deny`; with the ConfigMap when `params` is true.
+fn with_params(dir: &Path, params: bool) -> PathBuf {
+    let file = with_policy(dir);
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    for o in items.iter_mut() {
+        match o["kind"].as_str() {
+            Some("ValidatingAdmissionPolicy") => {
+                o["spec"]["paramKind"] = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"})
+            }
+            Some("ValidatingAdmissionPolicyBinding") => {
+                o["spec"]["validationActions"] = serde_json::json!(["Warn"]);
+                o["spec"]["paramRef"] = serde_json::json!({"name": "limits", "namespace": "ledger-params", "parameterNotFoundAction": "Deny"});
+            }
+            _ => {}
+        }
+    }
+    items.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": "ledger-params", "uid": "ns-ledger-params"}}));
+    if params {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "limits", "namespace": "ledger-params", "uid": "cm-limits"}, "data": {"max": "3"}}));
+    }
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    file
+}
+
+fn policy_findings(answer: &Value) -> Vec<(String, String)> {
+    let findings = answer["findings"].as_array().unwrap().iter();
+    findings
+        .filter(|f| f["code"] == "AdmissionDenied")
+        .map(|f| (f["severity"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_policys_params_are_read_where_its_binding_names_them_and_missing_ones_deny() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = with_params(dir.path(), false);
+    let server = ApiServer::start(&file);
+    let env = Env::new(&server.url(), None);
+    let o = gc(&env, WEBHOOK);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // the ConfigMaps of ledger-params, names only: the scope is finance
+    let params: Vec<_> =
+        server.requests().into_iter().filter(|r| r.path == "/api/v1/namespaces/ledger-params/configmaps").collect();
+    assert!(params.len() == 1 && params[0].wants_metadata(), "{params:?}");
+    let found = policy_findings(&json(&o));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "Error");
+    assert!(
+        found[0].1.contains("fails to configure") && found[0].1.contains("ConfigMap ledger-params/limits"),
+        "{}",
+        found[0].1
+    );
+    // a capture of finance reads them too: its offline answer is the live one
+    let capture = dir.path().join("capture.json");
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "finance", "--now", NOW, "--file"]).arg(&capture);
+    let s = run(c, DEADLINE);
+    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
+    assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(&o));
+    assert_read_only(&server);
+    // the params there: the Warn-only binding denies nothing
+    let dir = tempfile::tempdir().unwrap();
+    let server = ApiServer::start(&with_params(dir.path(), true));
+    let env = Env::new(&server.url(), None);
+    let found = policy_findings(&json(&gc(&env, WEBHOOK)));
+    assert!(found.is_empty(), "{found:?}");
+    assert_read_only(&server);
+}

@@ -15,6 +15,8 @@
 //!   backend's namespace is terminating;
 //! - for a PersistentVolume bound to a claim, the pods of the claim's namespace, full: which
 //!   of them use the claim (`spec.volumes`) is what the volume waits for;
+//! - the admission policies and their bindings, full, where there are any; then the params
+//!   the bindings of ValidatingAdmissionPolicies name, metadata-only ([`params_wanted`]);
 //! - for each Service a webhook or conversion webhook names (only those that could intercept the
 //!   target or its namespace's content): the Service (full: `spec.type`) and its EndpointSlices
 //!   by the label `kubernetes.io/service-name=<name>` (full: `endpoints[].conditions.ready`).
@@ -162,6 +164,43 @@ pub fn policies_wanted(g: &Graph) -> Vec<Read> {
             out.push(list(GROUP, "v1", resource, true, WHY));
         }
     }
+    out.extend(params_wanted(g));
+    out
+}
+
+/// The params the bindings of ValidatingAdmissionPolicies name, metadata-only (names and
+/// labels are what `paramRef` finds them by): a binding whose params are missing fails to
+/// configure, and denies, with `parameterNotFoundAction: Deny` (`admission::params`). Known
+/// once the policies and bindings are read in full; a cluster-scoped paramKind is read with
+/// every scope already, a namespaced one in the namespace `paramRef` names, else everywhere
+/// (each request's own namespace is where its params are looked for).
+pub fn params_wanted(g: &Graph) -> Vec<Read> {
+    use crate::admission::policies::{GROUP, Kind};
+    const WHY: &str = "the params an admission policy's binding names: missing, they may deny";
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    let mut out: Vec<Read> = Vec::new();
+    for &p in g.of_kind(GROUP, Kind::Validating.policy()) {
+        let Some(pk) = g.object(p).and_then(|p| p.field("/spec/paramKind")) else { continue };
+        let (Some(api_version), Some(kind)) = (text(pk, "apiVersion"), text(pk, "kind")) else { continue };
+        let Ok(t) = g.mapper().rest_mapping(&api_version, &kind) else { continue };
+        if !t.namespaced {
+            continue;
+        }
+        let version = api_version.rsplit_once('/').map_or(api_version.as_str(), |(_, v)| v);
+        let policy = g.identity(p).name;
+        for &b in g.of_kind(GROUP, Kind::Validating.binding()) {
+            let Some(spec) = g.object(b).and_then(|b| b.field("/spec")) else { continue };
+            if text(spec, "policyName").as_deref() != Some(policy) {
+                continue;
+            }
+            let Some(r) = spec.get("paramRef") else { continue };
+            let mut read = list(&t.group, version, &t.plural, false, WHY);
+            read.namespace = text(r, "namespace");
+            if !out.contains(&read) {
+                out.push(read);
+            }
+        }
+    }
     out
 }
 
@@ -280,5 +319,33 @@ mod tests {
         let eps = r.iter().find(|r| r.resource == "endpointslices").expect("slices");
         assert_eq!(eps.label_selector.as_deref(), Some("kubernetes.io/service-name=hook"));
         assert!(eps.full);
+    }
+
+    #[test]
+    fn the_params_bindings_name_are_read_where_they_are_looked_for() {
+        let policy = |name: &str, api_version: &str, kind: &str| {
+            obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, name, &format!("vap-{name}"))
+                .with("spec", json!({"paramKind": {"apiVersion": api_version, "kind": kind}}))
+        };
+        let binding = |name: &str, policy: &str, param_ref: Value| {
+            obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, name, &format!("b-{name}"))
+                .with("spec", json!({"policyName": policy, "validationActions": ["Deny"], "paramRef": param_ref}))
+        };
+        let g = graph(vec![
+            policy("limits", "v1", "ConfigMap"),
+            binding("there", "limits", json!({"name": "l", "namespace": "params"})),
+            binding("own", "limits", json!({"selector": {}})),
+            binding("twice", "limits", json!({"name": "m", "namespace": "params"})),
+            // cluster-scoped params are read with every scope; unserved ones cannot be read
+            policy("nodes", "v1", "Node"),
+            binding("n", "nodes", json!({"name": "x"})),
+            policy("gone", "quota.example.com/v1", "Quota"),
+            binding("q", "gone", json!({"name": "x"})),
+        ]);
+        let r = params_wanted(&g);
+        let got: Vec<_> = r.iter().map(|r| (r.resource.as_str(), r.namespace.as_deref(), r.full)).collect();
+        assert_eq!(got, [("configmaps", None, false), ("configmaps", Some("params"), false)]);
+        // the policies first read by name only: nothing known of their params yet
+        assert!(params_wanted(&graph(vec![])).is_empty());
     }
 }

@@ -51,8 +51,9 @@
 //! the answer as it will be given (same `now` and options): the Events of the objects it names,
 //! each listed by `involvedObject.uid=…` in its namespace. Events are ignored by the GC's graph,
 //! and `Plan::scope` skips them, so only these asks read them for an answer. A capture of a
-//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`)
-//! and the Events outside it that the answers about what is being deleted in it show.
+//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`),
+//! the params its policies' bindings name (`diagnose::reads::params_wanted`), and the Events
+//! outside it that the answers about what is being deleted in it show.
 //!
 //! `why-stuck --all` ([`Wants::sweeping`]) has a plan of its own ([`sweep`]): the scope step
 //! as `tree` reads it (with `-A` after `Step::Claims`, which reads the namespaces, volumes and
@@ -404,7 +405,10 @@ impl Plan {
                 crate::diagnose::reads::wanted(g, x)
             }
             _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
-                crate::diagnose::reads::backends_of_all(self.graph(d, answers))
+                let g = self.graph(d, answers);
+                let mut reads = crate::diagnose::reads::backends_of_all(g);
+                reads.extend(crate::diagnose::reads::params_wanted(g));
+                reads
             }
             (Some(_), None) if self.wants.sweeping() => {
                 let scope = self.wants.scope.clone();
