@@ -520,3 +520,52 @@ fn answers_cite_kubernetes_not_internal_documents() {
     }
     assert!(answers >= 20, "{answers}");
 }
+
+/// admin-bound-controller (a Restore whose controller is at work: in progress, exit 0) with a
+/// ValidatingAdmissionPolicy on Restores whose paramKind is not served, bound Warn-only; with
+/// the discovery data a `kubectl gc snapshot` file carries when `discovery` is true.
+fn restore_behind_a_policy(dir: &Path, discovery: bool) -> PathBuf {
+    let file = support::root().join("tests/fixtures/admin-bound-controller/snapshot.json");
+    let mut v: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    items.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "restore-limits", "uid": "vap-restore-limits"},
+        "spec": {"paramKind": {"apiVersion": "limits.example.net/v1", "kind": "RestoreLimit"},
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["archive.example.net"], "apiVersions": ["*"],
+                "operations": ["UPDATE"], "resources": ["restores"]}]},
+            "validations": [{"expression": "object.spec.size <= params.spec.maxSize"}]}}));
+    items.push(json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "restore-limits", "uid": "vapb-restore-limits"},
+        "spec": {"policyName": "restore-limits", "validationActions": ["Warn"],
+            "paramRef": {"name": "default", "parameterNotFoundAction": "Deny"}}}));
+    if discovery {
+        items.push(json!({"apiVersion": "v1", "kind": "APIResourceList", "groupVersion": "archive.example.net/v1",
+            "resources": [{"name": "restores", "singularName": "restore", "namespaced": true, "kind": "Restore",
+                "verbs": ["get", "list", "watch", "update"]}]}));
+    }
+    let out = dir.join(if discovery { "with-discovery.json" } else { "plain.json" });
+    std::fs::write(&out, serde_json::to_vec(&v).unwrap()).unwrap();
+    out
+}
+
+#[test]
+fn a_policy_that_cannot_configure_makes_a_healthy_deletion_stuck_only_where_the_input_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["why-stuck", "restore/ledger-2026-11-29", "-n", "archive"];
+    // discovery data that serves no RestoreLimit: every finalizer removal is denied
+    let out = why_stuck_file(&args, &restore_behind_a_policy(dir.path(), true));
+    assert_eq!(out.status.code(), Some(2), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("ValidatingAdmissionPolicy restore-limits fails to configure"), "{text}");
+    assert!(text.contains("limits.example.net/v1 RestoreLimit"), "{text}");
+    // read, then let it configure, and no finalizer removal before those
+    let ranks = text_ranks(&text);
+    assert!(safest_first(&ranks), "{ranks:?}\n{text}");
+    // a plain file (no discovery data): whether it is served is not known, a warning only
+    let out = why_stuck_file(&[&args[..], &["-o", "json"]].concat(), &restore_behind_a_policy(dir.path(), false));
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "AdmissionDenied").expect("a warning");
+    assert_eq!(f["severity"], "Warning");
+    assert!(f["message"].as_str().unwrap().contains("not certain: the input holds no discovery data"), "{f}");
+}
