@@ -415,6 +415,16 @@ fn with_policy(dir: &Path) -> PathBuf {
     file
 }
 
+/// `snapshot -n finance` answers WEBHOOK offline as `live` did.
+fn assert_capture_answers_as_live(env: &Env, dir: &Path, live: &Output) {
+    let capture = dir.join("capture.json");
+    let mut c = env.gc();
+    c.args(["snapshot", "-n", "finance", "--now", NOW, "--file"]).arg(&capture);
+    let s = run(c, DEADLINE);
+    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
+    assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(live));
+}
+
 const ADM: &str = "/apis/admissionregistration.k8s.io/v1/";
 
 /// The lists of `resource` made: (metadata-only ones, full ones).
@@ -461,12 +471,7 @@ fn admission_policies_are_read_in_full_only_by_answers_that_judge_admission() {
     assert_eq!(tree.status.code(), Some(0), "{}", stderr(&tree));
     assert_eq!(lists_of(&server.requests(), "validatingadmissionpolicies"), (1, 0));
     // a capture keeps them, and answers from it see the policy
-    let capture = dir.path().join("capture.json");
-    let mut c = env.gc();
-    c.args(["snapshot", "-n", "finance", "--now", NOW, "--file"]).arg(&capture);
-    let s = run(c, DEADLINE);
-    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
-    assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(&o));
+    assert_capture_answers_as_live(&env, dir.path(), &o);
     assert_read_only(&server);
 }
 
@@ -544,12 +549,7 @@ fn a_policys_params_are_read_where_its_binding_names_them_and_missing_ones_deny(
         found[0].1
     );
     // a capture of finance reads them too: its offline answer is the live one
-    let capture = dir.path().join("capture.json");
-    let mut c = env.gc();
-    c.args(["snapshot", "-n", "finance", "--now", NOW, "--file"]).arg(&capture);
-    let s = run(c, DEADLINE);
-    assert_eq!(s.status.code(), Some(0), "{}", stderr(&s));
-    assert_eq!(unbound(&offline(&capture, WEBHOOK)), unbound(&o));
+    assert_capture_answers_as_live(&env, dir.path(), &o);
     assert_read_only(&server);
     // the params there: the Warn-only binding denies nothing
     let dir = tempfile::tempdir().unwrap();

@@ -351,7 +351,8 @@ mod tests {
         json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ops, "resources": ["configmaps"]}])
     }
 
-    fn world(extra: Vec<Value>) -> Graph {
+    /// Namespace d (env=prod), its ConfigMap cm being deleted, and `extra`.
+    fn objects(extra: Vec<Value>) -> Vec<Value> {
         let mut objs = vec![
             obj("v1", "Namespace", None, "d", "ns-d")
                 .with("metadata", json!({"name": "d", "uid": "ns-d", "labels": {"env": "prod"}})),
@@ -360,7 +361,11 @@ mod tests {
                 .finalizers(&["example.com/keep"]),
         ];
         objs.extend(extra);
-        graph(objs)
+        objs
+    }
+
+    fn world(extra: Vec<Value>) -> Graph {
+        graph(objects(extra))
     }
 
     fn found(g: &Graph, op: Operation) -> Vec<(String, String)> {
@@ -436,15 +441,7 @@ mod tests {
     /// `world`, read as live reads are: with discovery data (what is served is known), and
     /// with these reads failed.
     fn discovered(extra: Vec<Value>, incomplete: Vec<crate::snapshot::Gap>) -> Graph {
-        let mut objs = vec![
-            obj("v1", "Namespace", None, "d", "ns-d")
-                .with("metadata", json!({"name": "d", "uid": "ns-d", "labels": {"env": "prod"}})),
-            obj("v1", "ConfigMap", Some("d"), "cm", "cm")
-                .deleting("2026-11-29T11:00:00Z")
-                .finalizers(&["example.com/keep"]),
-        ];
-        objs.extend(extra);
-        let mut s = crate::testing::snapshot(objs);
+        let mut s = crate::testing::snapshot(objects(extra));
         s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
         s.incomplete = incomplete;
         Graph::build(s)
