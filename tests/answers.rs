@@ -558,6 +558,11 @@ fn a_policy_that_cannot_configure_makes_a_healthy_deletion_stuck_only_where_the_
     let text = stdout(&out);
     assert!(text.contains("ValidatingAdmissionPolicy restore-limits fails to configure"), "{text}");
     assert!(text.contains("limits.example.net/v1 RestoreLimit"), "{text}");
+    // the controller at work is not left to read as "wait": its own UPDATE is refused
+    assert!(
+        text.contains("is refused (by ValidatingAdmissionPolicy restore-limits, above): waiting will not finish it"),
+        "{text}"
+    );
     // read, then let it configure, and no finalizer removal before those
     let ranks = text_ranks(&text);
     assert!(safest_first(&ranks), "{ranks:?}\n{text}");
