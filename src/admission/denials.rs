@@ -44,6 +44,19 @@ pub struct Denial {
 #[derive(Default)]
 pub struct Denials {
     by_uid: HashMap<Uid, Vec<Denial>>,
+    /// Every name a denial may quote.
+    names: Vec<Quoted>,
+}
+
+/// Who a message quotes as denying a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denier {
+    /// The webhook configuration or the policy.
+    pub by: NodeId,
+    /// The policy's binding, when the message quotes one.
+    pub binding: Option<NodeId>,
+    /// The webhook's name, for a configuration.
+    pub webhook: Option<String>,
 }
 
 /// A name the cluster holds, quoted as the API server quotes it, and who it is.
@@ -79,25 +92,26 @@ impl Denials {
                 });
             }
         }
-        let mut out = Denials::default();
-        if names.is_empty() {
+        let mut out = Denials { names, ..Denials::default() };
+        if out.names.is_empty() {
             return out;
         }
         for o in g.objects().iter().filter(|o| o.kind == "Event") {
-            let Some((uid, q, mut d)) = read(o, &names) else { continue };
-            if let Some(kind) = q.kind {
-                let policy = g.identity(q.by).name;
-                d.binding = g.of_kind(GROUP, kind.binding()).iter().copied().find(|&b| {
-                    g.object(b).and_then(|b| b.str_field("/spec/policyName")) == Some(policy)
-                        && d.message.contains(&format!("'{}'", g.identity(b).name))
-                });
-            }
+            let Some((uid, q, mut d)) = read(o, &out.names) else { continue };
+            d.binding = binding_quoted(g, q, &d.message);
             out.by_uid.entry(uid).or_default().push(d);
         }
         for v in out.by_uid.values_mut() {
             v.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.message.cmp(&b.message)));
         }
         out
+    }
+
+    /// Who `message` (a namespace condition's, say, which repeats the namespace controller's
+    /// error) quotes as denying, by the names the cluster holds and the word `denied` alone.
+    pub fn quoted(&self, g: &Graph, message: &str) -> Option<Denier> {
+        let q = denier_in(message, &self.names)?;
+        Some(Denier { by: q.by, binding: binding_quoted(g, q, message), webhook: q.webhook.clone() })
     }
 
     /// The denials seen of `op` on `x`, most recent first (see the module doc for which count).
@@ -149,10 +163,7 @@ fn read<'a>(o: &Object, names: &'a [Quoted]) -> Option<(Uid, &'a Quoted, Denial)
         return None;
     }
     let message = s(body.get(if new_api { "note" } else { "message" }))?;
-    if !message.contains("denied") {
-        return None;
-    }
-    let q = names.iter().find(|q| message.contains(q.text.as_str()))?;
+    let q = denier_in(&message, names)?;
     let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
     let uid = s(about.and_then(|a| a.get("uid")))?;
     let source = if new_api { body.get("deprecatedSource") } else { body.get("source") };
@@ -171,4 +182,22 @@ fn read<'a>(o: &Object, names: &'a [Quoted]) -> Option<(Uid, &'a Quoted, Denial)
         last_seen,
     };
     Some((Uid(uid), q, d))
+}
+
+/// The name among `names` that a message saying `denied` quotes.
+fn denier_in<'a>(message: &str, names: &'a [Quoted]) -> Option<&'a Quoted> {
+    if !message.contains("denied") {
+        return None;
+    }
+    names.iter().find(|q| message.contains(q.text.as_str()))
+}
+
+/// The binding of the policy `q` that `message` quotes (`with binding '<name>'`), by name.
+fn binding_quoted(g: &Graph, q: &Quoted, message: &str) -> Option<NodeId> {
+    let kind = q.kind?;
+    let policy = g.identity(q.by).name;
+    g.of_kind(GROUP, kind.binding()).iter().copied().find(|&b| {
+        g.object(b).and_then(|b| b.str_field("/spec/policyName")) == Some(policy)
+            && message.contains(&format!("'{}'", g.identity(b).name))
+    })
 }

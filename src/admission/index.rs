@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 use super::backend::{self, Backends, Target};
-use super::denials::{Denial, Denials};
+use super::denials::{Denial, Denials, Denier};
 use super::policies::{Policies, PolicyMatch};
 use super::webhooks::{self, Interceptor, Match, Operation};
 use crate::graph::{Graph, NodeId};
@@ -156,6 +156,11 @@ impl Index {
     /// The denials of `op` on `x` quoted in Events, most recent first.
     pub fn denials(&self, g: &Graph, x: NodeId, op: Operation) -> Vec<&Denial> {
         self.denials.get_or_init(|| Denials::new(g)).of(g, &self.policies, x, op)
+    }
+
+    /// Who `message` quotes as denying a request (see [`Denials::quoted`]).
+    pub fn quoted_denier(&self, g: &Graph, message: &str) -> Option<Denier> {
+        self.denials.get_or_init(|| Denials::new(g)).quoted(g, message)
     }
 
     /// The backends judged so far, shared with other checks that call Services.

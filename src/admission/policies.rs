@@ -86,8 +86,9 @@ pub struct PolicyMatch {
     pub binding: Option<NodeId>,
     /// The request.
     pub operation: Operation,
-    /// The expressions that read `finalizers` or `deletionTimestamp`, quoted with where they
-    /// are (`validations[0]: "…"`); empty when none does.
+    /// The expressions that may refuse the request, quoted with where they are
+    /// (`validations[0]: "…"`): on an UPDATE, those that read `finalizers` or
+    /// `deletionTimestamp`; on a DELETE, every validation. Empty when none may.
     pub reads: Vec<String>,
     /// What could not be evaluated (labels not read, matchConditions): it may not apply.
     pub caveats: Vec<String>,
@@ -97,8 +98,8 @@ pub struct PolicyMatch {
 }
 
 impl PolicyMatch {
-    /// Whether it may deny (or undo) what the deletion needs: it fails to configure, or its
-    /// expressions read the fields.
+    /// Whether it may deny (or undo) what the deletion needs: it fails to configure, or some
+    /// of its expressions may refuse the request ([`PolicyMatch::reads`]).
     pub fn may_deny(&self) -> bool {
         self.misconfigured.is_some() || !self.reads.is_empty()
     }
@@ -107,6 +108,19 @@ impl PolicyMatch {
     /// shows why, and nothing leaves its match in doubt.
     pub fn denies(&self) -> bool {
         self.misconfigured.as_ref().is_some_and(|m| m.unsure.is_none()) && self.caveats.is_empty()
+    }
+
+    /// Why its expressions may refuse the request, in words, before they are quoted.
+    pub fn why_deciding(&self) -> &'static str {
+        // `object.`, not `oldObject.` (`namespaceObject` is spelt with a capital O)
+        let reads_object = self.reads.iter().any(|q| q.replace("oldObject", "").contains("object."));
+        match self.operation {
+            Operation::Update => "its expressions read finalizers or deletionTimestamp",
+            Operation::Delete if reads_object => {
+                "its validations decide on DELETEs (and one reads `object`, which is null on a DELETE: the expression fails, and failurePolicy Fail turns that into a denial)"
+            }
+            Operation::Delete => "its validations decide on DELETEs",
+        }
     }
 
     /// What fails to configure and why, with the input's doubt if any: `ValidatingAdmissionPolicy
@@ -190,7 +204,7 @@ impl Policies {
                     policy: *p,
                     binding,
                     operation: op,
-                    reads: if misconfigured.is_some() { Vec::new() } else { reads_deletion_fields(*kind, spec) },
+                    reads: if misconfigured.is_some() { Vec::new() } else { deciding(*kind, spec, op) },
                     caveats,
                     misconfigured,
                 };
@@ -283,13 +297,18 @@ fn condition_names(spec: &Value) -> Option<String> {
 /// How long a quoted expression may be before it is cut.
 const QUOTED: usize = 160;
 
-/// The expressions of a policy that read `finalizers` or `deletionTimestamp` (of `object`,
-/// `oldObject` or through a variable), quoted with where they are.
-fn reads_deletion_fields(kind: Kind, spec: &Value) -> Vec<String> {
+/// The expressions of a policy that may refuse `op`, quoted with where they are. On an UPDATE
+/// (a finalizer's removal, all else unchanged), those that read `finalizers` or
+/// `deletionTimestamp` (of `object`, `oldObject` or through a variable). On a DELETE, every
+/// validation: a policy whose rules send it DELETEs decides on them whatever it reads (and
+/// `object` is null then: an expression that reads it fails, and `failurePolicy: Fail` turns
+/// the failure into a denial).
+fn deciding(kind: Kind, spec: &Value, op: Operation) -> Vec<String> {
     let mut out = Vec::new();
-    let mut look = |place: String, e: Option<&Value>| {
+    let every = op == Operation::Delete;
+    let mut look = |place: String, e: Option<&Value>, any: bool| {
         if let Some(e) = e.and_then(Value::as_str)
-            && (e.contains("finalizers") || e.contains("deletionTimestamp"))
+            && (any || e.contains("finalizers") || e.contains("deletionTimestamp"))
         {
             let mut q: String = e.chars().take(QUOTED).collect();
             if q.len() < e.len() {
@@ -299,22 +318,24 @@ fn reads_deletion_fields(kind: Kind, spec: &Value) -> Vec<String> {
         }
     };
     let list = |k: &str| spec.get(k).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    for (i, c) in list("matchConditions").iter().enumerate() {
-        look(format!("matchConditions[{i}]"), c.get("expression"));
-    }
-    for (i, v) in list("variables").iter().enumerate() {
-        look(format!("variables[{i}]"), v.get("expression"));
+    if !every {
+        for (i, c) in list("matchConditions").iter().enumerate() {
+            look(format!("matchConditions[{i}]"), c.get("expression"), false);
+        }
+        for (i, v) in list("variables").iter().enumerate() {
+            look(format!("variables[{i}]"), v.get("expression"), false);
+        }
     }
     match kind {
         Kind::Validating => {
             for (i, v) in list("validations").iter().enumerate() {
-                look(format!("validations[{i}]"), v.get("expression"));
+                look(format!("validations[{i}]"), v.get("expression"), every);
             }
         }
         Kind::Mutating => {
             for (i, m) in list("mutations").iter().enumerate() {
-                look(format!("mutations[{i}]"), m.pointer("/applyConfiguration/expression"));
-                look(format!("mutations[{i}]"), m.pointer("/jsonPatch/expression"));
+                look(format!("mutations[{i}]"), m.pointer("/applyConfiguration/expression"), false);
+                look(format!("mutations[{i}]"), m.pointer("/jsonPatch/expression"), false);
             }
         }
     }
@@ -573,6 +594,25 @@ mod tests {
         let m = matches(&discovered(cluster, vec![]));
         assert!(m.len() == 1 && m[0].denies(), "{m:?}");
         assert!(m[0].misconfigured.as_ref().unwrap().why.contains("cluster-scoped"), "{m:?}");
+    }
+
+    #[test]
+    fn on_a_delete_every_validation_decides_whatever_it_reads() {
+        let mut p = policy("protect", cm_rule(&["DELETE", "UPDATE"]));
+        p["spec"]["validations"] = json!([{"expression": "!('protected' in oldObject.metadata.labels)"}]);
+        let g = world(vec![p, binding("b", "protect", &["Deny"], None)]);
+        let m = Policies::new(&g).matching(&g, node(&g, "ConfigMap", "cm"), Operation::Delete);
+        assert!(m.len() == 1 && m[0].may_deny(), "{m:?}");
+        assert!(m[0].reads[0].starts_with("validations[0]: ") && m[0].reads[0].contains("protected"), "{m:?}");
+        assert_eq!(m[0].why_deciding(), "its validations decide on DELETEs");
+        // the finalizer's removal leaves the labels as they are: not one that may deny it
+        assert!(!Policies::new(&g).matching(&g, node(&g, "ConfigMap", "cm"), Operation::Update)[0].may_deny());
+        // one that reads `object`, null on a DELETE: it fails, and failurePolicy Fail denies
+        let mut p = policy("labels", cm_rule(&["*"]));
+        p["spec"]["validations"] = json!([{"expression": "object.metadata.labels.team != ''"}]);
+        let g = world(vec![p, binding("b", "labels", &["Deny"], None)]);
+        let m = Policies::new(&g).matching(&g, node(&g, "ConfigMap", "cm"), Operation::Delete);
+        assert!(m[0].why_deciding().contains("`object`, which is null on a DELETE"), "{m:?}");
     }
 
     #[test]

@@ -169,9 +169,10 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
             continue;
         }
         notes.push(format!(
-            "{} applies to {} requests of this plan and its expressions read finalizers or deletionTimestamp ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
+            "{} applies to {} requests of this plan and {} ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
             m.describe(g),
             op.as_str(),
+            m.why_deciding(),
             m.reads.join("; ")
         ));
     }

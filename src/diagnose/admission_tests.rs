@@ -424,3 +424,105 @@ fn a_policy_whose_params_are_missing_denies_the_finalizers_removal_and_the_objec
     assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionDenied), "{:?}", d.findings);
     assert_eq!(d.verdict(), diagnose(&policy_world(vec![])).verdict());
 }
+
+/// Namespace finance being deleted with three Accounts in it (none being deleted), a policy on
+/// their DELETEs bound with Deny, and `condition` on the namespace when given.
+fn deleting_namespace_with_a_delete_policy(condition: Option<&str>) -> Graph {
+    let mut p = policy(&["DELETE"]);
+    p["spec"]["validations"] = json!([{"expression": "!('keep' in oldObject.metadata.labels)"}]);
+    let mut finance =
+        ns("finance", json!({})).deleting("2026-11-29T11:30:00Z").with("spec", json!({"finalizers": ["kubernetes"]}));
+    if let Some(message) = condition {
+        finance["status"] = json!({"phase": "Terminating", "conditions": [{"type": "NamespaceDeletionContentFailure",
+            "status": "True", "reason": "ContentDeletionFailed", "message": message}]});
+    }
+    let mut objs = vec![crd(), finance, p, binding(&["Deny"])];
+    for i in 0..3 {
+        objs.push(obj("ledger.example.org/v1", "Account", Some("finance"), &format!("acct-{i}"), &format!("acct-{i}")));
+    }
+    graph(objs)
+}
+
+fn namespace_answer(g: &Graph) -> crate::diagnose::Diagnosis {
+    let live = Liveness::new(g, NOW.parse().unwrap());
+    why_stuck(g, &live, node(g, "Namespace", "finance"))
+}
+
+#[test]
+fn a_policy_that_may_deny_the_deletes_of_a_namespaces_content_is_one_warning_naming_them() {
+    let g = deleting_namespace_with_a_delete_policy(None);
+    let d = namespace_answer(&g);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied).collect();
+    assert_eq!(found.len(), 1, "one for the three Accounts: {found:?}");
+    let f = found[0];
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.message.contains(
+            "the DELETEs that remove 3 objects (Account finance/acct-0, Account finance/acct-1, Account finance/acct-2)"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("it may deny them"), "{}", f.message);
+    for i in 0..3 {
+        assert!(
+            f.object == node(&g, "Account", &format!("acct-{i}"))
+                || f.related.contains(&Related::Node(node(&g, "Account", &format!("acct-{i}"))))
+        );
+    }
+}
+
+#[test]
+fn a_denial_the_namespaces_condition_quotes_is_the_cause_of_its_content_failure() {
+    let quoted = "Failed to delete all resource types, 1 remaining: accounts.ledger.example.org \"acct-0\" is forbidden: ValidatingAdmissionPolicy 'keep-archive' with binding 'keep-archive-all' denied request: kept";
+    let g = deleting_namespace_with_a_delete_policy(Some(quoted));
+    let d = namespace_answer(&g);
+    assert!(d.stuck);
+    let f =
+        d.findings.iter().find(|f| f.code == FindingCode::NamespaceContentDeletionFailure).expect("content failure");
+    assert!(f.message.contains("Cause found: ValidatingAdmissionPolicy keep-archive (binding keep-archive-all) denied the namespace controller's DELETE"), "{}", f.message);
+    assert!(f.related.contains(&Related::Node(node(&g, "ValidatingAdmissionPolicy", "keep-archive"))));
+    assert!(
+        f.remedy.iter().any(|s| s.text.contains("so it allows the namespace controller's DELETEs")),
+        "{:?}",
+        f.remedy
+    );
+    // seen denying: no warning that it "may"
+    assert!(
+        !d.findings.iter().any(|f| f.code == FindingCode::AdmissionDenied && f.severity == Severity::Warning),
+        "{:?}",
+        d.findings
+    );
+    // a message that quotes no name the cluster holds: no cause
+    let g =
+        deleting_namespace_with_a_delete_policy(Some("Failed to delete all resource types, 1 remaining: some error"));
+    let f = namespace_answer(&g)
+        .findings
+        .into_iter()
+        .find(|f| f.code == FindingCode::NamespaceContentDeletionFailure)
+        .unwrap();
+    assert!(f.message.contains("No cause was found"), "{}", f.message);
+}
+
+#[test]
+fn a_seen_denial_by_a_policy_that_fails_to_configure_is_answered_with_its_configuration() {
+    let quoted = "ValidatingAdmissionPolicy 'keep-archive' with binding 'keep-archive-all' denied request: failed to configure binding: no params found";
+    let g = params_world(vec![denial_event(quoted, "2026-11-29T11:58:00Z")]);
+    let d = diagnose(&g);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].message.contains("fails to configure")
+            && found[0].message.contains("A Warning Event (FinalizerRemovalFailed) quotes the denial"),
+        "{}",
+        found[0].message
+    );
+    assert!(
+        found[0]
+            .remedy
+            .iter()
+            .any(|s| s.text.starts_with("Let it configure again: create the ConfigMap finance/limits")),
+        "{:?}",
+        found[0].remedy
+    );
+}

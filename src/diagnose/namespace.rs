@@ -272,6 +272,25 @@ impl Explainer<'_, '_> {
                 }
             }
         }
+        // a denial the condition quotes: the namespace controller's own error, repeated
+        let ns_obj = g.object(x).expect("explained objects are observed");
+        for t in ["NamespaceDeletionContentFailure", "NamespaceDeletionGroupVersionParsingFailure"] {
+            let Some(c) = ns_obj.condition(t).filter(|c| c.is_true()) else { continue };
+            let Some(d) = self.shared.admission.quoted_denier(g, c.message) else { continue };
+            if related.contains(&Related::Node(d.by)) {
+                continue;
+            }
+            let by = match d.binding {
+                Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
+                None => describe(g, d.by),
+            };
+            causes.push(format!(
+                "{by} denied the namespace controller's DELETE of content (the {t} condition quotes it)"
+            ));
+            let (r, steps) = super::admission::denier_steps(g, d.by, d.binding, "the namespace controller's DELETEs");
+            related.extend(r);
+            remedies.extend(steps);
+        }
         for &a in g.of_kind(API_SERVICE.0, API_SERVICE.1) {
             let Some(o) = g.object(a) else { continue };
             if let Some(c) = o.condition("Available").filter(|c| !c.is_true()) {
