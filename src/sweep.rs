@@ -131,6 +131,9 @@ pub struct Sweep {
     /// `-n NS` where NS is not among the namespaces read (without a gap): live, a typo most
     /// likely, which "nothing is being deleted" alone would not reveal.
     pub absent_namespace: Option<String>,
+    /// `-A` where the namespaces could not be listed (a namespace's user, most likely): what
+    /// would settle the Unknown is an answer for one namespace, which `-n` reads by name.
+    pub namespaces_unlisted: bool,
 }
 
 impl Sweep {
@@ -194,6 +197,10 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     let mut s = group(g, answers, opts.stuck_only);
     s.unseen = g.gaps().iter().filter(|gap| may_hide_deletions(g, gap, &opts.scope)).count();
     s.absent_namespace = absent_namespace(g, &opts.scope);
+    s.namespaces_unlisted = opts.scope == Scope::Cluster
+        && g.gaps().iter().any(|gap| {
+            matches!(&gap.what, Missing::List { resource, .. } if resource.group.is_empty() && resource.resource == "namespaces")
+        });
     s
 }
 
@@ -369,7 +376,15 @@ pub fn group(g: &Graph, answers: Vec<Diagnosis>, stuck_only: bool) -> Sweep {
         .chain(ordered.iter().flat_map(|d| d.incomplete.iter().cloned()))
         .filter(|i| seen.insert(i.clone()))
         .collect();
-    Sweep { groups: out, answers: ordered, left_out, incomplete, unseen: 0, absent_namespace: None }
+    Sweep {
+        groups: out,
+        answers: ordered,
+        left_out,
+        incomplete,
+        unseen: 0,
+        absent_namespace: None,
+        namespaces_unlisted: false,
+    }
 }
 
 /// A [`Related`] as a set key.

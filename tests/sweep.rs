@@ -262,6 +262,25 @@ fn a_namespace_user_sees_their_namespace_being_deleted_and_is_never_told_nothing
     assert_read_only(&blind);
 }
 
+/// With `-A`, a namespace's user sees nothing cluster-wide: Unknown (exit 3), and the answer
+/// says what would settle it (`-n`, which reads the namespace by name).
+#[test]
+fn a_namespace_user_asking_for_every_namespace_is_told_to_ask_for_one() {
+    let server = tenant("namespace-terminating", Vec::new());
+    let env = Env::new(&server.url(), None);
+    let o = live(&env, &["why-stuck", "--all", "-A"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("gets its answer for one with `kubectl gc why-stuck --all -n <namespace>`"),
+        "{}",
+        stdout(&o)
+    );
+    // with -n, nothing to settle: no such line
+    let o = live(&env, &["why-stuck", "--all", "-n", "labs"]);
+    assert!(!stdout(&o).contains("--all -n <namespace>"), "{}", stdout(&o));
+    assert_read_only(&server);
+}
+
 /// Offline the same: a file whose capture could not list a type in the namespace answers
 /// what it shows, but never "nothing stuck" alone (exit 3, and the first line says why).
 #[test]

@@ -298,6 +298,10 @@ fn write_incomplete(s: &Sweep, st: Style, w: &mut impl Write) -> io::Result<()> 
             writeln!(w, "{}", st.wrap(&sanitize(i), "  - ", "    "))?;
         }
     }
+    if s.namespaces_unlisted && s.unseen > 0 {
+        let hint = "The namespaces could not be listed: an identity that may read only some of them gets its answer for one with `kubectl gc why-stuck --all -n <namespace>`, which reads that namespace by name.";
+        writeln!(w, "\n{}", st.wrap(hint, "", ""))?;
+    }
     Ok(())
 }
 
