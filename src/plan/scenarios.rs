@@ -1129,6 +1129,28 @@ fn a_policy_that_may_deny_is_a_note_and_one_seen_denying_blocks() {
 }
 
 #[test]
+fn a_policy_on_deletes_is_a_note_once_for_all_the_content_it_may_refuse() {
+    let mut objs = vec![namespace("d")];
+    objs.extend((0..3).map(|i| obj("v1", "ConfigMap", Some("d"), &format!("cm-{i}"))));
+    let mut keep = keep_policy();
+    keep[0].0["spec"]["matchConstraints"]["resourceRules"][0]["operations"] = json!(["DELETE"]);
+    keep[0].0["spec"]["validations"] = json!([{"expression": "!('keep' in oldObject.metadata.labels)"}]);
+    objs.extend(keep);
+    let g = graph(&objs);
+    let ns = g.find("", "Namespace", None, "d").unwrap();
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(ns, "kubectl", Some(Cascade::Background)));
+    // CEL is not evaluated: the DELETEs are taken, and the plan says once that they may be refused
+    assert!(o.gone("ConfigMap/d/cm-0") && o.gone("Namespace/d"), "{:?}", o.plan.result.blocked);
+    let notes: Vec<_> = o.plan.notes.iter().filter(|n| n.contains("ValidatingAdmissionPolicy keep")).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("DELETE requests") && notes[0].contains("its validations decide on DELETEs"),
+        "{}",
+        notes[0]
+    );
+}
+
+#[test]
 fn a_policy_whose_param_kind_is_not_served_blocks_the_finalizers_removal_it_matches() {
     let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
     let mut objs = vec![namespace("d"), cm.clone()];
