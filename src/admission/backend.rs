@@ -23,6 +23,8 @@ pub enum Target {
         namespace: String,
         /// The Service's name.
         name: String,
+        /// The Service port called (`clientConfig.service.port`, 443 when unset).
+        port: i64,
     },
     /// `clientConfig.url`: an address outside the cluster's view, never judged.
     Url(String),
@@ -35,7 +37,8 @@ pub fn target_of(client_config: Option<&Value>) -> Target {
     let Some(c) = client_config else { return Target::None };
     if let Some(s) = c.get("service") {
         let str_of = |k: &str| s.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        return Target::Service { namespace: str_of("namespace"), name: str_of("name") };
+        let port = s.get("port").and_then(Value::as_i64).unwrap_or(443);
+        return Target::Service { namespace: str_of("namespace"), name: str_of("name"), port };
     }
     match c.get("url").and_then(Value::as_str) {
         Some(u) => Target::Url(u.to_string()),
@@ -53,6 +56,16 @@ pub enum Backend {
     },
     /// No Service of that name was read, and Services were readable.
     ServiceMissing,
+    /// The Service exists but exposes no port the webhook calls: the API server's resolver
+    /// (`util/proxy` `findServicePort`, by ClusterIP or by endpoint) fails every call.
+    NoSuchPort {
+        /// The Service read.
+        service: NodeId,
+        /// The port called.
+        port: i64,
+        /// The ports it exposes.
+        exposed: Vec<i64>,
+    },
     /// The Service exists, its endpoints were read, and none is ready.
     NoReadyEndpoints {
         /// The Service read.
@@ -79,14 +92,19 @@ impl Backend {
     pub fn is_dead(&self) -> bool {
         matches!(
             self,
-            Backend::ServiceMissing | Backend::NoReadyEndpoints { .. } | Backend::NamespaceTerminating { .. }
+            Backend::ServiceMissing
+                | Backend::NoSuchPort { .. }
+                | Backend::NoReadyEndpoints { .. }
+                | Backend::NamespaceTerminating { .. }
         )
     }
 
     /// The Service read behind the backend, when one was.
     pub fn service(&self) -> Option<NodeId> {
         match self {
-            Backend::Serving { service } | Backend::NoReadyEndpoints { service, .. } => Some(*service),
+            Backend::Serving { service }
+            | Backend::NoReadyEndpoints { service, .. }
+            | Backend::NoSuchPort { service, .. } => Some(*service),
             Backend::NamespaceTerminating { service, .. } => *service,
             _ => None,
         }
@@ -95,13 +113,21 @@ impl Backend {
     /// Why it cannot serve, or why it cannot be judged, for messages.
     pub fn describe(&self, target: &Target) -> String {
         let svc = match target {
-            Target::Service { namespace, name } => format!("Service {namespace}/{name}"),
+            Target::Service { namespace, name, .. } => format!("Service {namespace}/{name}"),
             Target::Url(u) => format!("URL {u}"),
             Target::None => "no backend".into(),
         };
         match self {
             Backend::Serving { .. } => format!("{svc} has a ready endpoint"),
             Backend::ServiceMissing => format!("{svc} does not exist"),
+            Backend::NoSuchPort { port, exposed, .. } => format!(
+                "{svc} exposes no port {port}, the one called (it exposes {})",
+                if exposed.is_empty() {
+                    "none".to_string()
+                } else {
+                    exposed.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+                }
+            ),
             Backend::NoReadyEndpoints { not_ready: 0, .. } => format!("{svc} has no endpoints"),
             Backend::NoReadyEndpoints { not_ready, .. } => {
                 format!("{svc} has no ready endpoint ({not_ready} not ready)")
@@ -153,8 +179,8 @@ impl Backends {
     }
 
     fn judge_now(&self, g: &Graph, target: &Target) -> Backend {
-        let (namespace, name) = match target {
-            Target::Service { namespace, name } => (namespace.as_str(), name.as_str()),
+        let (namespace, name, port) = match target {
+            Target::Service { namespace, name, port } => (namespace.as_str(), name.as_str(), *port),
             Target::Url(_) => {
                 return Backend::Unknown(
                     "a URL outside the cluster's Services; whether it answers cannot be judged".into(),
@@ -178,6 +204,19 @@ impl Backends {
                 "an ExternalName Service (to {}) whose target cannot be judged",
                 svc.str_field("/spec/externalName").unwrap_or("?")
             ));
+        }
+        // both resolvers (by ClusterIP, the default, and by endpoint) look the port up first;
+        // a Service whose spec was not read is not judged on it
+        if let Some(ports) = svc.field("/spec/ports").and_then(Value::as_array) {
+            let exposed: Vec<i64> = ports.iter().filter_map(|p| p.get("port").and_then(Value::as_i64)).collect();
+            if !exposed.contains(&port) {
+                return Backend::NoSuchPort { service, port, exposed };
+            }
+        }
+        if svc.str_field("/spec/clusterIP") == Some("None") {
+            return Backend::Unknown(
+                "a headless Service (clusterIP None): the API server reaches it only with --enable-aggregator-routing, else every call fails".into(),
+            );
         }
         match self.endpoints(g, namespace, name) {
             Some((ready, _)) if ready > 0 => Backend::Serving { service },
@@ -283,7 +322,7 @@ mod tests {
     use crate::testing::{ObjExt, graph, obj};
 
     fn svc_target() -> Target {
-        Target::Service { namespace: "hooks".into(), name: "hook".into() }
+        Target::Service { namespace: "hooks".into(), name: "hook".into(), port: 443 }
     }
 
     fn ns(name: &str) -> Value {
@@ -309,6 +348,38 @@ mod tests {
     fn a_ready_endpoint_serves() {
         let g = graph(vec![ns("hooks"), service(), slice(Some(true))]);
         assert!(matches!(judge(&g, &svc_target()), Backend::Serving { .. }));
+    }
+
+    #[test]
+    fn a_service_without_the_port_called_is_dead_whatever_its_endpoints() {
+        let with_ports = |ports: Value, cluster_ip: &str| {
+            obj("v1", "Service", Some("hooks"), "hook", "svc")
+                .with("spec", json!({"type": "ClusterIP", "clusterIP": cluster_ip, "ports": ports}))
+        };
+        let at = |port: i64| Target::Service { namespace: "hooks".into(), name: "hook".into(), port };
+        let g = graph(vec![
+            ns("hooks"),
+            with_ports(json!([{"port": 8443, "targetPort": 9443}]), "10.96.0.9"),
+            slice(Some(true)),
+        ]);
+        let b = judge(&g, &at(443));
+        assert!(matches!(&b, Backend::NoSuchPort { port: 443, exposed, .. } if exposed == &[8443]), "{b:?}");
+        assert!(b.is_dead());
+        assert_eq!(b.describe(&at(443)), "Service hooks/hook exposes no port 443, the one called (it exposes 8443)");
+        assert!(matches!(judge(&g, &at(8443)), Backend::Serving { .. }));
+        // the port read from clientConfig, 443 when unset
+        assert_eq!(target_of(Some(&json!({"service": {"namespace": "hooks", "name": "hook"}}))), at(443));
+        assert_eq!(
+            target_of(Some(&json!({"service": {"namespace": "hooks", "name": "hook", "port": 8443}}))),
+            at(8443)
+        );
+        // headless: reached only with aggregator routing, which the cluster does not show
+        let g = graph(vec![ns("hooks"), with_ports(json!([{"port": 443}]), "None"), slice(Some(true))]);
+        let b = judge(&g, &at(443));
+        assert!(matches!(&b, Backend::Unknown(why) if why.contains("headless")), "{b:?}");
+        // ports not read (a spec without them): not judged on them
+        let g = graph(vec![ns("hooks"), service(), slice(Some(true))]);
+        assert!(matches!(judge(&g, &at(8443)), Backend::Serving { .. }));
     }
 
     #[test]

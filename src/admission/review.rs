@@ -239,7 +239,7 @@ fn in_plan(w: &impl AdmissionView, backend: &Backend, target: &Target) -> (Backe
     if backend.is_dead() {
         return (backend.clone(), false);
     }
-    let Target::Service { namespace, name } = target else { return (backend.clone(), false) };
+    let Target::Service { namespace, name, .. } = target else { return (backend.clone(), false) };
     let g = w.graph();
     if let Some(ns) = g.find("", "Namespace", None, namespace)
         && w.deleting(ns)

@@ -222,7 +222,7 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         }
     }
     for (target, backend) in backends {
-        let Target::Service { namespace, name } = target else { continue };
+        let Target::Service { namespace, name, .. } = target else { continue };
         match backend {
             Backend::NamespaceTerminating { namespace: dying, .. } => remedy.push(Step::advice(
                 Reach::Inspect,
@@ -230,6 +230,21 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
                     "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
                 ),
             )),
+            Backend::NoSuchPort { port, .. } => {
+                remedy.push(Step::run(
+                    Reach::Inspect,
+                    format!(
+                        "Compare the ports of Service {namespace}/{name} with the webhook's clientConfig.service.port ({port})."
+                    ),
+                    Command::kubectl(["get"]).arg("service").arg(name.as_str()).namespace(Some(namespace)).flag("-o", "yaml"),
+                ));
+                remedy.push(Step::advice(
+                    Reach::Restore,
+                    format!(
+                        "Expose port {port} on Service {namespace}/{name} again, or point the webhook's clientConfig.service.port at a port it exposes; the rejected requests then succeed on their next retry."
+                    ),
+                ));
+            }
             _ if held.is_some() => remedy.push(Step::advice(
                 Reach::Inspect,
                 format!(
@@ -300,7 +315,7 @@ fn read_it(g: &Graph, n: NodeId, why: &str) -> Step {
 /// up a replacement only once it is gone (a StatefulSet, a DaemonSet, none: a bare pod) or is
 /// being deleted itself. A ReplicaSet's replacement starts at once and serves again.
 fn serves_itself(g: &Graph, x: NodeId, o: &Object, target: &Target) -> Option<String> {
-    let Target::Service { namespace, name } = target else { return None };
+    let Target::Service { namespace, name, .. } = target else { return None };
     if o.namespace.as_deref() != Some(namespace.as_str()) {
         return None;
     }

@@ -526,3 +526,33 @@ fn a_seen_denial_by_a_policy_that_fails_to_configure_is_answered_with_its_config
         found[0].remedy
     );
 }
+
+#[test]
+fn a_backend_service_that_no_longer_exposes_the_port_called_makes_the_object_stuck() {
+    let svc = obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc").with(
+        "spec",
+        json!({"type": "ClusterIP", "clusterIP": "10.96.0.9", "ports": [{"name": "https", "port": 9443}]}),
+    );
+    let mut slice = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "ledger-webhook-x", "sl")
+        .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
+    slice["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
+    let g = graph(vec![
+        crd(),
+        ns("finance", json!({})),
+        ns("ledger-system", json!({})),
+        account(json!({})),
+        config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
+        svc,
+        slice,
+    ]);
+    let d = diagnose(&g);
+    assert!(d.stuck);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
+    assert!(f.message.contains("exposes no port 443, the one called (it exposes 9443)"), "{}", f.message);
+    let texts: Vec<&str> = f.remedy.iter().map(|s| s.text.as_str()).collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("Expose port 443 on Service ledger-system/ledger-webhook again")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("no ready endpoint")), "{texts:?}");
+}

@@ -219,7 +219,7 @@ fn backends(g: &Graph, crds: &[NodeId]) -> Vec<Read> {
     for &c in crds {
         if let Some(o) = g.object(c)
             && o.str_field("/spec/conversion/strategy") == Some("Webhook")
-            && let Target::Service { namespace, name } =
+            && let Target::Service { namespace, name, .. } =
                 backend::target_of(o.field("/spec/conversion/webhook/clientConfig"))
         {
             services.push((namespace, name));
@@ -229,7 +229,7 @@ fn backends(g: &Graph, crds: &[NodeId]) -> Vec<Read> {
         for &c in g.of_kind(ADM, kind) {
             let Some(conf) = g.object(c) else { continue };
             for w in conf.body.get("webhooks").and_then(Value::as_array).into_iter().flatten() {
-                if let Target::Service { namespace, name } = backend::target_of(w.get("clientConfig")) {
+                if let Target::Service { namespace, name, .. } = backend::target_of(w.get("clientConfig")) {
                     services.push((namespace, name));
                 }
             }

@@ -55,7 +55,13 @@ pub fn unavailable(g: &Graph, x: NodeId, d: &DeadConverter) -> Finding {
                 "The converter cannot be restored where it was: namespace {namespace} is being deleted and nothing can be created in it. Run it in another namespace and point the CRD's conversion webhook at it, or follow the order below."
             ),
         )),
-        (Target::Service { namespace, name }, _) => remedy.push(Step::advice(
+        (Target::Service { namespace, name, .. }, Backend::NoSuchPort { port, .. }) => remedy.push(Step::advice(
+            Reach::Restore,
+            format!(
+                "Expose port {port} on Service {namespace}/{name} again, or point the CRD's conversion webhook (spec.conversion.webhook.clientConfig.service.port) at a port it exposes; the namespace controller and the garbage collector then proceed on their own."
+            ),
+        )),
+        (Target::Service { namespace, name, .. }, _) => remedy.push(Step::advice(
             Reach::Restore,
             format!(
                 "Restore the converter (Service {namespace}/{name} with ready pods behind it, usually by reinstalling the operator that owns {group}); the namespace controller and the garbage collector then proceed on their own."
