@@ -287,7 +287,7 @@ impl Explainer<'_, '_> {
             causes.push(format!(
                 "{by} denied the namespace controller's DELETE of content (the {t} condition quotes it)"
             ));
-            let (r, steps) = super::admission::denier_steps(g, d.by, d.binding, "the namespace controller's DELETEs");
+            let (r, steps) = super::denials::denier_steps(g, d.by, d.binding, "the namespace controller's DELETEs");
             related.extend(r);
             remedies.extend(steps);
         }

@@ -1,0 +1,222 @@
+//! Admission policies and quoted denials, as findings: a denial quoted in Events
+//! (`AdmissionDenied`, stuck), a ValidatingAdmissionPolicy that fails to configure for the
+//! request (stuck), and one that may deny it (a Warning, one per policy for the DELETEs of what
+//! an answer waits for). Which policies apply, and what Events quote, is
+//! [`crate::admission`]'s.
+
+use std::collections::HashSet;
+
+use super::admission::{NAMED, read_it, request};
+use super::step::{Reach, Step};
+use super::{Finding, FindingCode, Related, Severity, Subject, describe};
+use crate::admission::denials::Denial;
+use crate::admission::policies::{Kind, PolicyMatch};
+use crate::admission::webhooks::Operation;
+use crate::graph::{Graph, NodeId};
+
+/// `AdmissionDenied` from a denial quoted in the object's Warning Events (see
+/// [`crate::admission::denials`]): stuck, until the denier allows the request.
+pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let by = match d.binding {
+        Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
+        None => describe(g, d.by),
+    };
+    let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
+    let (related, remedy) = denier_steps(g, d.by, d.binding, "this request");
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Error,
+        object: x,
+        related,
+        message: format!(
+            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            request(g, x, o, op),
+            d.reason,
+            d.message
+        ),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// What a seen denial points at (the configuration or policy, and its binding) and the steps
+/// that read and adjust it so that it allows `what`, the request it denied.
+pub(super) fn denier_steps(g: &Graph, by: NodeId, binding: Option<NodeId>, what: &str) -> (Vec<Related>, Vec<Step>) {
+    let mut related = vec![Related::Node(by)];
+    let mut remedy = vec![read_it(g, by, "what it denies and why.")];
+    if let Some(b) = binding {
+        related.push(Related::Node(b));
+        remedy.push(read_it(g, b, "which requests it applies the policy to, with which validationActions."));
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            format!(
+                "Adjust the binding {} (narrow its matchResources, or validationActions Warn instead of Deny) so it allows {what}; deleting it turns the policy off for every object it covers.",
+                g.identity(b).name
+            ),
+        ));
+    } else {
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            format!(
+                "Adjust it so it allows {what}; removing it turns off whatever it enforces for every object it covers."
+            ),
+        ));
+    }
+    (related, remedy)
+}
+
+/// `AdmissionDenied` from the configuration alone: the policy (or its binding) fails to
+/// configure for a request this deletion needs (its paramKind not served, its params
+/// missing with `parameterNotFoundAction: Deny`), and `failurePolicy: Fail` denies every such
+/// request, whatever the expressions and the binding's validationActions say.
+pub(super) fn fails_to_configure(
+    g: &Graph,
+    x: NodeId,
+    m: &PolicyMatch,
+    ops: &[Operation],
+    seen: Option<&Denial>,
+) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
+    let failing = m.fails_to_configure(g).expect("only a policy that fails to configure denies by it");
+    let fix = m.misconfigured.as_ref().map(|c| c.fix.as_str()).unwrap_or_default();
+    let mut remedy = vec![read_it(g, m.policy, "its paramKind and failurePolicy.")];
+    if let Some(b) = m.binding {
+        remedy.push(read_it(g, b, "its paramRef and what it matches."));
+    }
+    remedy.push(Step::advice(
+        Reach::Restore,
+        format!("Let it configure again: {fix}. The requests it denied are retried by whoever sent them."),
+    ));
+    remedy.push(Step::advice(
+        Reach::Disrupt,
+        "Or set the policy's failurePolicy to Ignore, or remove the binding: that turns off what it enforces for every object it covers.",
+    ));
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Error,
+        object: x,
+        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        message: format!(
+            "{failing}. With failurePolicy Fail the API server denies every request the policy matches while it does (no expression is evaluated, whatever the binding's validationActions): {} {} rejected on every retry, printed patches too",
+            requests.join(" and "),
+            if requests.len() > 1 { "are" } else { "is" },
+        ) + &seen
+            .map(|d| format!(". A Warning Event ({}) quotes the denial: {:?}", d.reason, d.message))
+            .unwrap_or_default(),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// `AdmissionDenied` as a Warning: a policy applies to a request this deletion needs and its
+/// expressions may refuse it (they read finalizers or deletionTimestamp; on a DELETE, any
+/// validation), or it may fail to configure (what would
+/// settle it was not read); CEL is not evaluated, and no denial was seen, so it may or may not
+/// deny. Not stuck by itself.
+pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
+    let them = if ops.len() > 1 { "them" } else { "it" };
+    let message = match m.fails_to_configure(g) {
+        Some(failing) => format!(
+            "{failing}. If it does, failurePolicy Fail denies {} whatever its expressions and the binding's validationActions; no Event quoting a denial was seen",
+            requests.join(" and "),
+        ),
+        None => {
+            let effect = match m.kind {
+                Kind::Validating => "with validationActions Deny",
+                Kind::Mutating => "and a mutation may write the finalizers back or fail the request",
+            };
+            let mut message = format!(
+                "{} applies to {} {effect}, and {} ({}). CEL is not evaluated here: it may deny {them}; no Event quoting a denial was seen",
+                m.describe(g),
+                requests.join(" and "),
+                m.why_deciding(),
+                m.reads.join("; "),
+            );
+            if !m.caveats.is_empty() {
+                message.push_str(&format!(" (it may not apply: {})", m.caveats.join("; ")));
+            }
+            message
+        }
+    };
+    let mut remedy = vec![read_it(g, m.policy, "what its validations allow on a deletion.")];
+    if let Some(b) = m.binding {
+        remedy.push(read_it(g, b, "which requests it applies the policy to."));
+    }
+    // a denial would be quoted there
+    remedy.push(super::progress::events_step(g, x));
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Warning,
+        object: x,
+        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        message,
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// One warning per policy (and binding) for the DELETEs it may deny of objects the answer
+/// waits for but that are not being deleted yet (a namespace's content, a foreground owner's
+/// dependents), naming them all, rather than one per object: a namespace may hold thousands.
+/// The first object's finding is kept, with its request widened to all of them. And a policy
+/// an Error finding names as denying is not also said to be one that may.
+pub fn group_may_deny(g: &Graph, target: NodeId, findings: &mut Vec<Finding>) {
+    // (the first finding's index, the objects after it)
+    let mut groups: Vec<(usize, Vec<NodeId>)> = Vec::new();
+    let mut merged = vec![false; findings.len()];
+    for (i, f) in findings.iter().enumerate() {
+        let waiting = f.object != target && g.object(f.object).is_some_and(|o| !o.is_deleting());
+        if f.code != FindingCode::AdmissionDenied || f.severity != Severity::Warning || !waiting {
+            continue;
+        }
+        match groups.iter_mut().find(|(j, _)| findings[*j].related == f.related) {
+            Some((_, more)) => {
+                more.push(f.object);
+                merged[i] = true;
+            }
+            None => groups.push((i, Vec::new())),
+        }
+    }
+    for (j, more) in groups.into_iter().filter(|(_, more)| !more.is_empty()) {
+        let f = &mut findings[j];
+        let Some(o) = g.object(f.object) else { continue };
+        let one = request(g, f.object, o, Operation::Delete);
+        let all: Vec<String> = std::iter::once(f.object).chain(more.iter().copied()).map(|x| describe(g, x)).collect();
+        let named = all.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+        let rest = all.len().saturating_sub(NAMED);
+        let many = format!(
+            "the DELETEs that remove {} objects ({named}{})",
+            all.len(),
+            if rest > 0 { format!(" and {rest} more") } else { String::new() }
+        );
+        f.message = f.message.replacen(&one, &many, 1).replacen("it may deny it;", "it may deny them;", 1);
+        f.related.extend(more.into_iter().map(Related::Node));
+    }
+    let mut i = 0;
+    findings.retain(|_| {
+        i += 1;
+        !merged[i - 1]
+    });
+    // a policy seen denying (in an Event, in a namespace's condition) is not also one that "may"
+    let denying: HashSet<NodeId> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .filter(|f| matches!(f.code, FindingCode::AdmissionDenied | FindingCode::NamespaceContentDeletionFailure))
+        .flat_map(|f| f.related.iter())
+        .filter_map(|r| match r {
+            Related::Node(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    findings.retain(|f| {
+        let may = f.code == FindingCode::AdmissionDenied && f.severity == Severity::Warning;
+        !(may && matches!(f.related.first(), Some(Related::Node(p)) if denying.contains(p)))
+    });
+}
