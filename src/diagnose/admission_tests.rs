@@ -99,23 +99,31 @@ fn a_finalizer_patch_in_the_same_answer_says_it_will_be_rejected() {
     assert!(patch.reach > Reach::Disrupt, "the patch ranks after removing the configuration");
 }
 
-#[test]
-fn a_serving_backend_gives_no_finding() {
-    let slice = {
-        let mut s = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "lw-1", "sl")
-            .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
-        s["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
-        s
-    };
-    let g = graph(vec![
+/// The account behind a webhook whose Service `svc` has a ready endpoint, and `extra`.
+fn behind_service(svc: Value, extra: Vec<Value>) -> Graph {
+    let mut slice = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "lw-1", "sl")
+        .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
+    slice["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
+    let mut objs = vec![
         crd(),
         ns("finance", json!({})),
         ns("ledger-system", json!({})),
         account(json!({})),
         config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
-        obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc").with("spec", json!({"type": "ClusterIP"})),
+        svc,
         slice,
-    ]);
+    ];
+    objs.extend(extra);
+    graph(objs)
+}
+
+fn cluster_ip_service() -> Value {
+    obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc").with("spec", json!({"type": "ClusterIP"}))
+}
+
+#[test]
+fn a_serving_backend_gives_no_finding() {
+    let g = behind_service(cluster_ip_service(), vec![]);
     let d = diagnose(&g);
     assert!(!d.findings.iter().any(|f| f.code == FindingCode::AdmissionWebhookUnavailable));
 }
@@ -212,12 +220,6 @@ fn a_terminating_pod_whose_final_delete_a_dead_webhook_rejects_is_stuck() {
 
 #[test]
 fn a_serving_webhook_seen_denying_in_an_event_makes_the_object_stuck() {
-    let slice = {
-        let mut s = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "lw-1", "sl")
-            .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
-        s["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
-        s
-    };
     let event = |msg: &str| {
         obj("v1", "Event", Some("finance"), "acme.1", "ev-1")
             .with("involvedObject", json!({"kind": "Account", "name": "acme", "namespace": "finance", "uid": "acme"}))
@@ -225,19 +227,7 @@ fn a_serving_webhook_seen_denying_in_an_event_makes_the_object_stuck() {
             .with("reason", json!("FinalizerRemovalFailed"))
             .with("message", json!(msg))
     };
-    let world = |ev: Value| {
-        graph(vec![
-            crd(),
-            ns("finance", json!({})),
-            ns("ledger-system", json!({})),
-            account(json!({})),
-            config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
-            obj("v1", "Service", Some("ledger-system"), "ledger-webhook", "svc")
-                .with("spec", json!({"type": "ClusterIP"})),
-            slice.clone(),
-            ev,
-        ])
-    };
+    let world = |ev: Value| behind_service(cluster_ip_service(), vec![ev]);
     let g = world(event(
         "admission webhook \"accounts.ledger.example.org\" denied the request: accounts with a balance keep their finalizer",
     ));
@@ -533,18 +523,7 @@ fn a_backend_service_that_no_longer_exposes_the_port_called_makes_the_object_stu
         "spec",
         json!({"type": "ClusterIP", "clusterIP": "10.96.0.9", "ports": [{"name": "https", "port": 9443}]}),
     );
-    let mut slice = obj("discovery.k8s.io/v1", "EndpointSlice", Some("ledger-system"), "ledger-webhook-x", "sl")
-        .with("endpoints", json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]));
-    slice["metadata"]["labels"] = json!({"kubernetes.io/service-name": "ledger-webhook"});
-    let g = graph(vec![
-        crd(),
-        ns("finance", json!({})),
-        ns("ledger-system", json!({})),
-        account(json!({})),
-        config(hook(json!([rule(&["UPDATE"], &["accounts"], "*")]))),
-        svc,
-        slice,
-    ]);
+    let g = behind_service(svc, vec![]);
     let d = diagnose(&g);
     assert!(d.stuck);
     let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
