@@ -37,7 +37,9 @@ pub struct Misconfigured {
 /// How a binding's params stand for one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Params {
-    /// The policy's expressions are evaluated (without params, or once per param found).
+    /// The policy's expressions are evaluated (without params, or once per param found), or
+    /// may be (a param that the binding may select was read without its labels, or its type
+    /// could not be read): they decide.
     Evaluated,
     /// No param found and `parameterNotFoundAction` is not `Deny`: the binding is not invoked.
     NotInvoked,
