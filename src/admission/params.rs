@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::selector::selector_matches;
 use super::webhooks::labels_kept;
 use crate::discovery::{Origin, ResourceType};
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
 /// A policy or binding that fails to configure for a request.
@@ -41,6 +41,15 @@ pub enum Params {
     /// may be (a param that the binding may select was read without its labels, or its type
     /// could not be read): they decide.
     Evaluated,
+    /// Params were found: the expressions are evaluated once per param. With
+    /// `parameterNotFoundAction: Deny` under `failurePolicy: Fail`, the binding fails to
+    /// configure once they are all gone (`deny_when_gone`): what a plan that deletes them says.
+    Found {
+        /// The params found.
+        params: Vec<NodeId>,
+        /// Missing, they would deny.
+        deny_when_gone: bool,
+    },
     /// No param found and `parameterNotFoundAction` is not `Deny`: the binding is not invoked.
     NotInvoked,
     /// The binding fails to configure for this request.
@@ -127,26 +136,34 @@ pub fn collect(g: &Graph, spec: &Value, bspec: &Value, o: &Object) -> Params {
         },
     };
     let unsure = read_unsure(g, t, namespace);
-    let (found, looked_for) = match (text("name"), r.get("selector")) {
-        (Some(name), _) => {
-            (g.find(&t.group, &t.kind, namespace, name).is_some(), format!("{kind} {}", place(namespace, name)))
-        }
+    let deny = r.get("parameterNotFoundAction").and_then(Value::as_str) == Some("Deny");
+    let (found, looked_for): (Vec<NodeId>, String) = match (text("name"), r.get("selector")) {
+        (Some(name), _) => (
+            g.find(&t.group, &t.kind, namespace, name).into_iter().collect(),
+            format!("{kind} {}", place(namespace, name)),
+        ),
         (None, Some(sel)) => {
             let mut unread = false;
-            let found = g.of_kind(&t.group, &t.kind).iter().filter_map(|&p| g.object(p)).any(|p| {
-                if t.namespaced && p.namespace.as_deref() != namespace {
-                    return false;
-                }
-                match selector_matches(Some(sel), labels_kept(p).then_some(p.labels.as_slice())) {
-                    Some(m) => m,
-                    None => {
-                        unread = true;
-                        false
+            let found = g
+                .of_kind(&t.group, &t.kind)
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    let Some(p) = g.object(p) else { return false };
+                    if t.namespaced && p.namespace.as_deref() != namespace {
+                        return false;
                     }
-                }
-            });
+                    match selector_matches(Some(sel), labels_kept(p).then_some(p.labels.as_slice())) {
+                        Some(m) => m,
+                        None => {
+                            unread = true;
+                            false
+                        }
+                    }
+                })
+                .collect::<Vec<_>>();
             // one whose labels were not read may be it: nothing is claimed then
-            if unread && !found {
+            if unread {
                 return Params::Evaluated;
             }
             let sel = serde_json::to_string(sel).unwrap_or_default();
@@ -161,10 +178,10 @@ pub fn collect(g: &Graph, spec: &Value, bspec: &Value, o: &Object) -> Params {
         // validation requires one of them
         (None, None) => return Params::Evaluated,
     };
-    if found {
-        return Params::Evaluated;
+    if !found.is_empty() {
+        return Params::Found { params: found, deny_when_gone: deny && fails_closed(spec) };
     }
-    if r.get("parameterNotFoundAction").and_then(Value::as_str) != Some("Deny") {
+    if !deny {
         // nothing found, and Allow: the binding is not invoked; unsure, it may be
         return if unsure.is_some() { Params::Evaluated } else { Params::NotInvoked };
     }

@@ -95,6 +95,12 @@ pub struct PolicyMatch {
     /// The policy or binding fails to configure, and `failurePolicy: Fail` turns that into a
     /// denial of the request (no expression is evaluated then).
     pub misconfigured: Option<Misconfigured>,
+    /// The params the binding found, when it takes some.
+    pub params: Vec<NodeId>,
+    /// With every one of `params` gone, the binding fails to configure and denies
+    /// (`parameterNotFoundAction: Deny`, `failurePolicy: Fail`), whatever its validationActions:
+    /// a match kept for that alone, a Warn-only binding's, may deny nothing while they exist.
+    pub deny_when_params_gone: bool,
 }
 
 impl PolicyMatch {
@@ -207,6 +213,8 @@ impl Policies {
                     reads: if misconfigured.is_some() { Vec::new() } else { deciding(*kind, spec, op) },
                     caveats,
                     misconfigured,
+                    params: Vec::new(),
+                    deny_when_params_gone: false,
                 };
             if validating {
                 match params::policy_config(g, spec) {
@@ -231,6 +239,7 @@ impl Policies {
                 else {
                     continue;
                 };
+                let (mut params, mut deny_when_params_gone) = (Vec::new(), false);
                 if validating {
                     // a configuration error is judged before any expression, matchConditions too
                     match params::collect(g, spec, bspec, o) {
@@ -242,13 +251,24 @@ impl Policies {
                         }
                         Params::NotInvoked => continue,
                         Params::Evaluated => {}
+                        Params::Found { params: found, deny_when_gone } => {
+                            (params, deny_when_params_gone) = (found, deny_when_gone);
+                        }
                     }
                     if !validation_actions(bspec).any(|a| a == "Deny") {
+                        if deny_when_params_gone {
+                            let mut m = at(Some(b), [caveats.clone(), own].concat(), None);
+                            m.reads.clear();
+                            (m.params, m.deny_when_params_gone) = (params, true);
+                            out.push(m);
+                        }
                         continue;
                     }
                 }
                 let more = caveats.iter().chain(&conditions).chain(&own).cloned().collect();
-                out.push(at(Some(b), more, None));
+                let mut m = at(Some(b), more, None);
+                (m.params, m.deny_when_params_gone) = (params, deny_when_params_gone);
+                out.push(m);
             }
         }
         out

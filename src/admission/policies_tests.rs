@@ -128,6 +128,11 @@ fn matches(g: &Graph) -> Vec<PolicyMatch> {
     Policies::new(g).matching(g, node(g, "ConfigMap", "cm"), Operation::Update)
 }
 
+/// The matches that may deny the request as things stand.
+fn deniers(g: &Graph) -> Vec<PolicyMatch> {
+    matches(g).into_iter().filter(PolicyMatch::may_deny).collect()
+}
+
 /// A policy taking its params from ConfigMaps, and a binding that only warns.
 fn with_params(param_ref: Value) -> Vec<Value> {
     let mut p = policy("limits", cm_rule(&["*"]));
@@ -188,8 +193,11 @@ fn missing_params_deny_with_deny_and_invoke_nothing_with_allow() {
     assert!(m.len() == 1 && m[0].denies() && m[0].binding.is_some(), "{m:?}");
     let why = &m[0].misconfigured.as_ref().unwrap().why;
     assert!(why.contains("ConfigMap policy/limits") && why.contains("Deny"), "{why}");
-    // found: the expressions decide, and a Warn-only binding denies nothing
-    assert!(matches(&discovered([by_name("Deny"), vec![limits()]].concat(), vec![])).is_empty());
+    // found: the expressions decide, and a Warn-only binding denies nothing while they exist
+    let g = discovered([by_name("Deny"), vec![limits()]].concat(), vec![]);
+    let m = matches(&g);
+    assert!(m.len() == 1 && !m[0].may_deny(), "{m:?}");
+    assert!(m[0].deny_when_params_gone && m[0].params == [node(&g, "ConfigMap", "limits")], "{m:?}");
     let mut deny = [by_name("Deny"), vec![limits()]].concat();
     deny[1]["spec"]["validationActions"] = json!(["Deny"]);
     let m = matches(&discovered(deny, vec![]));
@@ -217,7 +225,7 @@ fn params_are_looked_for_where_the_binding_says_and_by_its_selector() {
     let here = with_params(json!({"name": "limits", "parameterNotFoundAction": "Deny"}));
     assert_eq!(matches(&discovered(here.clone(), vec![])).len(), 1);
     let in_d = obj("v1", "ConfigMap", Some("d"), "limits", "cm-limits");
-    assert!(matches(&discovered([here, vec![in_d]].concat(), vec![])).is_empty());
+    assert!(deniers(&discovered([here, vec![in_d]].concat(), vec![])).is_empty());
     // a selector: nothing of the kind in d but the ConfigMap being deleted, whose labels
     // were kept (none): no param
     let selected =
@@ -230,7 +238,7 @@ fn params_are_looked_for_where_the_binding_says_and_by_its_selector() {
         if deleting { o.deleting("2026-11-29T11:00:00Z") } else { o }
     };
     // labels kept (being deleted): gold is a param, silver is not
-    assert!(matches(&discovered([selected.clone(), vec![labelled("gold", true)]].concat(), vec![])).is_empty());
+    assert!(deniers(&discovered([selected.clone(), vec![labelled("gold", true)]].concat(), vec![])).is_empty());
     assert!(matches(&discovered([selected.clone(), vec![labelled("silver", true)]].concat(), vec![]))[0].denies());
     // labels not kept: it may be a param, and nothing is claimed
     assert!(matches(&discovered([selected, vec![labelled("silver", false)]].concat(), vec![])).is_empty());

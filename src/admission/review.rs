@@ -19,7 +19,9 @@
 //!
 //! Admission policies ([`super::policies`]) and denials quoted in Events ([`super::denials`])
 //! are judged as `why-stuck` judges them: a request whose denial was seen is denied again; a
-//! policy that applies and reads finalizers or deletionTimestamp may deny (a note).
+//! policy that fails to configure denies; one whose expressions may refuse the request may
+//! deny (a note). And the plan's own progress counts here too: a binding whose params the plan
+//! has deleted (with `parameterNotFoundAction: Deny`) fails to configure from then on.
 //!
 //! # Undecidable cases
 //! - A webhook whose backend is dead but whose match cannot be settled (CEL `matchConditions`,
@@ -156,7 +158,23 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
     // is not evaluated, so the step is taken, with a note (one per policy, binding and
     // operation, not per object)
     let stored = |m: &PolicyMatch| w.stored(m.policy) && m.binding.is_none_or(|b| w.stored(b));
-    for m in index.policies(g, n, *op).into_iter().filter(|m| m.may_deny() && stored(m)) {
+    let matches = index.policies(g, n, *op);
+    // a binding whose params the plan has removed by now fails to configure; the namespace
+    // controller deletes a namespace's types in no fixed order, so this is racy: taken as
+    // rejected, never shown done
+    let orphaned = |m: &&PolicyMatch| {
+        m.deny_when_params_gone && stored(m) && !m.params.is_empty() && m.params.iter().all(|&p| !w.stored(p))
+    };
+    if let Some(m) = matches.iter().find(orphaned) {
+        let gone: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
+        let why = format!(
+            "may be rejected (taken as rejected): {} fails to configure once its params are gone ({}, removed by this plan): its parameterNotFoundAction is Deny, and failurePolicy Fail then denies whatever its validationActions; the namespace controller deletes a namespace's types in no fixed order, so whatever it deletes after them is denied",
+            m.describe(g),
+            gone.join(", ")
+        );
+        return (Some(reject(why, describe(g, m.policy))), notes);
+    }
+    for m in matches.into_iter().filter(|m| m.may_deny() && stored(m)) {
         if let Some(failing) = m.fails_to_configure(g) {
             if m.denies() {
                 let why = format!("is denied: {failing}, and its failurePolicy Fail denies every request it matches");

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::denials::{fails_to_configure, may_deny, seen_denying};
+use super::denials::{fails_to_configure, may_deny, params_going, seen_denying};
 use super::step::{Command, Reach, Step};
 use super::{Explainer, Finding, FindingCode, Related, Severity, Subject, describe, remedy};
 use crate::admission::Index;
@@ -47,10 +47,20 @@ impl Explainer<'_, '_> {
             }
             self.local_stuck.push(x);
         }
-        // policies that may deny, each (policy, binding) once with every request it applies to
+        // policies that may deny, each (policy, binding) once with every request it applies to;
+        // and those whose params are going with a namespace being deleted: once they are gone,
+        // the binding fails to configure and denies
         let mut may: Vec<(PolicyMatch, Vec<Operation>)> = Vec::new();
+        let going = |m: &PolicyMatch| {
+            m.deny_when_params_gone
+                && !m.params.is_empty()
+                && m.params.iter().all(|&p| {
+                    let ns = g.identity(p).namespace.and_then(|ns| g.find("", "Namespace", None, ns));
+                    ns.and_then(|n| g.object(n)).is_some_and(Object::is_deleting)
+                })
+        };
         for &op in &ops {
-            for m in index.policies(g, x, op).into_iter().filter(PolicyMatch::may_deny) {
+            for m in index.policies(g, x, op).into_iter().filter(|m| m.may_deny() || going(m)) {
                 if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
                     continue;
                 }
@@ -72,8 +82,10 @@ impl Explainer<'_, '_> {
             if m.denies() {
                 self.findings.push(fails_to_configure(g, x, &m, &on, None));
                 self.local_stuck.push(x);
-            } else {
+            } else if m.may_deny() {
                 self.findings.push(may_deny(g, x, &m, &on));
+            } else {
+                self.findings.push(params_going(g, x, &m, &on));
             }
         }
     }

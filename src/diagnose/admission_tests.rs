@@ -535,3 +535,81 @@ fn a_backend_service_that_no_longer_exposes_the_port_called_makes_the_object_stu
     );
     assert!(!texts.iter().any(|t| t.contains("no ready endpoint")), "{texts:?}");
 }
+
+/// Namespace finance being deleted with three Accounts, a Warn-only binding of a policy on
+/// their DELETEs that takes its params from ConfigMap `limits` of the request's namespace
+/// (Deny when missing), the ConfigMap there when `params`; read with discovery data.
+fn namespace_with_its_own_params(params: bool) -> Graph {
+    let mut p = policy(&["DELETE"]);
+    p["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+    let mut b = binding(&["Warn"]);
+    b["spec"]["paramRef"] = json!({"name": "limits", "parameterNotFoundAction": "Deny"});
+    let finance =
+        ns("finance", json!({})).deleting("2026-11-29T11:30:00Z").with("spec", json!({"finalizers": ["kubernetes"]}));
+    let mut objs = vec![crd(), finance, p, b];
+    for i in 0..3 {
+        objs.push(obj("ledger.example.org/v1", "Account", Some("finance"), &format!("acct-{i}"), &format!("acct-{i}")));
+    }
+    if params {
+        objs.push(obj("v1", "ConfigMap", Some("finance"), "limits", "cm-limits"));
+    }
+    let mut s = crate::testing::snapshot(objs);
+    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
+    Graph::build(s)
+}
+
+#[test]
+fn params_that_go_with_the_namespace_are_a_warning_and_once_gone_the_namespace_is_stuck() {
+    let g = namespace_with_its_own_params(true);
+    let d = namespace_answer(&g);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied).collect();
+    assert_eq!(found.len(), 1, "one for the three Accounts: {found:?}");
+    assert_eq!(found[0].severity, Severity::Warning);
+    for part in ["takes its params from ConfigMap finance/limits", "3 objects", "no fixed order"] {
+        assert!(found[0].message.contains(part), "{part}: {}", found[0].message);
+    }
+    assert!(
+        found[0].remedy.iter().any(|s| s.text.contains("parameterNotFoundAction to Allow")),
+        "{:?}",
+        found[0].remedy
+    );
+    // the params already gone: every DELETE left is denied, and the namespace never finishes
+    let g = namespace_with_its_own_params(false);
+    let d = namespace_answer(&g);
+    assert!(d.stuck);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionDenied).collect();
+    assert_eq!(found.len(), 1, "one for the three Accounts: {found:?}");
+    assert_eq!(found[0].severity, Severity::Error);
+    assert!(found[0].message.contains("finds no ConfigMap finance/limits"), "{}", found[0].message);
+    assert!(
+        found[0].message.contains("the DELETEs that remove 3 objects") && found[0].message.contains("are rejected"),
+        "{}",
+        found[0].message
+    );
+}
+
+#[test]
+fn a_dead_webhook_in_front_of_a_namespaces_content_is_one_finding_naming_it() {
+    let w = json!({"name": "cm.example.org", "failurePolicy": "Fail",
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["configmaps"]}],
+        "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
+    let mut objs = vec![
+        ns("finance", json!({})).deleting(DELETED).with("spec", json!({"finalizers": ["kubernetes"]})),
+        ns("ledger-system", json!({})),
+        config(w),
+    ];
+    objs.extend((0..3).map(|i| obj("v1", "ConfigMap", Some("finance"), &format!("cfg-{i}"), &format!("cm-{i}"))));
+    let g = graph(objs);
+    let d = namespace_answer(&g);
+    assert!(d.stuck);
+    let found: Vec<_> = d.findings.iter().filter(|f| f.code == FindingCode::AdmissionWebhookUnavailable).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].message.contains(
+            "intercepts DELETE of 3 objects (ConfigMap finance/cfg-0, ConfigMap finance/cfg-1, ConfigMap finance/cfg-2)"
+        ),
+        "{}",
+        found[0].message
+    );
+    assert!(found[0].related.contains(&Related::Node(node(&g, "ConfigMap", "cfg-2"))));
+}

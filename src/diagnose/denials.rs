@@ -162,21 +162,63 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
     }
 }
 
-/// One warning per policy (and binding) for the DELETEs it may deny of objects the answer
-/// waits for but that are not being deleted yet (a namespace's content, a foreground owner's
-/// dependents), naming them all, rather than one per object: a namespace may hold thousands.
-/// The first object's finding is kept, with its request widened to all of them. And a policy
-/// an Error finding names as denying is not also said to be one that may.
-pub fn group_may_deny(g: &Graph, target: NodeId, findings: &mut Vec<Finding>) {
+/// `AdmissionDenied` as a Warning: the binding takes its params from objects of a namespace
+/// being deleted, and fails to configure once they are gone (`parameterNotFoundAction: Deny`,
+/// `failurePolicy: Fail`, whatever its validationActions). The namespace controller deletes
+/// types in no fixed order: whatever it deletes after them is denied, and then never goes.
+pub(super) fn params_going(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
+    let o = g.object(x).expect("explained objects are observed");
+    let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
+    let params: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
+    let mut remedy = vec![read_it(g, m.policy, "its paramKind and failurePolicy.")];
+    if let Some(b) = m.binding {
+        remedy.push(read_it(g, b, "its paramRef."));
+        remedy.push(Step::advice(
+            Reach::Disrupt,
+            format!(
+                "Before its params go, set the binding {}'s paramRef.parameterNotFoundAction to Allow (or take its params from a namespace that stays), so that what is deleted after them is not denied.",
+                g.identity(b).name
+            ),
+        ));
+    }
+    Finding {
+        code: FindingCode::AdmissionDenied,
+        severity: Severity::Warning,
+        object: x,
+        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        message: format!(
+            "{} takes its params from {}, which go with a namespace being deleted; once they are gone it fails to configure (parameterNotFoundAction Deny) and failurePolicy Fail denies {} whatever its validationActions. The namespace controller deletes types in no fixed order: whatever it deletes after them is denied, and then never goes",
+            m.describe(g),
+            params.join(", "),
+            requests.join(" and "),
+        ),
+        remedy,
+        subject: Subject::Related,
+        cannot_tell: false,
+    }
+}
+
+/// One finding per policy, binding or webhook configuration for the DELETEs it refuses or may
+/// refuse of objects the answer waits for but that are not being deleted yet (a namespace's
+/// content, a foreground owner's dependents), naming them all, rather than one per object: a
+/// namespace may hold thousands. The first object's finding is kept, its request widened to
+/// all of them. And a policy an Error finding names as denying is not also said to be one that
+/// may.
+pub fn group_waiting(g: &Graph, target: NodeId, findings: &mut Vec<Finding>) {
     // (the first finding's index, the objects after it)
     let mut groups: Vec<(usize, Vec<NodeId>)> = Vec::new();
     let mut merged = vec![false; findings.len()];
     for (i, f) in findings.iter().enumerate() {
         let waiting = f.object != target && g.object(f.object).is_some_and(|o| !o.is_deleting());
-        if f.code != FindingCode::AdmissionDenied || f.severity != Severity::Warning || !waiting {
+        let admission = matches!(f.code, FindingCode::AdmissionDenied | FindingCode::AdmissionWebhookUnavailable);
+        if !admission || !waiting {
             continue;
         }
-        match groups.iter_mut().find(|(j, _)| findings[*j].related == f.related) {
+        let alike = |j: &usize| {
+            let k = &findings[*j];
+            (k.code, k.severity, &k.related) == (f.code, f.severity, &f.related)
+        };
+        match groups.iter_mut().find(|(j, _)| alike(j)) {
             Some((_, more)) => {
                 more.push(f.object);
                 merged[i] = true;
@@ -187,16 +229,25 @@ pub fn group_may_deny(g: &Graph, target: NodeId, findings: &mut Vec<Finding>) {
     for (j, more) in groups.into_iter().filter(|(_, more)| !more.is_empty()) {
         let f = &mut findings[j];
         let Some(o) = g.object(f.object) else { continue };
-        let one = request(g, f.object, o, Operation::Delete);
         let all: Vec<String> = std::iter::once(f.object).chain(more.iter().copied()).map(|x| describe(g, x)).collect();
         let named = all.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
         let rest = all.len().saturating_sub(NAMED);
-        let many = format!(
-            "the DELETEs that remove {} objects ({named}{})",
+        let objects = format!(
+            "{} objects ({named}{})",
             all.len(),
             if rest > 0 { format!(" and {rest} more") } else { String::new() }
         );
-        f.message = f.message.replacen(&one, &many, 1).replacen("it may deny it;", "it may deny them;", 1);
+        f.message = match f.code {
+            FindingCode::AdmissionWebhookUnavailable => f
+                .message
+                .replacen(&format!(" of {} ", all[0]), &format!(" of {objects} "), 1)
+                .replacen("the DELETE that removes it", "the DELETE that removes each", 1),
+            _ => f
+                .message
+                .replacen(&request(g, f.object, o, Operation::Delete), &format!("the DELETEs that remove {objects}"), 1)
+                .replacen("it may deny it;", "it may deny them;", 1)
+                .replacen(" is rejected on every retry", " are rejected on every retry", 1),
+        };
         f.related.extend(more.into_iter().map(Related::Node));
     }
     let mut i = 0;

@@ -190,7 +190,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         });
     }
     let stuck_set = e.propagate_stuck();
-    denials::group_may_deny(g, target, &mut e.findings);
+    denials::group_waiting(g, target, &mut e.findings);
     admission::warn_rejected_patches(g, &shared.admission, &mut e.findings);
     patches::merge_per_object(g, &mut e.findings);
     admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);

@@ -1151,6 +1151,50 @@ fn a_policy_on_deletes_is_a_note_once_for_all_the_content_it_may_refuse() {
 }
 
 #[test]
+fn a_namespace_whose_policy_params_go_first_cannot_delete_the_rest() {
+    // per-namespace params (a ConfigMap in the request's namespace), Warn-only, Deny when missing
+    let mut objs = vec![namespace("d"), crd("ledger.example.org", "Account", "accounts", "Namespaced")];
+    objs.push(obj("v1", "ConfigMap", Some("d"), "limits"));
+    objs.push(obj("ledger.example.org/v1", "Account", Some("d"), "acme"));
+    let mut keep = keep_policy();
+    keep[0].0["spec"]["paramKind"] = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+    keep[0].0["spec"]["matchConstraints"]["resourceRules"] = json!([{"apiGroups": ["ledger.example.org"],
+        "apiVersions": ["*"], "operations": ["DELETE"], "resources": ["accounts"]}]);
+    keep[1].0["spec"]["validationActions"] = json!(["Warn"]);
+    keep[1].0["spec"]["paramRef"] = json!({"name": "limits", "parameterNotFoundAction": "Deny"});
+    objs.extend(keep);
+    let plan = |objs: &[Obj]| {
+        let g = graph(objs);
+        let ns = g.find("", "Namespace", None, "d").unwrap();
+        (run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(ns, "kubectl", Some(Cascade::Background))), g)
+    };
+    let (o, g) = plan(&objs);
+    // the ConfigMap goes, then the Account's DELETE fails to configure: the namespace stays
+    assert!(o.gone("ConfigMap/d/limits"), "{:?}", o.plan.result.blocked);
+    assert!(o.blocked.contains(&"Account/d/acme".to_string()), "{:?}", o.blocked);
+    let why = blocked_reason(&o, &g, "Account/d/acme");
+    assert!(why.contains("fails to configure once its params are gone (ConfigMap d/limits"), "{why}");
+    assert!(why.contains("may be rejected"), "{why}");
+    // params elsewhere, which the plan leaves: nothing blocks
+    let elsewhere: Vec<Obj> = objs
+        .iter()
+        .cloned()
+        .map(|mut o| {
+            if o.0["kind"] == "ValidatingAdmissionPolicyBinding" {
+                o.0["spec"]["paramRef"]["namespace"] = json!("policy");
+            }
+            if o.0["kind"] == "ConfigMap" {
+                o.0["metadata"]["namespace"] = json!("policy");
+                o.0["metadata"]["uid"] = json!("cm-policy-limits");
+            }
+            o
+        })
+        .collect();
+    let (o, _) = plan(&[elsewhere, vec![namespace("policy")]].concat());
+    assert!(o.gone("Account/d/acme") && o.gone("Namespace/d"), "{:?}", o.blocked);
+}
+
+#[test]
 fn a_policy_whose_param_kind_is_not_served_blocks_the_finalizers_removal_it_matches() {
     let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
     let mut objs = vec![namespace("d"), cm.clone()];
