@@ -322,3 +322,40 @@ fn readme_test_server_lines_do_not_race_when_pasted() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("STUCK Site labs/alpha"), "stdout:\n{text}\nstderr:\n{}", stderr(&out));
 }
+
+/// Boolean flags take kubectl's forms: bare (true), `--flag=true|false` (and Go's other
+/// spellings, `1`, `t`, `F`, …), `-A=false`; `--flag false` is the flag and an argument. And as
+/// in kubectl, a flag given twice takes its last value (`-n a -n b`), a list flag all of them.
+#[test]
+fn boolean_flags_take_kubectls_forms() {
+    let s = snap("stuck-everywhere");
+    let sweep = |flags: &[&str]| {
+        let mut a = vec!["why-stuck", "--all", "-n", "sync-system", "--snapshot", &s, "--now", NOW, "-o", "json"];
+        a.extend(flags);
+        run(&a)
+    };
+    let everywhere = stdout_json(&sweep(&["-A"]))["answers"].as_array().unwrap().len();
+    let here = stdout_json(&sweep(&[]))["answers"].as_array().unwrap().len();
+    assert!(everywhere > here, "{everywhere} answers with -A, {here} in sync-system");
+    for (flags, n) in [
+        (&["--all-namespaces=true"][..], everywhere),
+        (&["--all-namespaces=1"], everywhere),
+        (&["-A=false"], here),
+        (&["--all-namespaces=False"], here),
+        (&["-A", "--all-namespaces=false"], here),
+    ] {
+        let out = sweep(flags);
+        assert_ne!(code(&out), 1, "{flags:?}: {}", stderr(&out));
+        assert_eq!(stdout_json(&out)["answers"].as_array().unwrap().len(), n, "{flags:?}");
+    }
+    // the last of a repeated flag wins
+    let out = run(&["tree", "site/alpha", "-n", "nope", "-n", "labs", "--snapshot", &snap("site-basics")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // a value that is no boolean: exit 1, naming it
+    let out = sweep(&["--all-namespaces=maybe"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("invalid boolean \"maybe\""), "{}", stderr(&out));
+    // the connection flags too (offline they change nothing)
+    let out = sweep(&["--insecure-skip-tls-verify=true", "--disable-compression=false"]);
+    assert!(matches!(code(&out), 0 | 2 | 3), "{}", stderr(&out));
+}

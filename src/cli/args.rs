@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
-use super::request::KubeDuration;
+use super::request::{KubeDuration, kube_bool};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -36,7 +36,7 @@ Examples:
 /// Why won't this Kubernetes object go away, and what will the garbage collector do if I
 /// delete it? Read-only: never changes the cluster.
 #[derive(Parser, Debug)]
-#[command(name = "kubectl-gc", bin_name = "kubectl gc", version, after_help = EXAMPLES, max_term_width = 100)]
+#[command(name = "kubectl-gc", bin_name = "kubectl gc", version, after_help = EXAMPLES, max_term_width = 100, args_override_self = true)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Command,
@@ -150,18 +150,18 @@ pub struct WhyStuckArgs {
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
     /// Every object being deleted in the namespace (-n) or the cluster (-A), grouped by root cause
-    #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
+    #[arg(long, conflicts_with_all = ["what", "name", "plan"], value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub all: bool,
     /// With --all: leave out the objects whose deletion is merely in progress
     // (not `requires = "all"`: a flag's default satisfies it; without an object, TYPE is
     // required unless --all is given)
-    #[arg(long, conflicts_with_all = ["what", "name", "plan"])]
+    #[arg(long, conflicts_with_all = ["what", "name", "plan"], value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub stuck_only: bool,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Format::Text)]
     pub output: Format,
     /// Also print the planner's dry run of what happens once the blocker is gone
-    #[arg(long, conflicts_with = "watch")]
+    #[arg(long, conflicts_with = "watch", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub plan: bool,
     /// How long a finalizer whose controller is alive may stay before the answer calls it
     /// stuck (FinalizerNotProgressing), as kubectl takes durations: 90s, 15m, 4h, 1h30m
@@ -177,7 +177,7 @@ pub struct WatchFlags {
     /// Follow the deletion live (WATCH requests), re-judging the answer on every change, until
     /// it ends: exit 0 when gone, 2 when Stuck for --stuck-after with nothing changing, 3 on
     /// --timeout or when Unknown for --stuck-after with nothing changing
-    #[arg(short = 'w', long)]
+    #[arg(short = 'w', long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub watch: bool,
     /// With --watch: give up after this long, still undecided (exit 3)
     #[arg(long, value_name = "DURATION", requires = "watch")]
@@ -214,7 +214,7 @@ pub struct TreeArgs {
     #[arg(short = 'o', long = "output", value_enum, default_value_t = TreeFormat::Text)]
     pub output: TreeFormat,
     /// Show owners upward instead of dependents downward
-    #[arg(long)]
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub owners: bool,
     /// With --watch: how long the root may stay Stuck with nothing changing before the watch
     /// ends (exit 2); also how long a finalizer whose controller is alive may stay
@@ -248,7 +248,7 @@ pub struct SnapshotArgs {
     #[arg(long = "file", value_name = "FILE")]
     pub file: Option<PathBuf>,
     /// Replace the file if it exists
-    #[arg(long, requires = "file")]
+    #[arg(long, requires = "file", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub force: bool,
 }
 
@@ -306,7 +306,7 @@ pub struct Global {
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,
     /// Read every namespace, not only what the answer needs
-    #[arg(short = 'A', long, global = true)]
+    #[arg(short = 'A', long, global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub all_namespaces: bool,
     /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
@@ -359,13 +359,13 @@ pub struct Connection {
     #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]
     pub client_key: Option<PathBuf>,
     /// Ask the server not to compress its answers
-    #[arg(long, global = true, help_heading = "Connection")]
+    #[arg(long, global = true, help_heading = "Connection", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub disable_compression: bool,
     /// How long to wait for one server request ("0" = no limit; "30s", "1m")
     #[arg(long, global = true, value_name = "DURATION", help_heading = "Connection", value_parser = KubeDuration::parse_or_seconds)]
     pub request_timeout: Option<KubeDuration>,
     /// Do not check the server's certificate (insecure)
-    #[arg(long, global = true, help_heading = "Connection")]
+    #[arg(long, global = true, help_heading = "Connection", value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub insecure_skip_tls_verify: bool,
     /// Path to a CA certificate file
     #[arg(long, global = true, value_name = "PATH", help_heading = "Connection")]

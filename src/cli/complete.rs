@@ -108,7 +108,7 @@ impl Seen {
             ("snapshot", Some(v)) => self.snapshots.push(PathBuf::from(v)),
             ("namespace", Some(v)) => self.namespace = Some(v.to_string()),
             ("kubeconfig", Some(v)) => self.kubeconfig = Some(PathBuf::from(v)),
-            ("all_namespaces", None) => self.all_namespaces = true,
+            ("all_namespaces", v) => self.all_namespaces = v.is_none_or(|v| super::request::kube_bool(v) == Ok(true)),
             _ => {}
         }
     }
@@ -141,15 +141,28 @@ pub fn complete(words: &[String]) -> Completion {
             };
             if let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) {
                 match (takes_value(arg), value) {
-                    (true, None) => pending = Some(arg.clone()),
-                    (true, Some(v)) => seen.record(arg, Some(v)),
-                    (false, _) => seen.record(arg, None),
+                    (true, None) if !arg.is_require_equals_set() => pending = Some(arg.clone()),
+                    (_, v) => seen.record(arg, v),
                 }
             }
         } else if !only_positionals && word.starts_with('-') && word.len() > 1 {
             // a cluster of short flags: -A, -n labs, -nlabs, -An labs
             for (i, ch) in word.char_indices().skip(1) {
                 let Some(arg) = cmd.get_arguments().find(|a| a.get_short() == Some(ch)) else { break };
+                // a kubectl-style boolean takes a value only after `=`: -A, -A=false
+                if arg.is_require_equals_set() {
+                    let rest = &word[i + ch.len_utf8()..];
+                    match rest.strip_prefix('=') {
+                        Some(v) => {
+                            seen.record(arg, Some(v));
+                            break;
+                        }
+                        None => {
+                            seen.record(arg, None);
+                            continue;
+                        }
+                    }
+                }
                 if takes_value(arg) {
                     let rest = &word[i + ch.len_utf8()..];
                     let rest = rest.strip_prefix('=').unwrap_or(rest);
@@ -436,6 +449,13 @@ mod tests {
         assert_eq!(values(&["tree", "-nlabs", "--snapshot", &f, "site/"]).0, ["site/alpha"]);
         assert_eq!(values(&["tree", "--snapshot", &f, "configmap", ""]).0, Vec::<String>::new(), "default namespace");
         assert_eq!(values(&["tree", "--snapshot", &f, "-A", "configmap", "alpha-c"]).0, ["alpha-config"]);
+        // kubectl's boolean forms: a value only after `=`
+        assert_eq!(
+            values(&["tree", "--snapshot", &f, "--all-namespaces=true", "configmap", "alpha-c"]).0,
+            ["alpha-config"]
+        );
+        assert_eq!(values(&["tree", "--snapshot", &f, "-A=false", "configmap", "alpha-c"]).0, Vec::<String>::new());
+        assert_eq!(values(&["tree", "--snapshot", &f, "-A", "-n", "labs", "configmap", "alpha-c"]).0, ["alpha-config"]);
         assert_eq!(values(&["why-stuck", "--snapshot", &f, "ns", "l"]).0, ["labs"], "cluster-scoped");
         assert_eq!(values(&["tree", "--snapshot", &f, "-n", ""]).0, ["kube-system", "labs", "site-system"]);
         // nothing after NAME

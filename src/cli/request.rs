@@ -24,6 +24,17 @@ use kubectl_gc::source;
 use super::args::{Global, Target};
 use super::output;
 
+/// A boolean flag's value, as kubectl (pflag, Go's `strconv.ParseBool`) takes it in
+/// `--flag=VALUE`: `1 t T TRUE true True`, `0 f F FALSE false False`. The bare flag is true;
+/// `--flag false` is the flag and an argument, as in kubectl.
+pub fn kube_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err(format!("invalid boolean {s:?}: use true or false")),
+    }
+}
+
 /// A duration flag, as kubectl takes durations (Go's `time.ParseDuration`: `90s`, `15m`,
 /// `1h30m`, `500ms`; `0`). One type and one parser for `--stuck-after`, `--request-timeout`
 /// and `--timeout`.
