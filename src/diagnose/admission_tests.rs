@@ -291,6 +291,15 @@ fn a_policy_that_reads_the_finalizers_on_the_update_is_a_warning_that_it_may_den
     );
     assert!(f.message.contains("may deny") && f.message.contains("deletionTimestamp"), "{}", f.message);
     assert!(f.remedy.iter().all(|s| !s.reach.destructive()), "{:?}", f.remedy);
+    // what settles it: the finalizer's removal as a server-side dry run, which changes nothing
+    let ask = f.remedy.iter().find(|s| s.text.starts_with("Ask the API server")).expect("a dry run");
+    let line = ask.command.as_ref().unwrap().line(&Default::default());
+    assert_eq!(ask.reach, Reach::Inspect);
+    assert!(
+        line.starts_with("kubectl patch accounts.ledger.example.org acme -n finance --type=json")
+            && line.ends_with("--dry-run=server"),
+        "{line}"
+    );
     // a warning only: the verdict is the one without the policy
     let without = diagnose(&policy_world(vec![]));
     assert_eq!(d.verdict(), without.verdict());

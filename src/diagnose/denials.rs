@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use super::admission::{NAMED, read_it, request};
+use super::remedy;
 use super::step::{Reach, Step};
 use super::{Finding, FindingCode, Related, Severity, Subject, describe};
 use crate::admission::denials::Denial;
@@ -150,6 +151,7 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
     }
     // a denial would be quoted there
     remedy.push(super::progress::events_step(g, x));
+    remedy.extend(ask_admission(g, x, o, ops));
     Finding {
         code: FindingCode::AdmissionDenied,
         severity: Severity::Warning,
@@ -160,6 +162,27 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
         subject: Subject::Related,
         cannot_tell: false,
     }
+}
+
+/// What settles a "may deny": the request itself as a server-side dry run, which goes through
+/// admission (policies, and webhooks that declare themselves free of side effects) and stores
+/// nothing. The finalizer's removal for an UPDATE (its first finalizer: any one sends the
+/// UPDATE), the DELETE for a DELETE.
+fn ask_admission(g: &Graph, x: NodeId, o: &crate::snapshot::Object, ops: &[Operation]) -> Option<Step> {
+    let (what, command) = if ops.contains(&Operation::Update) {
+        let f = o.finalizers.first()?;
+        (format!("the UPDATE that removes {f}"), remedy::remove_finalizer_at(g, x, Some(0), f)?)
+    } else {
+        ("its DELETE".to_string(), remedy::on_object(g, x, ["delete"]))
+    };
+    Some(Step::run(
+        Reach::Inspect,
+        format!(
+            "Ask the API server whether admission refuses {what} of {}, changing nothing: a server-side dry run is admitted (policies, and webhooks that declare no side effects) and not stored.",
+            describe(g, x)
+        ),
+        command.flag("--dry-run", "server"),
+    ))
 }
 
 /// `AdmissionDenied` as a Warning: the binding takes its params from objects of a namespace
