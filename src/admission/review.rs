@@ -167,10 +167,18 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
     };
     if let Some(m) = matches.iter().find(orphaned) {
         let gone: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
+        let with_namespace = m.params.iter().any(|&p| {
+            g.identity(p).namespace.and_then(|ns| g.find("", "Namespace", None, ns)).is_some_and(|ns| w.deleting(ns))
+        });
         let why = format!(
-            "may be rejected (taken as rejected): {} fails to configure once its params are gone ({}, removed by this plan): its parameterNotFoundAction is Deny, and failurePolicy Fail then denies whatever its validationActions; the namespace controller deletes a namespace's types in no fixed order, so whatever it deletes after them is denied",
+            "may be rejected (taken as rejected): {} fails to configure once its params are gone ({}, removed by this plan): its parameterNotFoundAction is Deny, and failurePolicy Fail then denies whatever its validationActions{}",
             m.describe(g),
-            gone.join(", ")
+            gone.join(", "),
+            if with_namespace {
+                "; the namespace controller deletes a namespace's types in no fixed order, so whatever it deletes after them is denied"
+            } else {
+                ""
+            }
         );
         return (Some(reject(why, describe(g, m.policy))), notes);
     }

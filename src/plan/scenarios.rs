@@ -1174,7 +1174,7 @@ fn a_namespace_whose_policy_params_go_first_cannot_delete_the_rest() {
     assert!(o.blocked.contains(&"Account/d/acme".to_string()), "{:?}", o.blocked);
     let why = blocked_reason(&o, &g, "Account/d/acme");
     assert!(why.contains("fails to configure once its params are gone (ConfigMap d/limits"), "{why}");
-    assert!(why.contains("may be rejected"), "{why}");
+    assert!(why.contains("may be rejected") && why.contains("no fixed order"), "{why}");
     // params elsewhere, which the plan leaves: nothing blocks
     let elsewhere: Vec<Obj> = objs
         .iter()
