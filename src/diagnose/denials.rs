@@ -1,7 +1,9 @@
 //! Admission policies and quoted denials, as findings: a denial quoted in Events
 //! (`AdmissionDenied`, stuck), a ValidatingAdmissionPolicy that fails to configure for the
-//! request (stuck), and one that may deny it (a Warning, one per policy for the DELETEs of what
-//! an answer waits for). Which policies apply, and what Events quote, is
+//! request (stuck), one that may deny it or whose params go with a namespace being deleted (a
+//! Warning, with the dry run that settles it), and the grouping of these and of dead webhooks
+//! into one finding per denier for the DELETEs of what an answer waits for
+//! ([`group_waiting`]). Which policies apply, and what Events quote, is
 //! [`crate::admission`]'s.
 
 use std::collections::HashSet;
