@@ -44,14 +44,23 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
     }
 }
 
+/// The steps that read a policy (or webhook configuration) and its binding, if any.
+fn read_both(g: &Graph, by: NodeId, binding: Option<NodeId>, by_why: &str, binding_why: &str) -> Vec<Step> {
+    std::iter::once(read_it(g, by, by_why)).chain(binding.map(|b| read_it(g, b, binding_why))).collect()
+}
+
 /// What a seen denial points at (the configuration or policy, and its binding) and the steps
 /// that read and adjust it so that it allows `what`, the request it denied.
 pub(super) fn denier_steps(g: &Graph, by: NodeId, binding: Option<NodeId>, what: &str) -> (Vec<Related>, Vec<Step>) {
-    let mut related = vec![Related::Node(by)];
-    let mut remedy = vec![read_it(g, by, "what it denies and why.")];
+    let related = std::iter::once(by).chain(binding).map(Related::Node).collect();
+    let mut remedy = read_both(
+        g,
+        by,
+        binding,
+        "what it denies and why.",
+        "which requests it applies the policy to, with which validationActions.",
+    );
     if let Some(b) = binding {
-        related.push(Related::Node(b));
-        remedy.push(read_it(g, b, "which requests it applies the policy to, with which validationActions."));
         remedy.push(Step::advice(
             Reach::Disrupt,
             format!(
@@ -85,10 +94,8 @@ pub(super) fn fails_to_configure(
     let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
     let failing = m.fails_to_configure(g).expect("only a policy that fails to configure denies by it");
     let fix = m.misconfigured.as_ref().map(|c| c.fix.as_str()).unwrap_or_default();
-    let mut remedy = vec![read_it(g, m.policy, "its paramKind and failurePolicy.")];
-    if let Some(b) = m.binding {
-        remedy.push(read_it(g, b, "its paramRef and what it matches."));
-    }
+    let mut remedy =
+        read_both(g, m.policy, m.binding, "its paramKind and failurePolicy.", "its paramRef and what it matches.");
     remedy.push(Step::advice(
         Reach::Restore,
         format!("Let it configure again: {fix}. The requests it denied are retried by whoever sent them."),
@@ -147,10 +154,13 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
             message
         }
     };
-    let mut remedy = vec![read_it(g, m.policy, "what its validations allow on a deletion.")];
-    if let Some(b) = m.binding {
-        remedy.push(read_it(g, b, "which requests it applies the policy to."));
-    }
+    let mut remedy = read_both(
+        g,
+        m.policy,
+        m.binding,
+        "what its validations allow on a deletion.",
+        "which requests it applies the policy to.",
+    );
     // a denial would be quoted there
     remedy.push(super::progress::events_step(g, x));
     remedy.extend(ask_admission(g, x, o, ops));
@@ -195,9 +205,8 @@ pub(super) fn params_going(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operati
     let o = g.object(x).expect("explained objects are observed");
     let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
     let params: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
-    let mut remedy = vec![read_it(g, m.policy, "its paramKind and failurePolicy.")];
+    let mut remedy = read_both(g, m.policy, m.binding, "its paramKind and failurePolicy.", "its paramRef.");
     if let Some(b) = m.binding {
-        remedy.push(read_it(g, b, "its paramRef."));
         remedy.push(Step::advice(
             Reach::Disrupt,
             format!(
