@@ -13,7 +13,9 @@ use crate::admission::Index;
 use crate::admission::backend::{self, Backend, Target};
 use crate::admission::policies::PolicyMatch;
 use crate::admission::webhooks::{Interceptor, Operation};
+use crate::collector::{OwnerState, classify_reference};
 use crate::graph::{Graph, NodeId};
+use crate::names::ORPHAN;
 use crate::snapshot::Object;
 
 impl Explainer<'_, '_> {
@@ -176,8 +178,18 @@ fn is_pod(o: &Object) -> bool {
 /// Whether something will send a DELETE for `x`: the namespace controller (its namespace is
 /// terminating) or the garbage collector (an owner is being deleted).
 fn will_be_deleted(g: &Graph, o: &Object, x: NodeId) -> bool {
-    o.namespace.as_deref().is_some_and(|ns| backend::namespace_terminating(g, ns))
-        || g.owner_nodes(x).iter().any(|&p| g.object(p).is_some_and(|p| p.is_deleting()))
+    if o.namespace.as_deref().is_some_and(|ns| backend::namespace_terminating(g, ns)) {
+        return true;
+    }
+    // the GC deletes it once no solid owner is left: an owner being deleted, but not orphaning
+    // its dependents (it patches their references away instead), while no other owner holds
+    // it and every reference resolves (else the GC never acts on it)
+    let states: Vec<OwnerState> = o.owner_references.iter().map(|r| classify_reference(g, x, r)).collect();
+    if states.iter().any(OwnerState::is_error) {
+        return false;
+    }
+    let owners: Vec<&Object> = g.owner_nodes(x).iter().filter_map(|&p| g.object(p)).collect();
+    owners.iter().any(|p| p.is_deleting() && !p.has_finalizer(ORPHAN)) && !owners.iter().any(|p| !p.is_deleting())
 }
 
 /// `AdmissionWebhookUnavailable` for the dead interceptors of one configuration on one object.

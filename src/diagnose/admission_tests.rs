@@ -622,3 +622,45 @@ fn a_dead_webhook_in_front_of_a_namespaces_content_is_one_finding_naming_it() {
     );
     assert!(found[0].related.contains(&Related::Node(node(&g, "ConfigMap", "cfg-2"))));
 }
+
+/// The webhook that would reject a DELETE matters only where the garbage collector will send
+/// one: not for a dependent another owner still holds, nor for one its owner orphans.
+#[test]
+fn a_dead_webhook_on_deletes_is_not_in_the_way_of_a_dependent_the_gc_keeps() {
+    let w = json!({"name": "accounts.example.org", "failurePolicy": "Fail",
+        "rules": [rule(&["DELETE"], &["accounts"], "*")],
+        "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
+    let world = |owner_finalizer: &str, second_owner: bool| {
+        let owner = obj("v1", "ConfigMap", Some("finance"), "book", "book")
+            .deleting("2026-11-29T11:30:00Z")
+            .finalizers(&[owner_finalizer]);
+        let mut dep = obj("ledger.example.org/v1", "Account", Some("finance"), "acme", "acme").owned_by(
+            "v1",
+            "ConfigMap",
+            "book",
+            "book",
+            Some(true),
+        );
+        let mut objs = vec![crd(), ns("finance", json!({})), ns("ledger-system", json!({})), owner, config(w.clone())];
+        if second_owner {
+            dep = dep.owned_by("v1", "ConfigMap", "ledger", "ledger", None);
+            objs.push(obj("v1", "ConfigMap", Some("finance"), "ledger", "ledger"));
+        }
+        objs.push(dep);
+        graph(objs)
+    };
+    let answer = |g: &Graph| {
+        let live = Liveness::new(g, NOW.parse().unwrap());
+        why_stuck(g, &live, node(g, "ConfigMap", "book"))
+    };
+    let rejected = |g: &Graph| {
+        answer(g)
+            .findings
+            .iter()
+            .any(|f| f.code == FindingCode::AdmissionWebhookUnavailable && f.object == node(g, "Account", "acme"))
+    };
+    // foreground: the GC deletes the blocking dependent, and its DELETE is rejected
+    assert!(rejected(&world("foregroundDeletion", false)));
+    // another owner holds it: the GC patches the reference away instead of deleting it
+    assert!(!rejected(&world("foregroundDeletion", true)));
+}
