@@ -37,6 +37,9 @@ impl Explainer<'_, '_> {
             }
         } else if x != self.target && will_be_deleted(g, o, x) {
             ops.push(Operation::Delete);
+        } else if x != self.target && references_patched(g, o, x) {
+            // the GC unblocks the owner by patching its reference away: an UPDATE of `x`
+            ops.push(Operation::Update);
         }
         let index = &self.shared.admission;
         // a denial quoted in Events decides; the first seen speaks for the object
@@ -62,7 +65,13 @@ impl Explainer<'_, '_> {
                 })
         };
         for &op in &ops {
-            for m in index.policies(g, x, op).into_iter().filter(|m| m.may_deny() || going(m)) {
+            // (a reference patch changes no finalizer: expressions about finalizers do not apply)
+            let patch = op == Operation::Update && !o.is_deleting();
+            for m in index
+                .policies(g, x, op)
+                .into_iter()
+                .filter(|m| (m.may_deny() && !(patch && m.misconfigured.is_none())) || going(m))
+            {
                 if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
                     continue;
                 }
@@ -192,12 +201,25 @@ fn will_be_deleted(g: &Graph, o: &Object, x: NodeId) -> bool {
     owners.iter().any(|p| p.is_deleting() && !p.has_finalizer(ORPHAN)) && !owners.iter().any(|p| !p.is_deleting())
 }
 
+/// Whether the garbage collector will PATCH `x`'s owner references instead of deleting it:
+/// an owner deleted in the foreground waits for it, and another owner still holds it, so the
+/// GC removes the waiting reference (attemptToDeleteItem, solid owners left).
+fn references_patched(g: &Graph, o: &Object, x: NodeId) -> bool {
+    let states: Vec<OwnerState> = o.owner_references.iter().map(|r| classify_reference(g, x, r)).collect();
+    !states.iter().any(OwnerState::is_error)
+        && states.contains(&OwnerState::Solid)
+        && states.contains(&OwnerState::Waiting)
+}
+
 /// `AdmissionWebhookUnavailable` for the dead interceptors of one configuration on one object.
 fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
     // one that surely intercepts speaks for the configuration, if there is one
     let i = hooks.iter().find(|h| h.caveats.is_empty()).copied().unwrap_or(hooks[0]);
     let what = match i.operation {
+        Operation::Update if !o.is_deleting() => {
+            "the garbage collector's PATCH that removes its reference to the owner being deleted in the foreground, which waits for it".into()
+        }
         Operation::Update => format!(
             "the UPDATE that removes {} (its controller's patch, and any patch printed here)",
             o.finalizers.join(", ")
@@ -317,6 +339,10 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
 /// What `op` is, for `x`, in a message.
 pub(super) fn request(g: &Graph, x: NodeId, o: &Object, op: Operation) -> String {
     match op {
+        Operation::Update if !o.is_deleting() => format!(
+            "the garbage collector's PATCH that removes the reference {} holds to an owner being deleted in the foreground",
+            describe(g, x)
+        ),
         Operation::Update => format!("the UPDATE that removes {} from {}", o.finalizers.join(", "), describe(g, x)),
         Operation::Delete if o.is_deleting() && is_pod(o) => {
             format!("the kubelet's final DELETE (grace period 0) of {}", describe(g, x))

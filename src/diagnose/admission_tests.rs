@@ -627,10 +627,10 @@ fn a_dead_webhook_in_front_of_a_namespaces_content_is_one_finding_naming_it() {
 /// one: not for a dependent another owner still holds, nor for one its owner orphans.
 #[test]
 fn a_dead_webhook_on_deletes_is_not_in_the_way_of_a_dependent_the_gc_keeps() {
-    let w = json!({"name": "accounts.example.org", "failurePolicy": "Fail",
-        "rules": [rule(&["DELETE"], &["accounts"], "*")],
-        "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
-    let world = |owner_finalizer: &str, second_owner: bool| {
+    let world = |owner_finalizer: &str, second_owner: bool, ops: &[&str]| {
+        let w = json!({"name": "accounts.example.org", "failurePolicy": "Fail",
+            "rules": [rule(ops, &["accounts"], "*")],
+            "clientConfig": {"service": {"namespace": "ledger-system", "name": "ledger-webhook"}}});
         let owner = obj("v1", "ConfigMap", Some("finance"), "book", "book")
             .deleting("2026-11-29T11:30:00Z")
             .finalizers(&[owner_finalizer]);
@@ -641,7 +641,7 @@ fn a_dead_webhook_on_deletes_is_not_in_the_way_of_a_dependent_the_gc_keeps() {
             "book",
             Some(true),
         );
-        let mut objs = vec![crd(), ns("finance", json!({})), ns("ledger-system", json!({})), owner, config(w.clone())];
+        let mut objs = vec![crd(), ns("finance", json!({})), ns("ledger-system", json!({})), owner, config(w)];
         if second_owner {
             dep = dep.owned_by("v1", "ConfigMap", "ledger", "ledger", None);
             objs.push(obj("v1", "ConfigMap", Some("finance"), "ledger", "ledger"));
@@ -653,14 +653,17 @@ fn a_dead_webhook_on_deletes_is_not_in_the_way_of_a_dependent_the_gc_keeps() {
         let live = Liveness::new(g, NOW.parse().unwrap());
         why_stuck(g, &live, node(g, "ConfigMap", "book"))
     };
-    let rejected = |g: &Graph| {
+    let rejection = |g: &Graph| {
         answer(g)
             .findings
-            .iter()
-            .any(|f| f.code == FindingCode::AdmissionWebhookUnavailable && f.object == node(g, "Account", "acme"))
+            .into_iter()
+            .find(|f| f.code == FindingCode::AdmissionWebhookUnavailable && f.object == node(g, "Account", "acme"))
     };
     // foreground: the GC deletes the blocking dependent, and its DELETE is rejected
-    assert!(rejected(&world("foregroundDeletion", false)));
+    assert!(rejection(&world("foregroundDeletion", false, &["DELETE"])).is_some());
     // another owner holds it: the GC patches the reference away instead of deleting it
-    assert!(!rejected(&world("foregroundDeletion", true)));
+    assert!(rejection(&world("foregroundDeletion", true, &["DELETE"])).is_none());
+    // ... and that PATCH is an UPDATE, which a dead webhook on UPDATEs rejects
+    let f = rejection(&world("foregroundDeletion", true, &["UPDATE"])).expect("the patch rejected");
+    assert!(f.message.contains("garbage collector's PATCH that removes its reference"), "{}", f.message);
 }

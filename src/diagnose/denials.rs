@@ -182,6 +182,10 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
 /// UPDATE), the DELETE for a DELETE.
 fn ask_admission(g: &Graph, x: NodeId, o: &crate::snapshot::Object, ops: &[Operation]) -> Option<Step> {
     let (what, command) = if ops.contains(&Operation::Update) {
+        // a finalizer's removal; a reference patch is the garbage collector's, not printed
+        if !o.is_deleting() {
+            return None;
+        }
         let f = o.finalizers.first()?;
         (format!("the UPDATE that removes {f}"), remedy::remove_finalizer_at(g, x, Some(0), f)?)
     } else {
