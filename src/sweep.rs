@@ -197,10 +197,7 @@ pub fn sweep(g: &Graph, live: &Liveness, opts: &Options) -> Sweep {
     let mut s = group(g, answers, opts.stuck_only);
     s.unseen = g.gaps().iter().filter(|gap| may_hide_deletions(g, gap, &opts.scope)).count();
     s.absent_namespace = absent_namespace(g, &opts.scope);
-    s.namespaces_unlisted = opts.scope == Scope::Cluster
-        && g.gaps().iter().any(|gap| {
-            matches!(&gap.what, Missing::List { resource, .. } if resource.group.is_empty() && resource.resource == "namespaces")
-        });
+    s.namespaces_unlisted = opts.scope == Scope::Cluster && g.gaps().iter().any(|gap| gap.is_list_of("namespaces"));
     s
 }
 

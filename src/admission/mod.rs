@@ -31,3 +31,12 @@ fn describe(g: &Graph, x: NodeId) -> String {
         None => format!("{} {}", id.kind, id.name),
     }
 }
+
+/// A webhook configuration or policy, with the binding it applies through when one is named:
+/// `ValidatingAdmissionPolicy x (binding y)`.
+pub fn denier(g: &Graph, by: NodeId, binding: Option<NodeId>) -> String {
+    match binding {
+        Some(b) => format!("{} (binding {})", describe(g, by), g.identity(b).name),
+        None => describe(g, by),
+    }
+}

@@ -83,7 +83,7 @@ pub fn policy_config(g: &Graph, spec: &Value) -> Policy {
         return Policy::Configures;
     }
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    let unsure = if !g.mapper().types().iter().any(|t| t.origin == Origin::Discovery) {
+    let unsure = if !discovered(g) {
         Some("the input holds no discovery data to tell what the server serves".to_string())
     } else if g.gaps().iter().any(|gap| gap.is_discovery() && gap.may_hide(group, None, None)) {
         Some(format!("the discovery of API group {group:?} failed"))
@@ -205,9 +205,14 @@ fn read_unsure(g: &Graph, t: &ResourceType, namespace: Option<&str>) -> Option<S
     if g.gaps().iter().any(|gap| gap.may_hide(&t.group, Some(&t.plural), namespace)) {
         return Some(format!("{} could not be read", t.qualified_plural()));
     }
-    let discovered = g.mapper().types().iter().any(|t| t.origin == Origin::Discovery);
-    (!discovered && g.of_kind(&t.group, &t.kind).is_empty())
+    (!discovered(g) && g.of_kind(&t.group, &t.kind).is_empty())
         .then(|| format!("the input holds no {} object and no discovery data: they may not have been read", t.kind))
+}
+
+/// Whether the input carries discovery data (live reads and `kubectl gc snapshot` files do):
+/// then what it does not serve is not served.
+fn discovered(g: &Graph) -> bool {
+    g.mapper().types().iter().any(|t| t.origin == Origin::Discovery)
 }
 
 fn place(namespace: Option<&str>, name: &str) -> String {

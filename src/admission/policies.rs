@@ -144,11 +144,7 @@ impl PolicyMatch {
 
     /// `ValidatingAdmissionPolicy x (binding y)`, or `ValidatingAdmissionPolicy x`.
     pub fn describe(&self, g: &Graph) -> String {
-        let policy = format!("{} {}", self.kind.policy(), g.identity(self.policy).name);
-        match self.binding {
-            Some(b) => format!("{policy} (binding {})", g.identity(b).name),
-            None => policy,
-        }
+        super::denier(g, self.policy, self.binding)
     }
 }
 
@@ -204,24 +200,31 @@ impl Policies {
             let Some(caveats) = resources_match(g, constraints, o, &t.plural, t.namespaced, op) else { continue };
             let validating = *kind == Kind::Validating;
             let fails_closed = params::fails_closed(spec);
-            let at =
-                |binding: Option<NodeId>, caveats: Vec<String>, misconfigured: Option<Misconfigured>| PolicyMatch {
-                    kind: *kind,
-                    policy: *p,
-                    binding,
-                    operation: op,
-                    reads: if misconfigured.is_some() { Vec::new() } else { deciding(*kind, spec, op) },
-                    caveats,
-                    misconfigured,
-                    params: Vec::new(),
-                    deny_when_params_gone: false,
-                };
+            // what every match of this policy shares; one that fails to configure reads nothing
+            let base = PolicyMatch {
+                kind: *kind,
+                policy: *p,
+                binding: None,
+                operation: op,
+                reads: deciding(*kind, spec, op),
+                caveats: Vec::new(),
+                misconfigured: None,
+                params: Vec::new(),
+                deny_when_params_gone: false,
+            };
+            let failing = |binding: Option<NodeId>, caveats: Vec<String>, m: Misconfigured| PolicyMatch {
+                binding,
+                caveats,
+                reads: Vec::new(),
+                misconfigured: Some(m),
+                ..base.clone()
+            };
             if validating {
                 match params::policy_config(g, spec) {
                     params::Policy::LeftOut => continue,
                     params::Policy::Misconfigured(m) => {
                         if fails_closed {
-                            out.push(at(None, caveats, Some(m)));
+                            out.push(failing(None, caveats, m));
                         }
                         continue;
                     }
@@ -245,7 +248,7 @@ impl Policies {
                     match params::collect(g, spec, bspec, o) {
                         Params::Misconfigured(m) => {
                             if fails_closed {
-                                out.push(at(Some(b), [caveats.clone(), own].concat(), Some(m)));
+                                out.push(failing(Some(b), [caveats.clone(), own].concat(), m));
                             }
                             continue;
                         }
@@ -257,18 +260,20 @@ impl Policies {
                     }
                     if !validation_actions(bspec).any(|a| a == "Deny") {
                         if deny_when_params_gone {
-                            let mut m = at(Some(b), [caveats.clone(), own].concat(), None);
-                            m.reads.clear();
-                            (m.params, m.deny_when_params_gone) = (params, true);
-                            out.push(m);
+                            out.push(PolicyMatch {
+                                binding: Some(b),
+                                caveats: [caveats.clone(), own].concat(),
+                                reads: Vec::new(),
+                                params,
+                                deny_when_params_gone,
+                                ..base.clone()
+                            });
                         }
                         continue;
                     }
                 }
-                let more = caveats.iter().chain(&conditions).chain(&own).cloned().collect();
-                let mut m = at(Some(b), more, None);
-                (m.params, m.deny_when_params_gone) = (params, deny_when_params_gone);
-                out.push(m);
+                let caveats = caveats.iter().chain(&conditions).chain(&own).cloned().collect();
+                out.push(PolicyMatch { binding: Some(b), caveats, params, deny_when_params_gone, ..base.clone() });
             }
         }
         out

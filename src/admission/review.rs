@@ -147,10 +147,7 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
     // a denial quoted in Events: the same request is denied again (a denier the plan deleted
     // denies nothing any more)
     if let Some(d) = index.denials(g, n, *op).into_iter().find(|d| w.stored(d.by)) {
-        let by = match d.binding {
-            Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
-            None => describe(g, d.by),
-        };
+        let by = super::denier(g, d.by, d.binding);
         let why = format!("is denied: {by} denied it before, a Warning Event about {obj} quotes: {:?}", d.message);
         return (Some(reject(why, describe(g, d.by))), notes);
     }

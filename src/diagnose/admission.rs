@@ -35,11 +35,8 @@ impl Explainer<'_, '_> {
             if is_pod(o) {
                 ops.push(Operation::Delete);
             }
-        } else if x != self.target && will_be_deleted(g, o, x) {
-            ops.push(Operation::Delete);
-        } else if x != self.target && references_patched(g, o, x) {
-            // the GC unblocks the owner by patching its reference away: an UPDATE of `x`
-            ops.push(Operation::Update);
+        } else if x != self.target {
+            ops.extend(request_to_come(g, o, x));
         }
         let index = &self.shared.admission;
         // a denial quoted in Events decides; the first seen speaks for the object
@@ -59,10 +56,9 @@ impl Explainer<'_, '_> {
         let going = |m: &PolicyMatch| {
             m.deny_when_params_gone
                 && !m.params.is_empty()
-                && m.params.iter().all(|&p| {
-                    let ns = g.identity(p).namespace.and_then(|ns| g.find("", "Namespace", None, ns));
-                    ns.and_then(|n| g.object(n)).is_some_and(Object::is_deleting)
-                })
+                && m.params
+                    .iter()
+                    .all(|&p| g.identity(p).namespace.is_some_and(|ns| backend::namespace_terminating(g, ns)))
         };
         for &op in &ops {
             // (a reference patch changes no finalizer: expressions about finalizers do not apply)
@@ -118,13 +114,21 @@ fn by_configuration<'a>(found: impl IntoIterator<Item = &'a Interceptor>) -> Vec
 }
 
 /// How many webhook names a message lists before it says how many more there are.
-pub(super) const NAMED: usize = 3;
+const NAMED: usize = 3;
+
+/// The first [`NAMED`] of `items`, and how many more there are: `a, b, c and 7 more`.
+pub(super) fn some_of(items: &[impl AsRef<str>]) -> String {
+    let named = items.iter().take(NAMED).map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
+    match items.len().saturating_sub(NAMED) {
+        0 => named,
+        more => format!("{named} and {more} more"),
+    }
+}
 
 /// `ValidatingWebhookConfiguration x (webhook a)`, or `(webhooks a, b, c and 7 more)`.
 fn describe_hooks(g: &Graph, hooks: &[&Interceptor]) -> String {
-    let names: Vec<&str> = hooks.iter().take(NAMED).map(|i| i.webhook.as_str()).collect();
-    let more = hooks.len().saturating_sub(NAMED);
-    let list = if more > 0 { format!("{} and {more} more", names.join(", ")) } else { names.join(", ") };
+    let names: Vec<&str> = hooks.iter().map(|i| i.webhook.as_str()).collect();
+    let list = some_of(&names);
     format!("{} (webhook{} {list})", describe(g, hooks[0].configuration), if hooks.len() > 1 { "s" } else { "" })
 }
 
@@ -184,31 +188,25 @@ fn is_pod(o: &Object) -> bool {
     o.kind == "Pod" && o.group().is_empty()
 }
 
-/// Whether something will send a DELETE for `x`: the namespace controller (its namespace is
-/// terminating) or the garbage collector (an owner is being deleted).
-fn will_be_deleted(g: &Graph, o: &Object, x: NodeId) -> bool {
+/// The request still to come for `x`, which is not being deleted: the namespace controller's
+/// DELETE (its namespace is terminating), or the garbage collector's once no solid owner is
+/// left (an owner being deleted, and not orphaning it, while no other owner holds it), or,
+/// where an owner deleted in the foreground waits for it and another owner holds it, the GC's
+/// PATCH that removes the waiting reference (an UPDATE: attemptToDeleteItem with solid owners
+/// left). None when every reference does not resolve: the GC never acts on it then.
+fn request_to_come(g: &Graph, o: &Object, x: NodeId) -> Option<Operation> {
     if o.namespace.as_deref().is_some_and(|ns| backend::namespace_terminating(g, ns)) {
-        return true;
+        return Some(Operation::Delete);
     }
-    // the GC deletes it once no solid owner is left: an owner being deleted, but not orphaning
-    // its dependents (it patches their references away instead), while no other owner holds
-    // it and every reference resolves (else the GC never acts on it)
     let states: Vec<OwnerState> = o.owner_references.iter().map(|r| classify_reference(g, x, r)).collect();
     if states.iter().any(OwnerState::is_error) {
-        return false;
+        return None;
     }
     let owners: Vec<&Object> = g.owner_nodes(x).iter().filter_map(|&p| g.object(p)).collect();
-    owners.iter().any(|p| p.is_deleting() && !p.has_finalizer(ORPHAN)) && !owners.iter().any(|p| !p.is_deleting())
-}
-
-/// Whether the garbage collector will PATCH `x`'s owner references instead of deleting it:
-/// an owner deleted in the foreground waits for it, and another owner still holds it, so the
-/// GC removes the waiting reference (attemptToDeleteItem, solid owners left).
-fn references_patched(g: &Graph, o: &Object, x: NodeId) -> bool {
-    let states: Vec<OwnerState> = o.owner_references.iter().map(|r| classify_reference(g, x, r)).collect();
-    !states.iter().any(OwnerState::is_error)
-        && states.contains(&OwnerState::Solid)
-        && states.contains(&OwnerState::Waiting)
+    if owners.iter().any(|p| p.is_deleting() && !p.has_finalizer(ORPHAN)) && !owners.iter().any(|p| !p.is_deleting()) {
+        return Some(Operation::Delete);
+    }
+    (states.contains(&OwnerState::Solid) && states.contains(&OwnerState::Waiting)).then_some(Operation::Update)
 }
 
 /// `AdmissionWebhookUnavailable` for the dead interceptors of one configuration on one object.

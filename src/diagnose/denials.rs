@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use super::admission::{NAMED, read_it, request};
+use super::admission::{read_it, request, some_of};
 use super::remedy;
 use super::step::{Reach, Step};
 use super::{Finding, FindingCode, Related, Severity, Subject, describe};
@@ -21,10 +21,7 @@ use crate::graph::{Graph, NodeId};
 /// [`crate::admission::denials`]): stuck, until the denier allows the request.
 pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
-    let by = match d.binding {
-        Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
-        None => describe(g, d.by),
-    };
+    let by = crate::admission::denier(g, d.by, d.binding);
     let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
     let (related, remedy) = denier_steps(g, d.by, d.binding, "this request");
     Finding {
@@ -44,6 +41,11 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
     }
 }
 
+/// What a finding about a denier points at: it, then its binding if any.
+fn related(by: NodeId, binding: Option<NodeId>) -> Vec<Related> {
+    std::iter::once(by).chain(binding).map(Related::Node).collect()
+}
+
 /// The steps that read a policy (or webhook configuration) and its binding, if any.
 fn read_both(g: &Graph, by: NodeId, binding: Option<NodeId>, by_why: &str, binding_why: &str) -> Vec<Step> {
     std::iter::once(read_it(g, by, by_why)).chain(binding.map(|b| read_it(g, b, binding_why))).collect()
@@ -52,7 +54,7 @@ fn read_both(g: &Graph, by: NodeId, binding: Option<NodeId>, by_why: &str, bindi
 /// What a seen denial points at (the configuration or policy, and its binding) and the steps
 /// that read and adjust it so that it allows `what`, the request it denied.
 pub(super) fn denier_steps(g: &Graph, by: NodeId, binding: Option<NodeId>, what: &str) -> (Vec<Related>, Vec<Step>) {
-    let related = std::iter::once(by).chain(binding).map(Related::Node).collect();
+    let related = related(by, binding);
     let mut remedy = read_both(
         g,
         by,
@@ -108,7 +110,7 @@ pub(super) fn fails_to_configure(
         code: FindingCode::AdmissionDenied,
         severity: Severity::Error,
         object: x,
-        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        related: related(m.policy, m.binding),
         message: format!(
             "{failing}. With failurePolicy Fail the API server denies every request the policy matches while it does (no expression is evaluated, whatever the binding's validationActions): {} {} rejected on every retry, printed patches too",
             requests.join(" and "),
@@ -168,7 +170,7 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
         code: FindingCode::AdmissionDenied,
         severity: Severity::Warning,
         object: x,
-        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        related: related(m.policy, m.binding),
         message,
         remedy,
         subject: Subject::Related,
@@ -223,7 +225,7 @@ pub(super) fn params_going(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operati
         code: FindingCode::AdmissionDenied,
         severity: Severity::Warning,
         object: x,
-        related: std::iter::once(m.policy).chain(m.binding).map(Related::Node).collect(),
+        related: related(m.policy, m.binding),
         message: format!(
             "{} takes its params from {}, which go with a namespace being deleted; once they are gone it fails to configure (parameterNotFoundAction Deny) and failurePolicy Fail denies {} whatever its validationActions. The namespace controller deletes types in no fixed order: whatever it deletes after them is denied, and then never goes",
             m.describe(g),
@@ -268,13 +270,7 @@ pub fn group_waiting(g: &Graph, target: NodeId, findings: &mut Vec<Finding>) {
         let f = &mut findings[j];
         let Some(o) = g.object(f.object) else { continue };
         let all: Vec<String> = std::iter::once(f.object).chain(more.iter().copied()).map(|x| describe(g, x)).collect();
-        let named = all.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
-        let rest = all.len().saturating_sub(NAMED);
-        let objects = format!(
-            "{} objects ({named}{})",
-            all.len(),
-            if rest > 0 { format!(" and {rest} more") } else { String::new() }
-        );
+        let objects = format!("{} objects ({})", all.len(), some_of(&all));
         f.message = match f.code {
             FindingCode::AdmissionWebhookUnavailable => f
                 .message

@@ -42,6 +42,9 @@ pub const CONDITIONS: [&str; 5] = [
     "NamespaceFinalizersRemaining",
 ];
 
+/// The conditions that say the controller failed to delete content (not merely waits for it).
+const CONTENT_FAILURES: [&str; 2] = ["NamespaceDeletionContentFailure", "NamespaceDeletionGroupVersionParsingFailure"];
+
 /// `type=True (Reason): "message"`, for quoting.
 fn quote(ns: &Object, type_: &str) -> Option<String> {
     let c = ns.condition(type_).filter(|c| c.is_true())?;
@@ -74,13 +77,8 @@ impl Explainer<'_, '_> {
                 }
             }
         }
-        let failures: Vec<&String> = quoted
-            .iter()
-            .filter(|(t, _)| {
-                matches!(*t, "NamespaceDeletionContentFailure" | "NamespaceDeletionGroupVersionParsingFailure")
-            })
-            .map(|(_, q)| q)
-            .collect();
+        let failures: Vec<&String> =
+            quoted.iter().filter(|(t, _)| CONTENT_FAILURES.contains(t)).map(|(_, q)| q).collect();
         if failures.is_empty() {
             return;
         }
@@ -274,16 +272,13 @@ impl Explainer<'_, '_> {
         }
         // a denial the condition quotes: the namespace controller's own error, repeated
         let ns_obj = g.object(x).expect("explained objects are observed");
-        for t in ["NamespaceDeletionContentFailure", "NamespaceDeletionGroupVersionParsingFailure"] {
+        for t in CONTENT_FAILURES {
             let Some(c) = ns_obj.condition(t).filter(|c| c.is_true()) else { continue };
             let Some(d) = self.shared.admission.quoted_denier(g, c.message) else { continue };
             if related.contains(&Related::Node(d.by)) {
                 continue;
             }
-            let by = match d.binding {
-                Some(b) => format!("{} (binding {})", describe(g, d.by), g.identity(b).name),
-                None => describe(g, d.by),
-            };
+            let by = crate::admission::denier(g, d.by, d.binding);
             causes.push(format!(
                 "{by} denied the namespace controller's DELETE of content (the {t} condition quotes it)"
             ));
