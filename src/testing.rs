@@ -91,6 +91,15 @@ pub fn graph_with(docs: &[&str], incomplete: &[crate::snapshot::Gap]) -> Graph {
     Graph::build(Snapshot::from_flattened(f))
 }
 
+/// A graph of `objects` read as live reads and `kubectl gc snapshot` files are: with discovery
+/// data (so what it does not serve is not served), and with `incomplete` reads failed.
+pub fn graph_discovered(objects: Vec<Value>, incomplete: Vec<crate::snapshot::Gap>) -> Graph {
+    let mut s = snapshot(objects);
+    s.resource_lists.push(core_resource_list("configmaps", "ConfigMap"));
+    s.incomplete = incomplete;
+    Graph::build(s)
+}
+
 /// Discovery data serving one core/v1 resource (namespaced, listable): what a capture records.
 pub fn core_resource_list(plural: &str, kind: &str) -> crate::snapshot::ResourceList {
     crate::snapshot::ResourceList {

@@ -118,10 +118,7 @@ fn a_mutating_policy_applies_to_updates_only_and_its_conditions_are_caveats() {
 /// `world`, read as live reads are: with discovery data (what is served is known), and
 /// with these reads failed.
 fn discovered(extra: Vec<Value>, incomplete: Vec<crate::snapshot::Gap>) -> Graph {
-    let mut s = crate::testing::snapshot(objects(extra));
-    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
-    s.incomplete = incomplete;
-    Graph::build(s)
+    crate::testing::graph_discovered(objects(extra), incomplete)
 }
 
 fn matches(g: &Graph) -> Vec<PolicyMatch> {

@@ -270,6 +270,14 @@ fn denial_event(message: &str, last: &str) -> Value {
         .with("message", json!(message))
 }
 
+/// What a finding about the policy points at: it, then its binding.
+fn policy_and_binding(g: &Graph) -> [Related; 2] {
+    [
+        Related::Node(node(g, "ValidatingAdmissionPolicy", "keep-archive")),
+        Related::Node(node(g, "ValidatingAdmissionPolicyBinding", "keep-archive-all")),
+    ]
+}
+
 fn policy_world(extra: Vec<Value>) -> Graph {
     let mut objs = vec![crd(), ns("finance", json!({})), account(json!({}))];
     objs.extend(extra);
@@ -282,13 +290,7 @@ fn a_policy_that_reads_the_finalizers_on_the_update_is_a_warning_that_it_may_den
     let d = diagnose(&g);
     let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("a may-deny warning");
     assert_eq!(f.severity, Severity::Warning);
-    assert_eq!(
-        f.related,
-        [
-            Related::Node(node(&g, "ValidatingAdmissionPolicy", "keep-archive")),
-            Related::Node(node(&g, "ValidatingAdmissionPolicyBinding", "keep-archive-all"))
-        ]
-    );
+    assert_eq!(f.related, policy_and_binding(&g));
     assert!(f.message.contains("may deny") && f.message.contains("deletionTimestamp"), "{}", f.message);
     assert!(f.remedy.iter().all(|s| !s.reach.destructive()), "{:?}", f.remedy);
     // what settles it: the finalizer's removal as a server-side dry run, which changes nothing
@@ -388,9 +390,7 @@ fn params_world(extra: Vec<Value>) -> Graph {
     b["spec"]["paramRef"] = json!({"name": "limits", "namespace": "finance", "parameterNotFoundAction": "Deny"});
     let mut objs = vec![crd(), ns("finance", json!({})), account(json!({})), p, b];
     objs.extend(extra);
-    let mut s = crate::testing::snapshot(objs);
-    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
-    Graph::build(s)
+    crate::testing::graph_discovered(objs, vec![])
 }
 
 #[test]
@@ -400,13 +400,7 @@ fn a_policy_whose_params_are_missing_denies_the_finalizers_removal_and_the_objec
     assert!(d.stuck);
     let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("a denial by configuration");
     assert_eq!(f.severity, Severity::Error);
-    assert_eq!(
-        f.related,
-        [
-            Related::Node(node(&g, "ValidatingAdmissionPolicy", "keep-archive")),
-            Related::Node(node(&g, "ValidatingAdmissionPolicyBinding", "keep-archive-all"))
-        ]
-    );
+    assert_eq!(f.related, policy_and_binding(&g));
     for part in ["fails to configure", "ConfigMap finance/limits", "the UPDATE that removes ledger.example.org/archive"]
     {
         assert!(f.message.contains(part), "{part}: {}", f.message);
@@ -562,9 +556,7 @@ fn namespace_with_its_own_params(params: bool) -> Graph {
     if params {
         objs.push(obj("v1", "ConfigMap", Some("finance"), "limits", "cm-limits"));
     }
-    let mut s = crate::testing::snapshot(objs);
-    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
-    Graph::build(s)
+    crate::testing::graph_discovered(objs, vec![])
 }
 
 #[test]

@@ -343,25 +343,19 @@ fn terminating_namespace(name: &str) -> Value {
         .with("spec", json!({"finalizers": ["kubernetes"]}))
 }
 
-fn with_discovery(mut s: crate::snapshot::Snapshot) -> Graph {
-    s.resource_lists.push(crate::testing::core_resource_list("configmaps", "ConfigMap"));
-    Graph::build(s)
-}
-
 #[test]
 fn an_empty_namespace_is_stalled_only_where_the_capture_shows_it_empty() {
     // a capture (discovery data) that holds nothing in the namespace, 60 minutes on: stalled
-    let g = with_discovery(crate::testing::snapshot(vec![kcm_alive(), terminating_namespace("gone")]));
+    let g = crate::testing::graph_discovered(vec![kcm_alive(), terminating_namespace("gone")], vec![]);
     let d = diagnose(&g, "Namespace", "gone", Options::default());
     assert!(d.stuck);
     let f = d.findings.iter().find(|f| f.code == FindingCode::ControllerStalled).expect("stalled");
     assert!(f.remedy.iter().any(|s| s.reach == Reach::Destructive && s.text.contains("/finalize")), "{:?}", f.remedy);
     // content left: waits for it
-    let g = with_discovery(crate::testing::snapshot(vec![
-        kcm_alive(),
-        terminating_namespace("gone"),
-        obj("v1", "ConfigMap", Some("gone"), "c", "cm-1"),
-    ]));
+    let g = crate::testing::graph_discovered(
+        vec![kcm_alive(), terminating_namespace("gone"), obj("v1", "ConfigMap", Some("gone"), "c", "cm-1")],
+        vec![],
+    );
     let d = diagnose(&g, "Namespace", "gone", Options::default());
     assert!(!codes(&d).contains(&FindingCode::ControllerStalled));
     // the namespace alone in a plain file: the answer cannot tell, and says so
@@ -377,7 +371,7 @@ fn an_empty_namespace_within_two_resyncs_is_in_progress() {
     let ns = obj("v1", "Namespace", None, "gone", "ns-1")
         .deleting("2026-11-29T11:55:00Z")
         .with("spec", json!({"finalizers": ["kubernetes"]}));
-    let g = with_discovery(crate::testing::snapshot(vec![kcm_alive(), ns]));
+    let g = crate::testing::graph_discovered(vec![kcm_alive(), ns], vec![]);
     let d = diagnose(&g, "Namespace", "gone", Options::default());
     assert!(!d.stuck);
     assert!(codes(&d).contains(&FindingCode::FinalizerPending), "{:?}", codes(&d));
