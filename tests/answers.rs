@@ -566,10 +566,12 @@ fn a_policy_that_cannot_configure_makes_a_healthy_deletion_stuck_only_where_the_
     // read, then let it configure, and no finalizer removal before those
     let ranks = text_ranks(&text);
     assert!(safest_first(&ranks), "{ranks:?}\n{text}");
-    // a plain file (no discovery data): whether it is served is not known, a warning only
+    // a plain file (no discovery data): whether it is served is not known: Unknown (exit 3),
+    // never "in progress", with a warning that says what is not certain
     let out = why_stuck_file(&[&args[..], &["-o", "json"]].concat(), &restore_behind_a_policy(dir.path(), false));
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{}\n{}", stdout(&out), stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["verdict"], "Unknown", "{v}");
     let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "AdmissionDenied").expect("a warning");
     assert_eq!(f["severity"], "Warning");
     assert!(f["message"].as_str().unwrap().contains("not certain: the input holds no discovery data"), "{f}");

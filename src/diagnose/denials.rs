@@ -128,7 +128,7 @@ pub(super) fn fails_to_configure(
 /// expressions may refuse it (they read finalizers or deletionTimestamp; on a DELETE, any
 /// validation), or it may fail to configure (what would
 /// settle it was not read); CEL is not evaluated, and no denial was seen, so it may or may not
-/// deny. Not stuck by itself.
+/// deny. Not stuck by itself; a configuration error that may be one leaves the verdict Unknown.
 pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation]) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
     let requests: Vec<String> = ops.iter().map(|&op| request(g, x, o, op)).collect();
@@ -174,7 +174,9 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
         message,
         remedy,
         subject: Subject::Related,
-        cannot_tell: false,
+        // a configuration error the input cannot vouch for (no discovery data, its params'
+        // type unread): if it is one, nothing this policy matches goes; the dry run settles it
+        cannot_tell: m.misconfigured.is_some(),
     }
 }
 
