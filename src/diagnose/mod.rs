@@ -286,6 +286,7 @@ impl Explainer<'_, '_> {
         let Some(o) = g.object(x) else { return };
         let (owner_problems, verdict) = owner_findings(g, x);
         self.findings.extend(owner_problems);
+        self.incomplete.extend(owners::unread_owners(g, x));
         // what stands in front of the API server: webhooks that reject the request it needs
         self.explain_admission(x);
         self.explain_conversion(x);

@@ -28,6 +28,9 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                     "; the garbage collector will never act on it (an owner reference it cannot resolve)"
                 }
                 GcVerdict::Kept => "; it has a solid owner",
+                GcVerdict::Untold => {
+                    "; whether the garbage collector keeps it cannot be told (an owner could not be read)"
+                }
                 GcVerdict::NoOwners => "",
             };
             format!("{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))
