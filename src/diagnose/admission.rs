@@ -35,7 +35,9 @@ impl Explainer<'_, '_> {
             if is_pod(o) {
                 ops.push(Operation::Delete);
             }
-        } else if x != self.target {
+        } else {
+            // the target too: in a terminating namespace, or with its owners going, it is
+            // being deleted by a controller even without a deletionTimestamp of its own
             ops.extend(request_to_come(g, o, x));
         }
         let index = &self.shared.admission;

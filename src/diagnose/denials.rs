@@ -22,7 +22,6 @@ use crate::graph::{Graph, NodeId};
 pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
     let by = crate::admission::denier(g, d.by, d.binding);
-    let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
     let (related, remedy) = denier_steps(g, d.by, d.binding, "this request");
     Finding {
         code: FindingCode::AdmissionDenied,
@@ -30,9 +29,9 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
         object: x,
         related,
         message: format!(
-            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            "{by} denies {}; {} quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
             request(g, x, o, op),
-            d.reason,
+            d.quoted_by(),
             d.message
         ),
         remedy,
