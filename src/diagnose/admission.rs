@@ -424,17 +424,6 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
         if confs.is_none() && by.is_none() {
             continue;
         }
-        // a controller at work cannot finish either: its own UPDATE is refused
-        if f.code == FindingCode::FinalizerPending
-            && let Subject::Finalizer { name, .. } = &f.subject
-        {
-            let refusers: Vec<String> = confs.into_iter().flatten().chain(by).map(|&c| describe(g, c)).collect();
-            f.message = format!(
-                "The UPDATE that removes {name} is refused (by {}, above): waiting will not finish it. {}",
-                refusers.join(", "),
-                f.message
-            );
-        }
         let (commands, sentence) = patches.entry(f.object).or_insert_with(|| {
             let (commands, mut sentence) = match confs {
                 Some(confs) => rejected_patches(g, f.object, confs),

@@ -36,8 +36,9 @@ use crate::snapshot::Object;
 
 use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
-use super::step::{Command, Reach, Step};
+use super::step::{Command, Reach, Sends, Step};
 use super::{describe, grounds};
+use crate::admission::Operation;
 
 /// How long a built-in finalizer may stay after its condition holds before the answer calls
 /// its controller stalled (see the module documentation for where these come from).
@@ -613,7 +614,10 @@ pub fn requeue(g: &Graph, x: NodeId, now: Timestamp) -> Step {
     Step::run(
         Reach::Restore,
         "Make the controller look again: an update to the object (an annotation nothing reads) re-queues it through the controller's watch. This changes the object.",
-        remedy::on_object(g, x, ["annotate"]).arg(format!("kubectl-gc/requeued-at={now}")).switch("--overwrite"),
+        remedy::on_object(g, x, ["annotate"])
+            .arg(format!("kubectl-gc/requeued-at={now}"))
+            .switch("--overwrite")
+            .sending(Sends { object: x, op: Operation::Update, nudge: true }),
     )
 }
 
