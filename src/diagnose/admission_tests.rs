@@ -592,8 +592,9 @@ fn params_that_go_with_the_namespace_are_a_warning_and_once_gone_the_namespace_i
     for part in ["takes its params from ConfigMap finance/limits", "3 objects", "no fixed order"] {
         assert!(found[0].message.contains(part), "{part}: {}", found[0].message);
     }
+    // in progress: only steps that change nothing (contract §4.3.4), reading what the warning names
     assert!(
-        found[0].remedy.iter().any(|s| s.text.contains("parameterNotFoundAction to Allow")),
+        !found[0].remedy.is_empty() && found[0].remedy.iter().all(|s| s.reach == Reach::Inspect),
         "{:?}",
         found[0].remedy
     );

@@ -499,7 +499,13 @@ fn crd(g: &Graph, crd: &Object) -> Judgement {
 /// The namespace's `kubernetes` finalizer: nothing is left in it. `since`: when its
 /// `NamespaceContentRemaining` condition turned False, where recorded.
 pub fn namespace_empty(g: &Graph, ns: &Object) -> Judgement {
-    if let Some(why) = grounds::blind_to_namespace(g, &ns.name) {
+    // the controller's own count says something remains: nothing read is no proof of nothing
+    // there (contract §4.3.4); quoted, as it words it
+    let remaining = ["NamespaceContentRemaining", "NamespaceFinalizersRemaining"]
+        .into_iter()
+        .find_map(|t| ns.condition(t).filter(|c| c.is_true()).map(|c| (t, c)))
+        .map(|(t, c)| format!("its {t} condition says otherwise ({}: {:?})", c.reason, c.message));
+    if let Some(why) = remaining.or_else(|| grounds::blind_to_namespace(g, &ns.name)) {
         return Judgement::Blind {
             what: format!("nothing in the input is left in namespace {}", ns.name),
             why,

@@ -14,6 +14,7 @@
 use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
 mod admission;
+mod answer;
 pub mod builtin_conditions;
 pub mod causes;
 pub mod clock;
@@ -228,6 +229,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         waits_on_answers: e.frontier,
     };
     d.events = events::for_answer(g, &shared.events, &d);
+    answer::calm(&mut d);
     d
 }
 
@@ -626,9 +628,9 @@ impl Explainer<'_, '_> {
                 x,
                 Vec::new(),
                 format!(
-                    "{f} is still on {} after {}s and the input shows no blocking dependent, but {why}: whether the garbage collector is waiting or missed it cannot be told",
+                    "{f} is still on {} after {} and the input shows no blocking dependent, but {why}: whether the garbage collector is waiting or missed it cannot be told",
                     describe(g, x),
-                    age
+                    crate::age::human(age)
                 ),
                 steps,
             );
@@ -649,7 +651,7 @@ impl Explainer<'_, '_> {
             Severity::Error,
             x,
             Vec::new(),
-            format!("{f} is still on {} after {}s although {what}: {state}", describe(g, x), age),
+            format!("{f} is still on {} after {} although {what}: {state}", describe(g, x), crate::age::human(age)),
             steps,
         )
         .subject = Subject::GarbageCollector;

@@ -225,7 +225,10 @@ pub fn alive_finding(
 /// Where to look: the object's events, then the controller's logs (leader first).
 fn look_at(g: &Graph, x: NodeId, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
     let mut steps = vec![events_step(g, x)];
-    steps.extend(logs(g, owner, waited));
+    // logs of less than a minute say nothing yet (contract §4.3.4)
+    if waited >= 60 {
+        steps.extend(logs(g, owner, waited));
+    }
     steps
 }
 
