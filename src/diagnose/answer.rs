@@ -3,8 +3,11 @@
 
 use std::collections::HashSet;
 
-use super::step::{Reach, Step};
+use super::finding::Finding;
+use super::leaves;
+use super::step::{Effect, Reach, Step};
 use super::{Diagnosis, Verdict};
+use crate::graph::Graph;
 
 /// How many steps an answer that is in progress prints at most.
 const CALM_STEPS: usize = 3;
@@ -22,6 +25,19 @@ pub fn calm(d: &mut Diagnosis) {
             s.reach == Reach::Inspect
                 && (printed.contains(s) || printed.len() < CALM_STEPS && printed.insert(s.clone()))
         });
+    }
+}
+
+/// Every step that removes finalizers says what it leaves behind, where the cluster shows it.
+pub fn say_what_is_left(g: &Graph, findings: &mut [Finding]) {
+    for s in findings.iter_mut().flat_map(|f| f.remedy.iter_mut()) {
+        let Some(sends) = s.command.as_ref().and_then(|c| c.sends()) else { continue };
+        if sends.effect != Effect::RemoveFinalizers {
+            continue;
+        }
+        if let Some(left) = leaves::behind(g, sends.object) {
+            s.text.push_str(&format!(" It leaves behind {left}."));
+        }
     }
 }
 

@@ -36,7 +36,7 @@ use crate::snapshot::Object;
 
 use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
-use super::step::{Command, Reach, Sends, Step};
+use super::step::{Command, Effect, Reach, Sends, Step};
 use super::{describe, grounds};
 use crate::admission::Operation;
 
@@ -623,7 +623,7 @@ pub fn requeue(g: &Graph, x: NodeId, now: Timestamp) -> Step {
         remedy::on_object(g, x, ["annotate"])
             .arg(format!("kubectl-gc/requeued-at={now}"))
             .switch("--overwrite")
-            .sending(Sends { object: x, op: Operation::Update, nudge: true }),
+            .sending(Sends { object: x, op: Operation::Update, effect: Effect::Nudge }),
     )
 }
 

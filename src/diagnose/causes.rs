@@ -21,7 +21,7 @@ use crate::graph::{Graph, NodeId};
 
 use super::describe;
 use super::finding::{Finding, FindingCode, Severity, Subject};
-use super::step::Step;
+use super::step::{Effect, Step};
 
 /// Why a request on an object is refused, every time it is sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +99,7 @@ pub fn check_steps(g: &Graph, index: &Index, refusals: &mut Refusals, findings: 
                 kept.push(s);
                 continue;
             };
-            if sends.nudge {
+            if sends.effect == Effect::Nudge {
                 continue;
             }
             if !says_refused(&s.text) {

@@ -23,6 +23,7 @@ pub mod events;
 pub mod finding;
 mod gc_steps;
 mod grounds;
+mod leaves;
 mod namespace;
 mod owners;
 mod patches;
@@ -197,6 +198,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     admission::warn_rejected_patches(g, &shared.admission, &mut e.findings);
     patches::merge_per_object(g, &mut e.findings);
     causes::check_steps(g, &shared.admission, &mut e.refusals, &mut e.findings);
+    answer::say_what_is_left(g, &mut e.findings);
     admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);

@@ -4,7 +4,7 @@ use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
-use super::step::{Command, Reach, Sends, Step};
+use super::step::{Command, Effect, Reach, Sends, Step};
 use crate::admission::Operation;
 use crate::collector::GcVerdict;
 
@@ -23,7 +23,7 @@ pub fn on_object<const N: usize>(g: &Graph, x: NodeId, verb: [&str; N]) -> Comma
         Some("delete") => Operation::Delete,
         _ => return c,
     };
-    c.sending(Sends { object: x, op, nudge: false })
+    c.sending(Sends { object: x, op, effect: Effect::Change })
 }
 
 /// Reads the object as the cluster has it now.
@@ -72,7 +72,8 @@ pub fn remove_finalizers_at(g: &Graph, x: NodeId, at: &[usize]) -> Option<Comman
     for &i in at.iter().rev() {
         ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}));
     }
-    Some(on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string()))
+    let patch = on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string());
+    Some(patch.sending(Sends { object: x, op: Operation::Update, effect: Effect::RemoveFinalizers }))
 }
 
 /// How to bring back the controller that owns a finalizer, most specific first.

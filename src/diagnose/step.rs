@@ -181,9 +181,20 @@ pub struct Sends {
     pub object: crate::graph::NodeId,
     /// What admission sees of it (a patch is an UPDATE).
     pub op: crate::admission::Operation,
+    /// What it does to the object.
+    pub effect: Effect,
+}
+
+/// What a printed command does to the object it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Any other change.
+    Change,
     /// Its only use is to make a controller send its own request again (a re-queue): useless
     /// when that request is refused.
-    pub nudge: bool,
+    Nudge,
+    /// It removes finalizers: whatever they guard is left behind.
+    RemoveFinalizers,
 }
 
 impl Command {
