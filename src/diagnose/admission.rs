@@ -439,7 +439,7 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
         });
         for s in &mut f.remedy {
             if s.command.as_ref().is_some_and(|c| commands.contains(c)) {
-                s.text.push_str(sentence);
+                s.append(sentence);
             }
         }
     }

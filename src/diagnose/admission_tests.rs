@@ -554,7 +554,7 @@ fn a_backend_service_that_no_longer_exposes_the_port_called_makes_the_object_stu
     assert!(d.stuck);
     let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionWebhookUnavailable).expect("finding");
     assert!(f.message.contains("exposes no port 443, the one called (it exposes 9443)"), "{}", f.message);
-    let texts: Vec<&str> = f.remedy.iter().map(|s| s.text.as_str()).collect();
+    let texts: Vec<&str> = f.remedy.iter().map(|s| s.text.as_ref()).collect();
     assert!(
         texts.iter().any(|t| t.starts_with("Expose port 443 on Service ledger-system/ledger-webhook again")),
         "{texts:?}"

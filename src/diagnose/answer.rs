@@ -1,13 +1,13 @@
 //! The answer as a whole, once every finding is in: what it says depends on its verdict
 //! (contract §4.3.4).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::finding::Finding;
 use super::leaves;
 use super::step::{Effect, Reach, Step};
 use super::{Diagnosis, Verdict};
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeId};
 
 /// How many steps an answer that is in progress prints at most.
 const CALM_STEPS: usize = 3;
@@ -28,6 +28,48 @@ pub fn calm(d: &mut Diagnosis) {
     }
 }
 
+/// How many findings about one object an answer lists before it counts the rest.
+const LISTED: usize = 20;
+
+/// At most [`LISTED`] findings about one object (an object may carry 30,000 finalizers, each a
+/// finding whose steps include one patch for all of them: listing every one is quadratic in
+/// size); the last one listed says how many more there are. The verdict is kept: a finding left
+/// out that cannot tell passes that on.
+pub fn cap_per_object(g: &Graph, d: &mut Diagnosis) {
+    let mut seen: HashMap<NodeId, usize> = HashMap::new();
+    if !d.findings.iter().any(|f| {
+        let n = seen.entry(f.object).or_default();
+        *n += 1;
+        *n > LISTED
+    }) {
+        return;
+    }
+    let total = seen;
+    let mut listed: HashMap<NodeId, usize> = HashMap::new();
+    let mut unlisted_cannot_tell: HashMap<NodeId, bool> = HashMap::new();
+    let mut kept: Vec<Finding> = Vec::with_capacity(d.findings.len().min(total.len() * LISTED));
+    for f in std::mem::take(&mut d.findings) {
+        let n = listed.entry(f.object).or_default();
+        *n += 1;
+        if *n <= LISTED {
+            kept.push(f);
+        } else {
+            *unlisted_cannot_tell.entry(f.object).or_default() |= f.cannot_tell;
+        }
+    }
+    for (x, cannot_tell) in unlisted_cannot_tell {
+        let Some(last) = kept.iter_mut().rev().find(|f| f.object == x) else { continue };
+        last.message.push_str(&format!(
+            " ({} more findings about {} are not listed; {} in all)",
+            total[&x] - LISTED,
+            super::describe(g, x),
+            total[&x]
+        ));
+        last.cannot_tell |= cannot_tell;
+    }
+    d.findings = kept;
+}
+
 /// Every step that removes finalizers says what it leaves behind, where the cluster shows it.
 pub fn say_what_is_left(g: &Graph, findings: &mut [Finding]) {
     for s in findings.iter_mut().flat_map(|f| f.remedy.iter_mut()) {
@@ -36,7 +78,7 @@ pub fn say_what_is_left(g: &Graph, findings: &mut [Finding]) {
             continue;
         }
         if let Some(left) = leaves::behind(g, sends.object) {
-            s.text.push_str(&format!(" It leaves behind {left}."));
+            s.append(&format!(" It leaves behind {left}."));
         }
     }
 }

@@ -103,7 +103,7 @@ pub fn check_steps(g: &Graph, index: &Index, refusals: &mut Refusals, findings: 
                 continue;
             }
             if !says_refused(&s.text) {
-                s.text.push_str(&format!(
+                s.append(&format!(
                     " Until {} allows its {} of {}, this is refused like the controller's request.",
                     r.named(g),
                     r.op.as_str(),

@@ -231,6 +231,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         waits_on_answers: e.frontier,
     };
     d.events = events::for_answer(g, &shared.events, &d);
+    answer::cap_per_object(g, &mut d);
     answer::calm(&mut d);
     d
 }

@@ -6,6 +6,7 @@
 //! what the two were meant to.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::graph::{Graph, NodeId};
 
@@ -18,8 +19,8 @@ use super::step::{Command, Reach, Step};
 pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
     // (object, finalizer position) of every single-finalizer patch the answer prints, with
     // the text of the step that carries it, in the order first seen
-    let mut by_object: BTreeMap<NodeId, Vec<(usize, String)>> = BTreeMap::new();
-    let mut single: Vec<(Command, NodeId, usize)> = Vec::new();
+    let mut by_object: BTreeMap<NodeId, Vec<(usize, Arc<str>)>> = BTreeMap::new();
+    let mut single = Singles::default();
     for f in findings.iter() {
         for s in f.remedy.iter().filter(|s| s.reach == Reach::Destructive) {
             let Some(c) = &s.command else { continue };
@@ -39,9 +40,14 @@ pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
         .filter_map(|(&x, wanted)| {
             let at: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
             let patch = remedy::remove_finalizers_at(g, x, &at)?;
-            let conditions: Vec<&str> = wanted.iter().map(|(_, t)| t.as_str()).collect();
+            // the first few conditions: thousands would make one step megabytes long
+            let conditions: Vec<&str> = wanted.iter().take(CONDITIONS).map(|(_, t)| &**t).collect();
+            let more = match wanted.len().saturating_sub(CONDITIONS) {
+                0 => String::new(),
+                n => format!(" — and {n} more, each on the condition its own finding gives"),
+            };
             let text = format!(
-                "Remove {} finalizers of {} in one patch (a patch for each would fail after the first, which changes the object's resourceVersion), each only on its own condition — {}",
+                "Remove {} finalizers of {} in one patch (a patch for each would fail after the first, which changes the object's resourceVersion), each only on its own condition — {}{more}",
                 at.len(),
                 crate::diagnose::describe(g, x),
                 conditions.join(" — ")
@@ -56,8 +62,8 @@ pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
                 .command
                 .as_ref()
                 .filter(|_| s.reach == Reach::Destructive)
-                .and_then(|c| single.iter().find(|(p, ..)| p == c))
-                .and_then(|(_, x, _)| merged.get(x));
+                .and_then(|c| single.patches.get(c))
+                .and_then(|(x, _)| merged.get(x));
             match target {
                 Some(m) if out.contains(m) => {}
                 Some(m) => out.push(m.clone()),
@@ -68,17 +74,22 @@ pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
     }
 }
 
+/// How many conditions a merged patch's text lists before it counts the rest.
+const CONDITIONS: usize = 5;
+
+/// The single-finalizer patches [`remedy::remove_finalizer_at`] writes, by command, for the
+/// objects looked at so far: found by hashing, so 40,000 objects cost 40,000 look-ups.
+#[derive(Default)]
+struct Singles {
+    patches: rustc_hash::FxHashMap<Command, (NodeId, usize)>,
+    objects: rustc_hash::FxHashSet<NodeId>,
+}
+
 /// Which finalizer of which object `c` removes, if it is one of the single-finalizer patches
-/// [`remedy::remove_finalizer_at`] writes for the finding's object or an object it names (the
-/// objects whose finalizer patches a finding prints); memoised in `single`.
-fn removal_of(
-    g: &Graph,
-    f: &Finding,
-    c: &Command,
-    single: &mut Vec<(Command, NodeId, usize)>,
-) -> Option<(NodeId, usize)> {
-    let found = |single: &[(Command, NodeId, usize)]| single.iter().find(|(p, ..)| p == c).map(|(_, y, i)| (*y, *i));
-    if let Some(hit) = found(single) {
+/// for the finding's object or an object it names (the objects whose finalizer patches a
+/// finding prints); memoised in `single`.
+fn removal_of(g: &Graph, f: &Finding, c: &Command, single: &mut Singles) -> Option<(NodeId, usize)> {
+    if let Some(&hit) = single.patches.get(c) {
         return Some(hit);
     }
     let named = f.related.iter().filter_map(|r| match r {
@@ -86,15 +97,15 @@ fn removal_of(
         _ => None,
     });
     for x in std::iter::once(f.object).chain(named) {
-        if single.iter().any(|(_, y, _)| *y == x) {
+        if !single.objects.insert(x) {
             continue;
         }
         let Some(o) = g.object(x) else { continue };
         for (i, fin) in o.finalizers.iter().enumerate() {
             if let Some(p) = remedy::remove_finalizer_at(g, x, Some(i), fin) {
-                single.push((p, x, i));
+                single.patches.insert(p, (x, i));
             }
         }
     }
-    found(single)
+    single.patches.get(c).copied()
 }

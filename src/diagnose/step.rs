@@ -5,6 +5,7 @@
 //! another cluster than the one the answer was read from.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// How far a step reaches, in the order steps are ranked: everything that changes nothing
 /// comes before anything that restores a controller, which comes before anything that stops,
@@ -34,8 +35,9 @@ impl Reach {
 /// One ranked next step.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Step {
-    /// What to do and why, as prose without the command.
-    pub text: String,
+    /// What to do and why, as prose without the command; shared, as the step is when many
+    /// findings print it (one patch for 2,000 finalizers is one text, not 2,000).
+    pub text: Arc<str>,
     /// The command to run, if the step is one; printed, never executed.
     pub command: Option<Command>,
     /// How far it reaches: steps are ranked by it, safest first.
@@ -44,15 +46,19 @@ pub struct Step {
 
 impl Step {
     /// A step with an optional command.
-    pub fn new(reach: Reach, text: impl Into<String>, command: Option<Command>) -> Step {
+    pub fn new(reach: Reach, text: impl Into<Arc<str>>, command: Option<Command>) -> Step {
         Step { text: text.into(), command, reach }
     }
+    /// Adds a sentence to the text.
+    pub fn append(&mut self, sentence: &str) {
+        self.text = format!("{}{sentence}", self.text).into();
+    }
     /// Advice with no command (what to check, what not to do).
-    pub fn advice(reach: Reach, text: impl Into<String>) -> Step {
+    pub fn advice(reach: Reach, text: impl Into<Arc<str>>) -> Step {
         Step::new(reach, text, None)
     }
     /// A step that runs `command`.
-    pub fn run(reach: Reach, text: impl Into<String>, command: Command) -> Step {
+    pub fn run(reach: Reach, text: impl Into<Arc<str>>, command: Command) -> Step {
         Step::new(reach, text, Some(command))
     }
 }
@@ -71,11 +77,11 @@ pub struct Grouped<'a> {
 /// Groups steps by (reach, text) and ranks the groups safest first, first seen first among
 /// equals; linear in the number of steps.
 pub fn group<'a>(steps: impl IntoIterator<Item = &'a Step>) -> Vec<Grouped<'a>> {
-    let mut at: std::collections::HashMap<(Reach, &str), usize> = Default::default();
-    let mut seen: std::collections::HashSet<(usize, &Command)> = Default::default();
+    let mut at: rustc_hash::FxHashMap<(Reach, &str), usize> = Default::default();
+    let mut seen: rustc_hash::FxHashSet<(usize, &Command)> = Default::default();
     let mut out: Vec<Grouped> = Vec::new();
     for s in steps {
-        let k = *at.entry((s.reach, s.text.as_str())).or_insert_with(|| {
+        let k = *at.entry((s.reach, &*s.text)).or_insert_with(|| {
             out.push(Grouped { step: s, commands: Vec::new() });
             out.len() - 1
         });
@@ -107,14 +113,14 @@ pub struct Served<'a> {
 /// joins the group's first command when the group has one). `steps` pairs each step with the
 /// index of the finding it comes from. Linear in the number of steps.
 pub fn served<'a>(steps: impl IntoIterator<Item = (usize, &'a Step)>) -> Vec<Served<'a>> {
-    use std::collections::HashMap;
-    let mut groups: HashMap<(Reach, &str), usize> = HashMap::new();
-    let mut at: HashMap<(usize, Option<&Command>), usize> = HashMap::new();
+    use rustc_hash::FxHashMap as HashMap;
+    let mut groups: HashMap<(Reach, &str), usize> = HashMap::default();
+    let mut at: HashMap<(usize, Option<&Command>), usize> = HashMap::default();
     // (group, entry), in the order first seen
     let mut out: Vec<(usize, Served)> = Vec::new();
     for (i, s) in steps {
         let next = groups.len();
-        let k = *groups.entry((s.reach, s.text.as_str())).or_insert(next);
+        let k = *groups.entry((s.reach, &*s.text)).or_insert(next);
         let e = *at.entry((k, s.command.as_ref())).or_insert_with(|| {
             out.push((k, Served { step: s, command: s.command.as_ref(), findings: Vec::new() }));
             out.len() - 1
@@ -126,7 +132,7 @@ pub fn served<'a>(steps: impl IntoIterator<Item = (usize, &'a Step)>) -> Vec<Ser
     }
     // advice in a group that also has commands: the text prints only the commands, so its
     // findings join the group's first command
-    let mut first_command: HashMap<usize, usize> = HashMap::new();
+    let mut first_command: HashMap<usize, usize> = HashMap::default();
     for (e, (k, s)) in out.iter().enumerate() {
         if s.command.is_some() {
             first_command.entry(*k).or_insert(e);
@@ -162,7 +168,11 @@ pub fn rank(steps: &mut [Step]) {
 /// A `kubectl` invocation: the subcommand, positional arguments (resource and names, which may
 /// come from the cluster) and flags (`-n NS`, `--type json`, …).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Command {
+pub struct Command(Arc<Parts>);
+
+/// What a [`Command`] is made of; shared between the findings that print it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Parts {
     verb: Vec<String>,
     positionals: Vec<String>,
     flags: Vec<(String, Option<String>)>,
@@ -200,44 +210,45 @@ pub enum Effect {
 impl Command {
     /// `kubectl <verb…>`, e.g. `Command::kubectl(["rollout", "restart"])`.
     pub fn kubectl<const N: usize>(verb: [&str; N]) -> Command {
-        Command {
+        Command(Arc::new(Parts {
             verb: verb.iter().map(|s| s.to_string()).collect(),
             positionals: Vec::new(),
             flags: Vec::new(),
             plugin: false,
             sends: None,
-        }
+        }))
     }
     /// `kubectl gc <verb…>`: this plugin's own command, e.g. `Command::gc(["why-stuck"])`.
     pub fn gc<const N: usize>(verb: [&str; N]) -> Command {
         let mut c = Command::kubectl(verb);
-        c.verb.insert(0, "gc".to_string());
-        c.plugin = true;
+        let p = Arc::make_mut(&mut c.0);
+        p.verb.insert(0, "gc".to_string());
+        p.plugin = true;
         c
     }
     /// A positional argument (`deployment/x`); quoted when printed, as it may come from the cluster.
     pub fn arg(mut self, a: impl Into<String>) -> Command {
-        self.positionals.push(a.into());
+        Arc::make_mut(&mut self.0).positionals.push(a.into());
         self
     }
     /// A flag with a value (`-n labs`, `--type json`).
     pub fn flag(mut self, name: &str, value: impl Into<String>) -> Command {
-        self.flags.push((name.to_string(), Some(value.into())));
+        Arc::make_mut(&mut self.0).flags.push((name.to_string(), Some(value.into())));
         self
     }
     /// A flag without a value (`--force`).
     pub fn switch(mut self, name: &str) -> Command {
-        self.flags.push((name.to_string(), None));
+        Arc::make_mut(&mut self.0).flags.push((name.to_string(), None));
         self
     }
     /// Records the request the command sends (see [`Sends`]).
     pub fn sending(mut self, sends: Sends) -> Command {
-        self.sends = Some(sends);
+        Arc::make_mut(&mut self.0).sends = Some(sends);
         self
     }
     /// The request the command sends, when it changes an object of the answer.
     pub fn sends(&self) -> Option<&Sends> {
-        self.sends.as_ref()
+        self.0.sends.as_ref()
     }
     /// `-n NS` when the object is namespaced.
     pub fn namespace(self, ns: Option<&str>) -> Command {
@@ -253,6 +264,7 @@ impl Command {
     /// (flags first), and a flag value that begins with `-` is joined with `=`, so neither can
     /// be read as a flag. Long flags are written `--name=value`, as kubectl's own examples are.
     pub fn line(&self, connection: &Connection) -> String {
+        let p = &*self.0;
         let mut out = String::from("kubectl");
         let mut word = |w: &str| {
             out.push(' ');
@@ -270,26 +282,26 @@ impl Command {
                 }
             }
         };
-        if !self.plugin {
+        if !p.plugin {
             flag_words(&connection.flags, &mut word);
         }
-        for v in &self.verb {
+        for v in &p.verb {
             word(v);
         }
-        if self.plugin {
+        if p.plugin {
             flag_words(&connection.flags, &mut word);
         }
-        if self.positionals.iter().any(|p| p.starts_with('-')) {
-            flag_words(&self.flags, &mut word);
+        if p.positionals.iter().any(|p| p.starts_with('-')) {
+            flag_words(&p.flags, &mut word);
             word("--");
-            for p in &self.positionals {
+            for p in &p.positionals {
                 word(p);
             }
         } else {
-            for p in &self.positionals {
+            for p in &p.positionals {
                 word(p);
             }
-            flag_words(&self.flags, &mut word);
+            flag_words(&p.flags, &mut word);
         }
         out
     }
@@ -389,7 +401,7 @@ mod tests {
         ];
         let steps = a.iter().map(|s| (0, s)).chain(b.iter().map(|s| (1, s)));
         let got: Vec<(&str, Option<&Command>, Vec<usize>)> =
-            served(steps).into_iter().map(|s| (s.step.text.as_str(), s.command, s.findings)).collect();
+            served(steps).into_iter().map(|s| (s.step.text.as_ref(), s.command, s.findings)).collect();
         let (pa, pb) = (patch("a"), patch("b"));
         assert_eq!(
             got,
@@ -411,7 +423,7 @@ mod tests {
             Step::advice(Reach::Inspect, "i2"),
         ];
         rank(&mut steps);
-        let order: Vec<&str> = steps.iter().map(|s| s.text.as_str()).collect();
+        let order: Vec<&str> = steps.iter().map(|s| &*s.text).collect();
         assert_eq!(order, ["i1", "i2", "r", "d"]);
         assert!(!Reach::Restore.destructive() && Reach::Disrupt.destructive());
     }

@@ -199,7 +199,7 @@ pub fn answer_steps(d: &Diagnosis, conn: &Connection) -> Vec<AnswerStepJson> {
     crate::diagnose::step::served(steps)
         .into_iter()
         .map(|s| AnswerStepJson {
-            text: s.step.text.clone(),
+            text: s.step.text.to_string(),
             command: s.command.map(|c| c.line(conn)),
             destructive: s.step.reach.destructive(),
             findings: s.findings,
@@ -210,7 +210,7 @@ pub fn answer_steps(d: &Diagnosis, conn: &Connection) -> Vec<AnswerStepJson> {
 /// One remedy step in the wire shape; `conn` supplies the cluster-binding flags.
 pub fn step_json(s: &Step, conn: &Connection) -> StepJson {
     StepJson {
-        text: s.text.clone(),
+        text: s.text.to_string(),
         command: s.command.as_ref().map(|c| c.line(conn)),
         destructive: s.reach.destructive(),
     }

@@ -167,7 +167,7 @@ fn group_steps_are_merged_per_text_with_every_objects_command() {
     let grp = &s.groups[0];
     let patch = grp.remedy.iter().find(|r| r.step.reach == diagnose::Reach::Destructive).expect("a finalizer patch");
     assert_eq!(patch.commands.len(), 3, "one patch per Site under one heading");
-    let texts: Vec<&str> = grp.remedy.iter().map(|r| r.step.text.as_str()).collect();
+    let texts: Vec<&str> = grp.remedy.iter().map(|r| r.step.text.as_ref()).collect();
     let mut unique = texts.clone();
     unique.dedup();
     assert_eq!(texts, unique, "no step twice");
