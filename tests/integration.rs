@@ -21,3 +21,4 @@ mod trips;
 mod util;
 mod watch;
 mod watch_terminal;
+mod workflows;

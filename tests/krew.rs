@@ -25,8 +25,14 @@ fn parse(yaml: &str) -> Value {
 }
 
 /// The platforms a release builds (.github/workflows/release.yml), each once in the manifest.
-const OS_ARCH: [(&str, &str); 5] =
-    [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"), ("windows", "amd64")];
+pub const OS_ARCH: [(&str, &str); 6] = [
+    ("linux", "amd64"),
+    ("linux", "arm64"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
+    ("windows", "amd64"),
+    ("windows", "arm64"),
+];
 
 /// The krew plugin name: krew links the plugin as `kubectl-<name, '-' as '_'>`
 /// (pkg/installation/install.go, pluginNameToBin), so this name is what people type after
