@@ -159,3 +159,82 @@ fn the_release_builds_and_attests_every_platform_of_the_manifest() {
     });
     assert_eq!(bot, Some("rajatjindal/krew-release-bot@v0.0.50"));
 }
+
+/// The README's test command, the one line of the block under "## Run the tests".
+fn readme_test_command() -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme.split("## Run the tests").nth(1).expect("a Run the tests section");
+    let block = section.split("```sh\n").nth(1).and_then(|b| b.split("```").next()).expect("a sh block");
+    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one command: {block}");
+    lines[0].to_string()
+}
+
+#[test]
+fn ci_runs_exactly_the_readme_test_command_and_it_installs_what_the_tests_need() {
+    let cmd = readme_test_command();
+    assert!(cmd.starts_with(".ci/test-deps && ") && cmd.ends_with("cargo test --locked"), "{cmd}");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(ci.lines().any(|l| l == cmd), ".ci/run runs {cmd:?} as written");
+}
+
+/// A PATH directory with every command of this PATH except `hidden`: a machine without them.
+#[cfg(unix)]
+fn path_without(hidden: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for p in std::env::split_paths(&std::env::var_os("PATH").unwrap()) {
+        for e in std::fs::read_dir(&p).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            let link = dir.path().join(&name);
+            if !hidden.iter().any(|h| name == *h) && !link.exists() {
+                let _ = std::os::unix::fs::symlink(e.path(), link);
+            }
+        }
+    }
+    dir
+}
+
+#[test]
+#[cfg(unix)]
+fn test_deps_names_what_a_fresh_machine_lacks_and_nothing_otherwise() {
+    let run = |path: &std::ffi::OsStr| {
+        std::process::Command::new("bash")
+            .arg(root().join(".ci/test-deps"))
+            .arg("--dry-run")
+            .env("PATH", path)
+            .output()
+            .unwrap()
+    };
+    let fresh = path_without(&["zsh", "fish", "dot"]);
+    let out = run(fresh.path().as_os_str());
+    let err = String::from_utf8_lossy(&out.stderr);
+    if fresh.path().join("apt-get").exists() {
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("apt-get update") && err.contains("apt-get install"), "{err}");
+        assert!(err.contains("--no-install-recommends graphviz zsh fish"), "the three, as Debian names them: {err}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("graphviz zsh fish"), "{err}");
+    }
+    // on this machine's own PATH: exactly what it lacks (nothing, once installed)
+    let on_path = |cmd: &str| std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join(cmd).exists());
+    let lacking: Vec<&str> = [("dot", "graphviz"), ("zsh", "zsh"), ("fish", "fish")]
+        .into_iter()
+        .filter(|(cmd, _)| !on_path(cmd))
+        .map(|(_, pkg)| pkg)
+        .collect();
+    let only_fish = path_without(&["fish"]);
+    let err = String::from_utf8_lossy(&run(only_fish.path().as_os_str()).stderr).into_owned();
+    assert!(err.contains("fish"), "{err}");
+    for pkg in ["zsh", "graphviz"].into_iter().filter(|p| !lacking.contains(p)) {
+        assert!(!err.contains(pkg), "only what is missing, not {pkg}: {err}");
+    }
+    let complete = run(&std::env::var_os("PATH").unwrap());
+    if !lacking.is_empty() {
+        let err = String::from_utf8_lossy(&complete.stderr);
+        assert!(err.contains(&lacking.join(" ")), "{lacking:?}: {err}");
+        return;
+    }
+    assert_eq!(complete.status.code(), Some(0));
+    assert!(complete.stderr.is_empty(), "nothing missing, nothing said: {}", String::from_utf8_lossy(&complete.stderr));
+}
