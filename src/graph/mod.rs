@@ -356,6 +356,17 @@ impl Graph {
         self.snapshot.context.as_deref()
     }
 
+    /// The namespace of the context the input was captured through (`kubectl gc snapshot`
+    /// files and live reads record it): what `-n` defaults to.
+    pub fn captured_namespace(&self) -> Option<&str> {
+        self.snapshot.namespace.as_deref()
+    }
+
+    /// The API server URL the input was read from, if it records one.
+    pub fn captured_server(&self) -> Option<&str> {
+        self.snapshot.server.as_deref()
+    }
+
     /// The server's version (`gitVersion`) the input records: read from `/version` live, or
     /// written by `kubectl gc snapshot`; `None` for other files.
     pub fn server_version(&self) -> Option<&str> {
