@@ -103,7 +103,10 @@ fn every_printed_command_names_the_cluster_the_answer_was_read_from() {
     // with the server it was read from: a kubeconfig elsewhere whose `test` context names
     // another cluster cannot take the command there
     let at_server = format!("kubectl --context=test --server={} ", server.url());
-    assert!(stdout(&captured).contains(&format!("\"capturedServer\":\"{}\"", server.url())), "the file records the server");
+    assert!(
+        stdout(&captured).contains(&format!("\"capturedServer\":\"{}\"", server.url())),
+        "the file records the server"
+    );
     check("offline, recorded", both(offline), &[&at_server]);
     // any other file: none, said once
     let plain = {

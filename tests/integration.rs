@@ -7,6 +7,7 @@ mod cli;
 mod completion;
 mod contract;
 mod fixtures;
+mod forged_events;
 mod hostile;
 mod krew;
 mod live;

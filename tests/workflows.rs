@@ -154,9 +154,11 @@ fn the_release_builds_and_attests_every_platform_of_the_manifest() {
     assert!(subjects.contains("dist/*.tar.gz") && subjects.contains("dist/*.zip"), "{subjects}");
     assert_eq!(build["permissions"]["id-token"].as_str(), Some("write"), "the attestation is signed with OIDC");
     assert_eq!(build["permissions"]["attestations"].as_str(), Some("write"));
-    let bot = w["jobs"]["publish"]["steps"].as_array().unwrap().iter().find_map(|s| {
-        s["uses"].as_str().filter(|u| u.starts_with("rajatjindal/krew-release-bot@"))
-    });
+    let bot = w["jobs"]["publish"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|s| s["uses"].as_str().filter(|u| u.starts_with("rajatjindal/krew-release-bot@")));
     assert_eq!(bot, Some("rajatjindal/krew-release-bot@v0.0.50"));
 }
 

@@ -119,9 +119,15 @@ mod tests {
     #[test]
     fn no_color_disables_colour_only_when_set_and_not_empty() {
         assert!(super::auto_color(None, Some("xterm-256color"), true));
-        assert!(super::auto_color(Some(std::ffi::OsStr::new("")), Some("xterm"), true), "an empty NO_COLOR does not disable colour");
+        assert!(
+            super::auto_color(Some(std::ffi::OsStr::new("")), Some("xterm"), true),
+            "an empty NO_COLOR does not disable colour"
+        );
         assert!(!super::auto_color(Some(std::ffi::OsStr::new("1")), Some("xterm"), true));
-        assert!(!super::auto_color(Some(std::ffi::OsStr::new("0")), Some("xterm"), true), "any non-empty value, even 0");
+        assert!(
+            !super::auto_color(Some(std::ffi::OsStr::new("0")), Some("xterm"), true),
+            "any non-empty value, even 0"
+        );
         assert!(!super::auto_color(None, Some("dumb"), true));
         assert!(super::auto_color(None, None, true), "no TERM at all is not dumb");
         assert!(!super::auto_color(None, Some("xterm"), false), "never into a pipe");

@@ -30,10 +30,11 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
         object: x,
         related,
         message: format!(
-            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too. This rests on that Event alone: {} (confirm the denial in the denier's own logs before weakening it)",
             request(g, x, o, op),
             d.reason,
-            d.message
+            d.message,
+            super::events::writable_by(g, x)
         ),
         remedy,
         subject: Subject::Related,

@@ -5,6 +5,7 @@
 
 mod build;
 mod cycles;
+mod event_scope;
 mod grow;
 
 #[cfg(test)]
@@ -18,6 +19,7 @@ use crate::discovery::RestMapper;
 use crate::snapshot::{Gap, Object, OwnerRef, Snapshot, Uid};
 
 pub use cycles::{owner_cycle_through, owner_cycles};
+pub use event_scope::{event_speaks_about, events_namespace};
 
 /// Index of a node in [`Graph::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

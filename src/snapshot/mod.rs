@@ -86,8 +86,10 @@ impl Snapshot {
             ));
         }
         if f.contexts_differ {
-            warnings
-                .push("the snapshot files were captured from different contexts or servers; printed commands name none".into());
+            warnings.push(
+                "the snapshot files were captured from different contexts or servers; printed commands name none"
+                    .into(),
+            );
         }
         if f.versions_differ {
             warnings.push("the snapshot files record different server versions; none is assumed".into());
