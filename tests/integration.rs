@@ -5,6 +5,7 @@ mod architecture;
 mod bench;
 mod cli;
 mod completion;
+mod completion_hostile;
 mod contract;
 mod fixtures;
 mod forged_events;
