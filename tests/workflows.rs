@@ -46,10 +46,10 @@ fn retired_in(workflow: &Value, retired: &Retired) -> Vec<String> {
         if retired.runners.iter().any(|r| r == s) {
             found.push(format!("{path}: runner {s:?} is retired"));
         }
-        if key == "uses" {
-            if let Some(a) = retired.actions.iter().find(|a| names_retired_action(s, a)) {
-                found.push(format!("{path}: {s:?} is a retired action version ({a})"));
-            }
+        if key == "uses"
+            && let Some(a) = retired.actions.iter().find(|a| names_retired_action(s, a))
+        {
+            found.push(format!("{path}: {s:?} is a retired action version ({a})"));
         }
     });
     found
