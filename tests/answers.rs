@@ -610,3 +610,24 @@ fn a_policy_that_cannot_configure_makes_a_healthy_deletion_stuck_only_where_the_
     assert_eq!(f["severity"], "Warning");
     assert!(f["message"].as_str().unwrap().contains("not certain: the input holds no discovery data"), "{f}");
 }
+
+/// A step that removes a finalizer says what it leaves behind where the object records it
+/// (contract §4.3.4), in text and JSON alike.
+#[test]
+fn a_finalizer_removal_says_what_it_leaves_behind() {
+    let snap = support::root().join("tests/fixtures/csi-driver-removed/snapshot.json");
+    let args = ["why-stuck", "pv/pvc-5f0e2c71-9b3d-4e8a-a6f4-1d2c3b4a5e6f", "--snapshot", snap.to_str().unwrap()];
+    let json = crate::util::stdout_json(&crate::util::run(&[&args[..], &["--now", NOW, "-o", "json"]].concat()));
+    let removal = json["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["command"].as_str().is_some_and(|c| c.contains("\"op\":\"remove\",\"path\":\"/metadata/finalizers"))
+        })
+        .expect("a finalizer removal");
+    assert!(
+        removal["text"].as_str().unwrap().contains("It leaves behind the volume blk-0c4e1b7a9f2d3e8a1"),
+        "{removal}"
+    );
+}

@@ -539,6 +539,26 @@ fn operator_holds_itself_why_stuck_and_plan() {
     check_fixture("operator-holds-itself", &["why-stuck", "plan"]);
 }
 
+/// A serving webhook denies the UPDATE that removes pvc-protection: the denial is the one root
+/// cause, not a stall beside it, and no step re-queues what it would deny again.
+#[test]
+fn denial_explains_the_stall_why_stuck() {
+    check_fixture("denial-explains-the-stall", &["why-stuck"]);
+}
+
+/// The namespace's content-failure condition quotes a denial: plan blocks what why-stuck finds
+/// refused.
+#[test]
+fn plan_blocks_what_is_denied_why_stuck_and_plan() {
+    check_fixture("plan-blocks-what-is-denied", &["why-stuck", "plan"]);
+}
+
+/// An owner whose kind could not be listed is unread, not dangling.
+#[test]
+fn owner_kind_unreadable_is_not_dangling_why_stuck() {
+    check_fixture("owner-kind-unreadable-is-not-dangling", &["why-stuck"]);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

@@ -4,6 +4,7 @@ mod answers;
 mod architecture;
 mod bench;
 mod cli;
+mod coherence;
 mod completion;
 mod completion_hostile;
 mod contract;

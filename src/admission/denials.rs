@@ -18,6 +18,10 @@ use serde_json::Value;
 
 use super::policies::{GROUP, Kind, Policies};
 use super::webhooks::{self, Match, Operation};
+
+/// The conditions in which the namespace controller repeats its error deleting content.
+pub const CONTENT_FAILURES: [&str; 2] =
+    ["NamespaceDeletionContentFailure", "NamespaceDeletionGroupVersionParsingFailure"];
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::{Object, Uid};
 
@@ -38,12 +42,48 @@ pub struct Denial {
     pub reporter: Option<String>,
     /// When it was last seen.
     pub last_seen: Option<Timestamp>,
+    /// Where it is quoted.
+    pub seen_in: SeenIn,
+}
+
+/// Where a denial is quoted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeenIn {
+    /// A Warning Event about the object.
+    Event,
+    /// A condition of the terminating namespace that holds the object: the namespace
+    /// controller's DELETE of its content was denied (no Event can be written there, and the
+    /// controller repeats its error in the condition).
+    NamespaceCondition {
+        /// The namespace.
+        namespace: String,
+        /// The condition's type.
+        condition: String,
+    },
+}
+
+impl Denial {
+    /// Where it is quoted, for people: `a Warning Event (Reason by component)`.
+    pub fn quoted_by(&self) -> String {
+        match &self.seen_in {
+            SeenIn::Event => {
+                let by = self.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
+                format!("a Warning Event ({}{by})", self.reason)
+            }
+            SeenIn::NamespaceCondition { namespace, condition } => {
+                format!("the {condition} condition of namespace {namespace} ({})", self.reason)
+            }
+        }
+    }
 }
 
 /// The denials of a graph, by the uid of the object the Events are about.
 #[derive(Default)]
 pub struct Denials {
     by_uid: HashMap<Uid, Vec<Denial>>,
+    /// Denials of the namespace controller's DELETEs of content, by the namespace whose
+    /// condition quotes them: about every object there the denier could have been sent.
+    by_namespace: HashMap<String, Vec<Denial>>,
     /// Every name a denial may quote.
     names: Vec<Quoted>,
 }
@@ -104,6 +144,23 @@ impl Denials {
             d.binding = binding_quoted(g, q, &d.message);
             out.by_uid.entry(uid).or_default().push(d);
         }
+        for &n in g.of_kind("", "Namespace") {
+            let Some(ns) = g.object(n).filter(|o| o.is_deleting()) else { continue };
+            for t in CONTENT_FAILURES {
+                let Some(c) = ns.condition(t).filter(|c| c.is_true()) else { continue };
+                let Some(q) = denier_in(c.message, &out.names) else { continue };
+                out.by_namespace.entry(ns.name.clone()).or_default().push(Denial {
+                    by: q.by,
+                    binding: binding_quoted(g, q, c.message),
+                    webhook: q.webhook.clone(),
+                    reason: c.reason.to_string(),
+                    message: c.message.to_string(),
+                    reporter: Some("namespace-controller".into()),
+                    last_seen: c.last_transition_time,
+                    seen_in: SeenIn::NamespaceCondition { namespace: ns.name.clone(), condition: t.to_string() },
+                });
+            }
+        }
         for v in out.by_uid.values_mut() {
             v.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.message.cmp(&b.message)));
         }
@@ -120,7 +177,12 @@ impl Denials {
     /// The denials seen of `op` on `x`, most recent first (see the module doc for which count).
     pub fn of(&self, g: &Graph, policies: &Policies, x: NodeId, op: Operation) -> Vec<&Denial> {
         let Some(o) = g.object(x) else { return Vec::new() };
-        let Some(all) = self.by_uid.get(&o.uid) else { return Vec::new() };
+        // the namespace controller's DELETE, denied as its namespace's condition quotes, of
+        // what is still there undeleted (a denied DELETE sets no deletionTimestamp)
+        let content = (op == Operation::Delete && !o.is_deleting())
+            .then(|| o.namespace.as_deref().and_then(|ns| self.by_namespace.get(ns)))
+            .flatten();
+        let all = self.by_uid.get(&o.uid).into_iter().flatten().chain(content.into_iter().flatten());
         // from when the request can have been sent: the object's deletion, else its
         // namespace's or an owner's (the namespace controller's and the GC's DELETEs)
         let since = o.deletion_requested_at().or_else(|| {
@@ -130,8 +192,7 @@ impl Denials {
                 .filter_map(|n| g.object(n).and_then(|n| n.deletion_requested_at()))
                 .min()
         });
-        all.iter()
-            .filter(|d| !matches!((since, d.last_seen), (Some(s), Some(t)) if t < s))
+        all.filter(|d| !matches!((since, d.last_seen), (Some(s), Some(t)) if t < s))
             .filter(|d| could_deny(g, policies, d, o, x, op))
             .collect()
     }
@@ -183,6 +244,7 @@ fn read<'a>(o: &Object, names: &'a [Quoted]) -> Option<(Uid, &'a Quoted, Denial)
         reporter: s(body.get(if new_api { "reportingController" } else { "reportingComponent" }))
             .or_else(|| s(source.and_then(|s| s.get("component")))),
         last_seen,
+        seen_in: SeenIn::Event,
     };
     Some((Uid(uid), q, d))
 }

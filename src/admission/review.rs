@@ -148,7 +148,7 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
     // denies nothing any more)
     if let Some(d) = index.denials(g, n, *op).into_iter().find(|d| w.stored(d.by)) {
         let by = super::denier(g, d.by, d.binding);
-        let why = format!("is denied: {by} denied it before, a Warning Event about {obj} quotes: {:?}", d.message);
+        let why = format!("is denied: {by} denied it before; {} quotes: {:?}", d.quoted_by(), d.message);
         return (Some(reject(why, describe(g, d.by))), notes);
     }
     // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL

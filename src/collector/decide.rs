@@ -170,7 +170,8 @@ pub fn attempt_to_delete_item(v: &impl GcView, n: NodeId) -> Decision {
         match classify_in(v, item.namespace, r) {
             OwnerState::Solid => solid += 1,
             OwnerState::Waiting => waiting.push(r.uid.clone()),
-            OwnerState::Dangling(_) => dangling.push(r.uid.clone()),
+            // `Unread` is the input's state, never the view's: `classify_in` does not return it
+            OwnerState::Dangling(_) | OwnerState::Unread => dangling.push(r.uid.clone()),
             OwnerState::Unresolvable(why) => {
                 return Decision::Stuck(Stuck::Unresolvable {
                     api_version: r.api_version.clone(),

@@ -22,6 +22,10 @@ pub enum OwnerState {
     /// A cluster-scoped item names a namespaced owner type: the GC drops the item, never
     /// retrying, never deleting it.
     NamespacedOwnerOfClusterScoped,
+    /// The owner is not in the input, but the input could not read where it would be (its
+    /// type's list failed there): the GC's GET may find it. Not the GC's state but the input's:
+    /// nothing is claimed absent under a failed read (contract §4.3.4).
+    Unread,
 }
 
 impl OwnerState {
@@ -108,6 +112,7 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
     });
     match result {
         Ok(state) => state,
+        Err(()) if found_other.is_none() && owner_unread(g, item_ns, r) => OwnerState::Unread,
         Err(()) => OwnerState::Dangling(match found_other {
             Some(live) => Dangling::UidMismatch { live },
             None => match g.by_uid(&r.uid) {
@@ -128,9 +133,22 @@ pub fn classify_reference(g: &Graph, item: NodeId, r: &OwnerRef) -> OwnerState {
     }
 }
 
+/// Whether the owner `r` names, not found in the input, may be among what the input left
+/// unread: a gap that may hide its type where the GC would look it up.
+fn owner_unread(g: &Graph, item_ns: Option<&str>, r: &OwnerRef) -> bool {
+    let Ok(t) = g.mapper().rest_mapping(&r.api_version, &r.kind) else { return false };
+    let ns = if t.namespaced { item_ns } else { None };
+    // an object elsewhere that carries the uid is found whatever the gap
+    if g.by_uid(&r.uid).is_some_and(|n| g.node(n).presence != Presence::Virtual) {
+        return false;
+    }
+    g.gaps().iter().any(|gap| gap.may_hide(&t.group, Some(&t.plural), ns))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collector::GcVerdict;
     use crate::testing::{ObjExt, graph, node, obj};
     use serde_json::json;
 
@@ -317,6 +335,34 @@ mod tests {
             state_of(&g, "ConfigMap", "d")[0],
             OwnerState::Unresolvable(Unresolvable::VersionNotServed { .. })
         ));
+    }
+
+    #[test]
+    fn an_owner_whose_type_could_not_be_listed_is_unread_not_dangling() {
+        // contract §4.3.4: nothing is claimed absent under a failed read
+        use crate::snapshot::{Gap, Missing, Resource};
+        let crd = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "builds.ci.example.io", "crd").with(
+            "spec",
+            json!({"group":"ci.example.io","scope":"Namespaced","names":{"kind":"Build","plural":"builds"},"versions":[{"name":"v1","served":true}]}),
+        );
+        let mut g = graph(vec![
+            crd,
+            obj("v1", "Pod", Some("a"), "p", "p1").owned_by("ci.example.io/v1", "Build", "b", "b1", Some(true)),
+            obj("v1", "Pod", Some("b"), "q", "p2").owned_by("ci.example.io/v1", "Build", "b", "b2", Some(true)),
+        ]);
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Dangling(Dangling::Absent)], "read everywhere: absent");
+        let list = |ns: &str| Missing::List {
+            resource: Resource::new("ci.example.io", "v1", "builds"),
+            namespace: Some(ns.into()),
+        };
+        g.record_gap(Gap::new(list("a"), "forbidden"));
+        assert_eq!(state_of(&g, "Pod", "p"), [OwnerState::Unread]);
+        assert_eq!(GcVerdict::of(&state_of(&g, "Pod", "p")), GcVerdict::Untold);
+        assert_eq!(
+            state_of(&g, "Pod", "q"),
+            [OwnerState::Dangling(Dangling::Absent)],
+            "the gap is in another namespace"
+        );
     }
 
     #[test]

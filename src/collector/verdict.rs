@@ -15,6 +15,9 @@ pub enum GcVerdict {
     /// A reference the GC cannot resolve (or a namespaced owner of a cluster-scoped object):
     /// the GC never acts on this object, whatever its other references say.
     NeverActedOn,
+    /// No owner is known solid and one could not be read: whether the GC keeps or deletes
+    /// the object cannot be told from the input.
+    Untold,
 }
 
 impl GcVerdict {
@@ -26,6 +29,8 @@ impl GcVerdict {
             GcVerdict::NeverActedOn
         } else if states.contains(&OwnerState::Solid) {
             GcVerdict::Kept
+        } else if states.contains(&OwnerState::Unread) {
+            GcVerdict::Untold
         } else {
             GcVerdict::Collected
         }

@@ -39,16 +39,22 @@ pub fn lease_status(lease: &Object, now: Timestamp) -> LeaseState {
             if age <= duration && holder.is_some() {
                 LeaseState {
                     state: ControllerState::Alive,
-                    evidence: format!("lease {ns}/{} {held}, renewed {age}s ago (duration {duration}s)", lease.name),
+                    evidence: format!(
+                        "lease {ns}/{} {held}, renewed {} ago (duration {})",
+                        lease.name,
+                        crate::age::human(age),
+                        crate::age::human(duration)
+                    ),
                     since: None,
                 }
             } else {
                 LeaseState {
                     state: ControllerState::Down,
                     evidence: format!(
-                        "lease {ns}/{} {held} was last renewed at {t} ({} ago, duration {duration}s)",
+                        "lease {ns}/{} {held} was last renewed at {t} ({} ago, duration {})",
                         lease.name,
-                        crate::age::human(age)
+                        crate::age::human(age),
+                        crate::age::human(duration)
                     ),
                     since: Some(t),
                 }

@@ -35,7 +35,9 @@ impl Explainer<'_, '_> {
             if is_pod(o) {
                 ops.push(Operation::Delete);
             }
-        } else if x != self.target {
+        } else {
+            // the target too: in a terminating namespace, or with its owners going, it is
+            // being deleted by a controller even without a deletionTimestamp of its own
             ops.extend(request_to_come(g, o, x));
         }
         let index = &self.shared.admission;
@@ -421,17 +423,6 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
         let (confs, by) = (blocked.get(&f.object), denied.get(&f.object));
         if confs.is_none() && by.is_none() {
             continue;
-        }
-        // a controller at work cannot finish either: its own UPDATE is refused
-        if f.code == FindingCode::FinalizerPending
-            && let Subject::Finalizer { name, .. } = &f.subject
-        {
-            let refusers: Vec<String> = confs.into_iter().flatten().chain(by).map(|&c| describe(g, c)).collect();
-            f.message = format!(
-                "The UPDATE that removes {name} is refused (by {}, above): waiting will not finish it. {}",
-                refusers.join(", "),
-                f.message
-            );
         }
         let (commands, sentence) = patches.entry(f.object).or_insert_with(|| {
             let (commands, mut sentence) = match confs {

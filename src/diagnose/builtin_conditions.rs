@@ -36,8 +36,9 @@ use crate::snapshot::Object;
 
 use super::finding::{Finding, FindingCode, Related, Severity, Subject};
 use super::remedy;
-use super::step::{Command, Reach, Step};
+use super::step::{Command, Effect, Reach, Sends, Step};
 use super::{describe, grounds};
+use crate::admission::Operation;
 
 /// How long a built-in finalizer may stay after its condition holds before the answer calls
 /// its controller stalled (see the module documentation for where these come from).
@@ -498,7 +499,13 @@ fn crd(g: &Graph, crd: &Object) -> Judgement {
 /// The namespace's `kubernetes` finalizer: nothing is left in it. `since`: when its
 /// `NamespaceContentRemaining` condition turned False, where recorded.
 pub fn namespace_empty(g: &Graph, ns: &Object) -> Judgement {
-    if let Some(why) = grounds::blind_to_namespace(g, &ns.name) {
+    // the controller's own count says something remains: nothing read is no proof of nothing
+    // there (contract §4.3.4); quoted, as it words it
+    let remaining = ["NamespaceContentRemaining", "NamespaceFinalizersRemaining"]
+        .into_iter()
+        .find_map(|t| ns.condition(t).filter(|c| c.is_true()).map(|c| (t, c)))
+        .map(|(t, c)| format!("its {t} condition says otherwise ({}: {:?})", c.reason, c.message));
+    if let Some(why) = remaining.or_else(|| grounds::blind_to_namespace(g, &ns.name)) {
         return Judgement::Blind {
             what: format!("nothing in the input is left in namespace {}", ns.name),
             why,
@@ -613,7 +620,10 @@ pub fn requeue(g: &Graph, x: NodeId, now: Timestamp) -> Step {
     Step::run(
         Reach::Restore,
         "Make the controller look again: an update to the object (an annotation nothing reads) re-queues it through the controller's watch. This changes the object.",
-        remedy::on_object(g, x, ["annotate"]).arg(format!("kubectl-gc/requeued-at={now}")).switch("--overwrite"),
+        remedy::on_object(g, x, ["annotate"])
+            .arg(format!("kubectl-gc/requeued-at={now}"))
+            .switch("--overwrite")
+            .sending(Sends { object: x, op: Operation::Update, effect: Effect::Nudge }),
     )
 }
 

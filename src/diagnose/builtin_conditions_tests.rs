@@ -376,3 +376,53 @@ fn an_empty_namespace_within_two_resyncs_is_in_progress() {
     assert!(!d.stuck);
     assert!(codes(&d).contains(&FindingCode::FinalizerPending), "{:?}", codes(&d));
 }
+
+#[test]
+fn an_empty_capture_of_a_namespace_whose_conditions_name_content_is_not_called_empty() {
+    // contract §4.3.4: "nothing is left" only when the conditions name nothing
+    let mut ns = terminating_namespace("gone");
+    ns["status"] = json!({"phase": "Terminating", "conditions": [{"type": "NamespaceContentRemaining",
+        "status": "True", "reason": "SomeResourcesRemain", "message": "Some resources are remaining: widgets.example.io has 1 resource instances"}]});
+    let g = crate::testing::graph_discovered(vec![kcm_alive(), ns], vec![]);
+    let d = diagnose(&g, "Namespace", "gone", Options::default());
+    assert!(!codes(&d).contains(&FindingCode::ControllerStalled), "{:?}", codes(&d));
+    assert_eq!(d.verdict(), crate::diagnose::Verdict::Unknown);
+    assert!(
+        d.incomplete.iter().any(|i| i.contains("NamespaceContentRemaining condition says otherwise")),
+        "{:?}",
+        d.incomplete
+    );
+}
+
+#[test]
+fn an_answer_in_progress_prints_at_most_three_steps_that_change_nothing_and_no_young_logs() {
+    // an alive operator, its finalizer 30 s old: in progress
+    let bucket = obj("media.example.com/v1", "Bucket", Some("studio"), "raw", "b-1")
+        .deleting("2026-11-29T11:59:30Z")
+        .finalizers(&["media.example.com/purge", "media.example.com/audit", "media.example.com/index"]);
+    let lease = obj("coordination.k8s.io/v1", "Lease", Some("media"), "8f3c.media.example.com", "l-1").with(
+        "spec",
+        json!({"holderIdentity": "op-1_x", "leaseDurationSeconds": 15, "renewTime": "2026-11-29T11:59:55Z"}),
+    );
+    let g = graph(vec![bucket, lease]);
+    let d = diagnose(&g, "Bucket", "raw", Options::default());
+    assert_eq!(d.verdict(), crate::diagnose::Verdict::InProgress);
+    let steps: std::collections::HashSet<_> = d.findings.iter().flat_map(|f| &f.remedy).collect();
+    assert!(!steps.is_empty() && steps.len() <= 3, "{steps:?}");
+    assert!(steps.iter().all(|s| s.reach == Reach::Inspect), "{steps:?}");
+    assert!(!steps.iter().any(|s| s.text.contains("logs")), "logs of 30 s: {steps:?}");
+    // the same deletion an hour on is stuck, and its steps are not trimmed
+    let d = diagnose(&g, "Bucket", "raw", Options { stuck_after: 0 });
+    assert!(d.stuck);
+}
+
+#[test]
+fn a_gc_stall_reads_its_age_as_the_headline_does() {
+    let owner = obj("v1", "ConfigMap", Some("a"), "o", "o-1")
+        .deleting("2026-11-28T18:21:00Z")
+        .finalizers(&["foregroundDeletion"]);
+    let g = graph(vec![kcm_alive(), owner]);
+    let d = diagnose(&g, "ConfigMap", "o", Options::default());
+    let f = d.findings.iter().find(|f| f.code == FindingCode::GarbageCollectorStalled).expect("a GC stall");
+    assert!(f.message.contains("after 17h"), "{}", f.message);
+}

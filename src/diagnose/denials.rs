@@ -22,7 +22,6 @@ use crate::graph::{Graph, NodeId};
 pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> Finding {
     let o = g.object(x).expect("explained objects are observed");
     let by = crate::admission::denier(g, d.by, d.binding);
-    let reported = d.reporter.as_deref().map(|r| format!(" by {r}")).unwrap_or_default();
     let (related, remedy) = denier_steps(g, d.by, d.binding, "this request");
     Finding {
         code: FindingCode::AdmissionDenied,
@@ -30,11 +29,19 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
         object: x,
         related,
         message: format!(
-            "{by} denies {}; a Warning Event ({}{reported}) quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too. This rests on that Event alone: {} (confirm the denial in the denier's own logs before weakening it)",
+            "{by} denies {}; {} quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too{}",
             request(g, x, o, op),
-            d.reason,
+            d.quoted_by(),
             d.message,
-            super::events::writable_by(g, x)
+            match d.seen_in {
+                // an Event's author is anyone allowed to create Events there; a namespace's
+                // condition is the namespace controller's own
+                crate::admission::denials::SeenIn::Event => format!(
+                    ". This rests on that Event alone: {} (confirm the denial in the denier's own logs before weakening it)",
+                    super::events::writable_by(g, x)
+                ),
+                _ => String::new(),
+            }
         ),
         remedy,
         subject: Subject::Related,

@@ -73,7 +73,7 @@ impl FindingCode {
     /// waiting owner (nothing wrong with the reference).
     pub fn of_owner_state(state: &OwnerState) -> Option<FindingCode> {
         Some(match state {
-            OwnerState::Solid | OwnerState::Waiting => return None,
+            OwnerState::Solid | OwnerState::Waiting | OwnerState::Unread => return None,
             OwnerState::Dangling(Dangling::UidMismatch { .. }) => FindingCode::OwnerUidMismatch,
             OwnerState::Dangling(Dangling::InvalidNamespace { .. }) | OwnerState::NamespacedOwnerOfClusterScoped => {
                 FindingCode::OwnerRefInvalidNamespace

@@ -14,13 +14,16 @@
 use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
 mod admission;
+mod answer;
 pub mod builtin_conditions;
+pub mod causes;
 pub mod clock;
 mod denials;
 pub mod events;
 pub mod finding;
 mod gc_steps;
 mod grounds;
+mod leaves;
 mod namespace;
 mod owners;
 mod patches;
@@ -40,7 +43,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use k8s_openapi::jiff::Timestamp;
 
-use crate::admission::backend;
+use crate::admission::{Operation, backend};
 use crate::controllers::{ControllerState, FinalizerOwner, Liveness};
 use crate::graph::{Graph, NodeId};
 
@@ -170,6 +173,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         seen: HashSet::from([target]),
         queue: VecDeque::from([target]),
         frontier: Vec::new(),
+        refusals: causes::Refusals::default(),
     };
     while let Some(x) = e.queue.pop_front() {
         e.explain(x);
@@ -193,6 +197,8 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
     denials::group_waiting(g, target, &mut e.findings);
     admission::warn_rejected_patches(g, &shared.admission, &mut e.findings);
     patches::merge_per_object(g, &mut e.findings);
+    causes::check_steps(g, &shared.admission, &mut e.refusals, &mut e.findings);
+    answer::say_what_is_left(g, &mut e.findings);
     admission::note_unjudged(g, &shared.admission, target, &mut e.finalizers);
     for f in &mut e.findings {
         step::rank(&mut f.remedy);
@@ -225,6 +231,7 @@ pub fn why_stuck_sharing(g: &Graph, live: &Liveness, shared: &Shared, target: No
         waits_on_answers: e.frontier,
     };
     d.events = events::for_answer(g, &shared.events, &d);
+    answer::calm(&mut d);
     d
 }
 
@@ -249,9 +256,26 @@ struct Explainer<'a, 'g> {
     queue: VecDeque<NodeId>,
     /// What x waits on that a sweep answers on its own: not explained here.
     frontier: Vec<NodeId>,
+    /// The requests found refused, asked before any stall is said ([`causes`]).
+    refusals: causes::Refusals,
 }
 
 impl Explainer<'_, '_> {
+    /// Whether `op` on `x` is refused every time ([`causes::refusal`]): asked by every stall
+    /// before it is said.
+    fn refused(&mut self, x: NodeId, op: Operation) -> Option<causes::Refusal> {
+        self.refusals.of(self.g, &self.shared.admission, x, op).cloned()
+    }
+
+    /// Whether the GC's request to remove a blocking dependent of `x` is refused (a DELETE, or
+    /// the UPDATE of its references when another owner holds it).
+    fn dependents_refused(&mut self, x: NodeId) -> bool {
+        let blocking: Vec<NodeId> = self.g.blocking_dependents(x).collect();
+        blocking
+            .into_iter()
+            .any(|d| self.refused(d, Operation::Delete).is_some() || self.refused(d, Operation::Update).is_some())
+    }
+
     fn wait_for(&mut self, x: NodeId, on: NodeId) {
         self.waits_on.entry(x).or_default().push(on);
         self.waited_by.entry(on).or_default().push(x);
@@ -286,6 +310,7 @@ impl Explainer<'_, '_> {
         let Some(o) = g.object(x) else { return };
         let (owner_problems, verdict) = owner_findings(g, x);
         self.findings.extend(owner_problems);
+        self.incomplete.extend(owners::unread_owners(g, x));
         // what stands in front of the API server: webhooks that reject the request it needs
         self.explain_admission(x);
         self.explain_conversion(x);
@@ -343,7 +368,9 @@ impl Explainer<'_, '_> {
                 let age = self.deleting_for(x);
                 if f == ORPHAN || g.blocking_dependents(x).next().is_none() {
                     self.gc_finalizer_idle(x, f, age, Some(down));
-                } else if let Some(found) = gc_steps::missed_deletes(g, x, self.now, Some(down)) {
+                } else if !self.dependents_refused(x)
+                    && let Some(found) = gc_steps::missed_deletes(g, x, self.now, Some(down))
+                {
                     self.findings.push(found);
                 }
             }
@@ -355,7 +382,9 @@ impl Explainer<'_, '_> {
                 let blocking: Vec<NodeId> = g.blocking_dependents(x).collect();
                 if blocking.is_empty() {
                     self.gc_finalizer_idle(x, f, age, None);
-                } else if let Some(found) = gc_steps::missed_deletes(g, x, self.now, None) {
+                } else if !self.dependents_refused(x)
+                    && let Some(found) = gc_steps::missed_deletes(g, x, self.now, None)
+                {
                     self.findings.push(found);
                     self.local_stuck.push(x);
                 }
@@ -366,6 +395,10 @@ impl Explainer<'_, '_> {
                 if let Some(j) = builtin_conditions::judge(g, self.shared, x, f) {
                     self.builtin_condition(x, f, &owner, &who, j);
                 }
+            }
+            _ if let Some(r) = self.refused(x, Operation::Update) => {
+                let subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
+                self.findings.push(causes::refused_finalizer(g, x, f, &who, &r, subject));
             }
             _ => {
                 let (found, stuck) =
@@ -428,6 +461,10 @@ impl Explainer<'_, '_> {
         let g = self.g;
         let subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
         match j {
+            // the condition holds, but the removal is refused: not a missed event
+            Judgement::Holds { .. } if let Some(r) = self.refused(x, Operation::Update) => {
+                self.findings.push(causes::refused_finalizer(g, x, f, who, &r, subject));
+            }
             Judgement::Holds { what, since } => {
                 let (found, stuck) = builtin_conditions::holds_finding(g, x, f, who, &what, since, self.now);
                 self.findings.push(Finding { subject, ..found });
@@ -540,6 +577,18 @@ impl Explainer<'_, '_> {
 
     fn gc_finalizer_idle(&mut self, x: NodeId, f: &str, age: i64, down: Option<&str>) {
         let g = self.g;
+        // nothing left to wait for, and the GC's UPDATE removing f is refused: not a missed event
+        if let Some(r) = self.refused(x, Operation::Update) {
+            self.findings.push(causes::refused_finalizer(
+                g,
+                x,
+                f,
+                "The garbage collector",
+                &r,
+                Subject::GarbageCollector,
+            ));
+            return;
+        }
         if age <= GC_GRACE_SECONDS {
             if down.is_none() {
                 self.finding(
@@ -581,9 +630,9 @@ impl Explainer<'_, '_> {
                 x,
                 Vec::new(),
                 format!(
-                    "{f} is still on {} after {}s and the input shows no blocking dependent, but {why}: whether the garbage collector is waiting or missed it cannot be told",
+                    "{f} is still on {} after {} and the input shows no blocking dependent, but {why}: whether the garbage collector is waiting or missed it cannot be told",
                     describe(g, x),
-                    age
+                    crate::age::human(age)
                 ),
                 steps,
             );
@@ -604,7 +653,7 @@ impl Explainer<'_, '_> {
             Severity::Error,
             x,
             Vec::new(),
-            format!("{f} is still on {} after {}s although {what}: {state}", describe(g, x), age),
+            format!("{f} is still on {} after {} although {what}: {state}", describe(g, x), crate::age::human(age)),
             steps,
         )
         .subject = Subject::GarbageCollector;

@@ -42,8 +42,8 @@ pub const CONDITIONS: [&str; 5] = [
     "NamespaceFinalizersRemaining",
 ];
 
-/// The conditions that say the controller failed to delete content (not merely waits for it).
-const CONTENT_FAILURES: [&str; 2] = ["NamespaceDeletionContentFailure", "NamespaceDeletionGroupVersionParsingFailure"];
+// the conditions that say the controller failed to delete content (not merely waits for it)
+use crate::admission::denials::CONTENT_FAILURES;
 
 /// `type=True (Reason): "message"`, for quoting.
 fn quote(ns: &Object, type_: &str) -> Option<String> {

@@ -25,6 +25,9 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
             "another owner is solid, so the garbage collector strips this reference and keeps the object"
         }
         GcVerdict::Collected => "no owner is solid, so the garbage collector deletes this object",
+        GcVerdict::Untold => {
+            "no other owner is known solid, and one could not be read: whether the garbage collector keeps this object cannot be told"
+        }
         GcVerdict::NoOwners => "",
     };
     let x_ref = super::describe(g, x);
@@ -42,7 +45,7 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         };
         let Some(code) = FindingCode::of_owner_state(state) else { continue };
         let (related, message) = match state {
-            OwnerState::Solid | OwnerState::Waiting => continue,
+            OwnerState::Solid | OwnerState::Waiting | OwnerState::Unread => continue,
             OwnerState::Dangling(Dangling::UidMismatch { live }) => (
                 vec![Related::Node(*live)],
                 format!(
@@ -110,4 +113,22 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
         });
     }
     (out, verdict)
+}
+
+/// The owners of `x` that the input could not read where the GC would look them up, for the
+/// answer's `incomplete`: neither present nor absent (contract §4.3.4).
+pub fn unread_owners(g: &Graph, x: NodeId) -> Vec<String> {
+    g.owners(x)
+        .iter()
+        .filter(|r| classify_reference(g, x, r) == OwnerState::Unread)
+        .map(|r| {
+            format!(
+                "owner {} {} {} of {}: not in the input, and its type could not be read there, so whether it exists cannot be told",
+                r.api_version,
+                r.kind,
+                r.name,
+                super::describe(g, x)
+            )
+        })
+        .collect()
 }

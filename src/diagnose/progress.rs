@@ -148,7 +148,7 @@ pub fn alive_finding(
                 "{finalizer} is removed by {who}, which is alive, once the pods it waits for are gone; they are within their grace period, so the deletion is in progress whatever --stuck-after says, and --stuck-after ({}) counts from {}{signs}{evidence} ({})",
                 crate::age::human(opts.stuck_after),
                 clock.start,
-                owner.evidence.join("; ")
+                decisive(owner)
             ),
             remedy: steps,
             subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
@@ -166,7 +166,7 @@ pub fn alive_finding(
                 "{finalizer} is removed by {who}, which is alive; it has waited {} of the {} allowed before the answer calls it stuck (--stuck-after){signs}{evidence} ({})",
                 crate::age::human(waited),
                 crate::age::human(opts.stuck_after),
-                owner.evidence.join("; ")
+                decisive(owner)
             ),
             remedy: steps,
             subject: Subject::Finalizer { name: finalizer.to_string(), owner: owner.clone() },
@@ -223,10 +223,19 @@ pub fn alive_finding(
     (finding, true)
 }
 
+/// The evidence that decided the controller is alive (the liveness verdict, which comes
+/// last): the rest is the finalizer's own evidence, printed once beside it, not in every message.
+fn decisive(owner: &FinalizerOwner) -> &str {
+    owner.evidence.last().map(String::as_str).unwrap_or("no evidence")
+}
+
 /// Where to look: the object's events, then the controller's logs (leader first).
 fn look_at(g: &Graph, x: NodeId, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
     let mut steps = vec![events_step(g, x)];
-    steps.extend(logs(g, owner, waited));
+    // logs of less than a minute say nothing yet (contract §4.3.4)
+    if waited >= 60 {
+        steps.extend(logs(g, owner, waited));
+    }
     steps
 }
 

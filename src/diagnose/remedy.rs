@@ -4,7 +4,8 @@ use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
-use super::step::{Command, Reach, Step};
+use super::step::{Command, Effect, Reach, Sends, Step};
+use crate::admission::Operation;
 use crate::collector::GcVerdict;
 
 /// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
@@ -13,10 +14,16 @@ pub fn resource_of(g: &Graph, x: NodeId) -> String {
     g.mapper().kind(id.group(), id.kind).map(|t| t.qualified_plural()).unwrap_or_else(|| id.kind.to_lowercase())
 }
 
-/// `kubectl <verb> <resource> <name> [-n ns]` for one object.
+/// `kubectl <verb> <resource> <name> [-n ns]` for one object, with the request it sends.
 pub fn on_object<const N: usize>(g: &Graph, x: NodeId, verb: [&str; N]) -> Command {
     let id = g.identity(x);
-    Command::kubectl(verb).arg(resource_of(g, x)).arg(id.name).namespace(id.namespace)
+    let c = Command::kubectl(verb).arg(resource_of(g, x)).arg(id.name).namespace(id.namespace);
+    let op = match verb.first().copied() {
+        Some("annotate" | "label" | "patch" | "edit" | "replace" | "apply" | "scale") => Operation::Update,
+        Some("delete") => Operation::Delete,
+        _ => return c,
+    };
+    c.sending(Sends { object: x, op, effect: Effect::Change })
 }
 
 /// Reads the object as the cluster has it now.
@@ -65,7 +72,8 @@ pub fn remove_finalizers_at(g: &Graph, x: NodeId, at: &[usize]) -> Option<Comman
     for &i in at.iter().rev() {
         ops.push(serde_json::json!({"op": "remove", "path": format!("/metadata/finalizers/{i}")}));
     }
-    Some(on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string()))
+    let patch = on_object(g, x, ["patch"]).flag("--type", "json").flag("-p", serde_json::Value::Array(ops).to_string());
+    Some(patch.sending(Sends { object: x, op: Operation::Update, effect: Effect::RemoveFinalizers }))
 }
 
 /// How to bring back the controller that owns a finalizer, most specific first.

@@ -169,6 +169,32 @@ pub struct Command {
     /// A kubectl plugin's command (`kubectl gc …`): kubectl finds a plugin only by the words
     /// before the first flag, so the connection's flags go after the subcommand.
     plugin: bool,
+    /// The request it sends that admission judges, when it changes an object of the answer.
+    sends: Option<Sends>,
+}
+
+/// The request a printed command sends, for checking it against the answer's refusals
+/// ([`super::causes::check_steps`]). Never printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sends {
+    /// The object it changes.
+    pub object: crate::graph::NodeId,
+    /// What admission sees of it (a patch is an UPDATE).
+    pub op: crate::admission::Operation,
+    /// What it does to the object.
+    pub effect: Effect,
+}
+
+/// What a printed command does to the object it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Any other change.
+    Change,
+    /// Its only use is to make a controller send its own request again (a re-queue): useless
+    /// when that request is refused.
+    Nudge,
+    /// It removes finalizers: whatever they guard is left behind.
+    RemoveFinalizers,
 }
 
 impl Command {
@@ -179,6 +205,7 @@ impl Command {
             positionals: Vec::new(),
             flags: Vec::new(),
             plugin: false,
+            sends: None,
         }
     }
     /// `kubectl gc <verb…>`: this plugin's own command, e.g. `Command::gc(["why-stuck"])`.
@@ -202,6 +229,15 @@ impl Command {
     pub fn switch(mut self, name: &str) -> Command {
         self.flags.push((name.to_string(), None));
         self
+    }
+    /// Records the request the command sends (see [`Sends`]).
+    pub fn sending(mut self, sends: Sends) -> Command {
+        self.sends = Some(sends);
+        self
+    }
+    /// The request the command sends, when it changes an object of the answer.
+    pub fn sends(&self) -> Option<&Sends> {
+        self.sends.as_ref()
     }
     /// `-n NS` when the object is namespaced.
     pub fn namespace(self, ns: Option<&str>) -> Command {

@@ -162,6 +162,7 @@ fn node(g: &Graph, e: &crate::tree::Entry, root: bool) -> Node {
 fn invalid_reason(g: &Graph, dependent: NodeId, owner: NodeId) -> Option<&'static str> {
     g.refs_to(dependent, owner).find_map(|r| match classify_reference(g, dependent, r) {
         OwnerState::Solid | OwnerState::Waiting => None,
+        OwnerState::Unread => Some("not read"),
         OwnerState::Dangling(Dangling::Absent) => Some("dangling"),
         OwnerState::Dangling(Dangling::UidMismatch { .. }) => Some("uid mismatch"),
         OwnerState::Dangling(Dangling::InvalidNamespace { .. }) => Some("invalid namespace"),

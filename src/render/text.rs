@@ -28,6 +28,9 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                     "; the garbage collector will never act on it (an owner reference it cannot resolve)"
                 }
                 GcVerdict::Kept => "; it has a solid owner",
+                GcVerdict::Untold => {
+                    "; whether the garbage collector keeps it cannot be told (an owner could not be read)"
+                }
                 GcVerdict::NoOwners => "",
             };
             format!("{} {target} is not being deleted{gc}.", st.strong("NOT DELETING"))
@@ -46,7 +49,21 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             st.strong("UNKNOWN")
         ),
         Verdict::InProgress => {
-            format!("{} {target} has been terminating for {age}; its deletion is in progress.", st.good("IN PROGRESS"))
+            // where the end is known, when: a pod's grace period ends at its deletionTimestamp,
+            // and then the kubelet kills what still runs
+            let id = g.identity(d.object);
+            let ends = d
+                .deletion_timestamp
+                .filter(|t| id.kind == "Pod" && id.group().is_empty() && *t > d.now)
+                .map(|t| {
+                    let left = age::human(t.as_second() - d.now.as_second());
+                    format!(" Its grace period ends at {t} (in {left}): the kubelet then kills what still runs.")
+                })
+                .unwrap_or_default();
+            format!(
+                "{} {target} has been terminating for {age}; its deletion is in progress.{ends}",
+                st.good("IN PROGRESS")
+            )
         }
     };
     writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;

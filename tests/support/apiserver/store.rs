@@ -31,6 +31,11 @@ pub struct Res {
     pub builtin: bool,
 }
 
+/// The verbs a real API server advertises for a resource: this server answers reads only,
+/// but the discovery it serves is the cluster's, and clients judge by it (the namespace
+/// controller deletes only what it can discover as deletable).
+const VERBS: [&str; 8] = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+
 impl Res {
     pub fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
@@ -42,7 +47,7 @@ impl Res {
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
-            "verbs": ["get", "list", "watch"],
+            "verbs": VERBS,
         });
         if !self.short_names.is_empty() {
             v["shortNames"] = json!(self.short_names);
@@ -56,7 +61,7 @@ impl Res {
             "responseKind": {"group": self.group, "version": self.version, "kind": self.kind},
             "scope": if self.namespaced { "Namespaced" } else { "Cluster" },
             "singularResource": self.singular,
-            "verbs": ["get", "list", "watch"],
+            "verbs": VERBS,
         });
         if !self.short_names.is_empty() {
             v["shortNames"] = json!(self.short_names);

@@ -1,0 +1,77 @@
+//! The answer as a whole, once every finding is in: what it says depends on its verdict
+//! (contract §4.3.4).
+
+use std::collections::HashSet;
+
+use super::finding::Finding;
+use super::leaves;
+use super::step::{Effect, Reach, Step};
+use super::{Diagnosis, Verdict};
+use crate::graph::Graph;
+
+/// How many steps an answer that is in progress prints at most.
+const CALM_STEPS: usize = 3;
+
+/// In progress reads calm and short: only steps that change nothing, at most [`CALM_STEPS`] of
+/// them (counted as the answer prints them: the same step of several findings once), first
+/// found first. Nothing is to be done, and a list of changes would say otherwise.
+pub fn calm(d: &mut Diagnosis) {
+    if d.verdict() != Verdict::InProgress {
+        return;
+    }
+    let mut printed: HashSet<Step> = HashSet::new();
+    for f in &mut d.findings {
+        f.remedy.retain(|s| {
+            s.reach == Reach::Inspect
+                && (printed.contains(s) || printed.len() < CALM_STEPS && printed.insert(s.clone()))
+        });
+    }
+}
+
+/// Every step that removes finalizers says what it leaves behind, where the cluster shows it.
+pub fn say_what_is_left(g: &Graph, findings: &mut [Finding]) {
+    for s in findings.iter_mut().flat_map(|f| f.remedy.iter_mut()) {
+        let Some(sends) = s.command.as_ref().and_then(|c| c.sends()) else { continue };
+        if sends.effect != Effect::RemoveFinalizers {
+            continue;
+        }
+        if let Some(left) = leaves::behind(g, sends.object) {
+            s.text.push_str(&format!(" It leaves behind {left}."));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::controllers::Liveness;
+    use crate::diagnose::{Command, why_stuck};
+    use crate::testing::{ObjExt, graph, node, obj};
+
+    #[test]
+    fn in_progress_keeps_three_steps_that_change_nothing_and_stuck_keeps_all() {
+        let bucket = obj("media.example.com/v1", "Bucket", Some("studio"), "raw", "b-1")
+            .deleting("2026-11-29T11:59:30Z")
+            .finalizers(&["media.example.com/purge"]);
+        let lease = obj("coordination.k8s.io/v1", "Lease", Some("media"), "8f3c.media.example.com", "l-1").with(
+            "spec",
+            json!({"holderIdentity": "op-1_x", "leaseDurationSeconds": 15, "renewTime": "2026-11-29T11:59:55Z"}),
+        );
+        let g = graph(vec![bucket, lease]);
+        let live = Liveness::new(&g, "2026-11-29T12:00:00Z".parse().unwrap());
+        let mut d = why_stuck(&g, &live, node(&g, "Bucket", "raw"));
+        assert_eq!(d.verdict(), Verdict::InProgress);
+        let read =
+            |i: usize| Step::run(Reach::Inspect, format!("read {i}"), Command::kubectl(["get"]).arg(format!("x{i}")));
+        let steps = vec![Step::advice(Reach::Restore, "restart it"), read(1), read(2), read(1), read(3), read(4)];
+        d.findings[0].remedy = steps.clone();
+        let mut stuck = d.clone();
+        calm(&mut d);
+        assert_eq!(d.findings[0].remedy, [read(1), read(2), read(1), read(3)]);
+        stuck.stuck = true;
+        calm(&mut stuck);
+        assert_eq!(stuck.findings[0].remedy, steps);
+    }
+}
