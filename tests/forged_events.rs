@@ -155,3 +155,48 @@ fn a_denial_resting_on_an_event_says_who_could_have_written_it() {
     );
     assert_eq!(answer("ledger-tenant"), None, "an Event from another namespace is no evidence");
 }
+
+/// A controller's repeated Warning about the object ends the wait early only from the object's
+/// own namespace, and the answer says the failure rests on Events alone.
+#[test]
+fn a_repeated_failure_ends_the_wait_only_from_the_objects_namespace_and_says_so() {
+    let dir = fixtures_dir().join("operator-alive-not-acting");
+    let snapshot: Value = serde_json::from_slice(&std::fs::read(dir.join("snapshot.json")).unwrap()).unwrap();
+    let bucket = snapshot["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "Bucket" && i["metadata"]["name"] == "raw-footage")
+        .unwrap()
+        .clone();
+    let answer = |ns: &str| {
+        let mut s = snapshot.clone();
+        s["items"].as_array_mut().unwrap().push(json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "purge-failed", "namespace": ns, "uid": "ev-purge", "creationTimestamp": "2026-11-29T11:00:00Z"},
+            "involvedObject": {"apiVersion": bucket["apiVersion"], "kind": "Bucket", "name": "raw-footage",
+                               "namespace": "studio", "uid": bucket["metadata"]["uid"]},
+            "type": "Warning", "reason": "PurgeFailed", "message": "purging objects: access denied", "count": 30,
+            "firstTimestamp": "2026-11-29T11:00:00Z", "lastTimestamp": "2026-11-29T11:59:00Z",
+            "source": {"component": "media-operator-controller-manager"},
+            "reportingComponent": "media-operator-controller-manager"}));
+        let file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+        std::fs::write(file.path(), serde_json::to_vec(&s).unwrap()).unwrap();
+        let p = file.path().display().to_string();
+        let args = ["why-stuck", "bucket/raw-footage", "-n", "studio", "--stuck-after", "4h", "--snapshot", &p];
+        let out = run(&[&args[..], &["--now", "2026-11-29T12:00:00Z", "-o", "json"]].concat());
+        (code(&out), serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    };
+    let (exit, v) = answer("studio");
+    assert_eq!(exit, 2, "its own controller failing at it, again and again: stuck");
+    let f = v["findings"].as_array().unwrap().iter().find(|f| f["code"] == "FinalizerNotProgressing").expect("{v:#}");
+    assert!(
+        f["message"].as_str().unwrap().contains(
+            "the failure rests on Events alone (Events can be written by anyone allowed to create Events in namespace \"studio\")"
+        ),
+        "{f:#}"
+    );
+    let (exit, v) = answer("elsewhere");
+    assert_eq!(exit, 0, "the same Event from another namespace changes nothing: {v:#}");
+    assert_eq!(v["verdict"], "InProgress");
+}

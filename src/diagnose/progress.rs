@@ -202,7 +202,7 @@ pub fn alive_finding(
         message: match &clock.failing {
             // a repeating failure ends the wait early: more time changes nothing
             Some(failing) if waited <= opts.stuck_after => format!(
-                "{} has kept {finalizer} since {since} ({}); it is removed by {who}, which is alive but failing at it: {failing}, which ends the wait before --stuck-after ({}); that rests on Events alone ({}){signs}{evidence}",
+                "{} has kept {finalizer} since {since} ({}); it is removed by {who}, which is alive but failing at it: {failing}, which ends the wait before --stuck-after ({}){signs}{evidence}; the failure rests on Events alone ({})",
                 describe(g, x),
                 crate::age::human(waited_all),
                 crate::age::human(opts.stuck_after),
