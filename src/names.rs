@@ -4,6 +4,8 @@
 //! by components we only quote (condition messages, event reasons) are not here: they are
 //! shown, never matched.
 
+pub mod api_path;
+
 /// A (group, kind) pair; the core group is `""`.
 pub type GroupKind = (&'static str, &'static str);
 

@@ -100,7 +100,14 @@ fn every_printed_command_names_the_cluster_the_answer_was_read_from() {
         c.args(WHY).args(["--now", NOW, "-o", o, "--snapshot"]).arg(&file);
         run(c, DEADLINE)
     };
-    check("offline, recorded", both(offline), &["kubectl --context=test "]);
+    // with the server it was read from: a kubeconfig elsewhere whose `test` context names
+    // another cluster cannot take the command there
+    let at_server = format!("kubectl --context=test --server={} ", server.url());
+    assert!(
+        stdout(&captured).contains(&format!("\"capturedServer\":\"{}\"", server.url())),
+        "the file records the server"
+    );
+    check("offline, recorded", both(offline), &[&at_server]);
     // any other file: none, said once
     let plain = {
         let mut c = env.command(support::bin());
@@ -111,6 +118,33 @@ fn every_printed_command_names_the_cluster_the_answer_was_read_from() {
     assert!(text_commands(&text).iter().all(|c| !c.contains("--context")), "{text}");
     assert_eq!(text.matches("these commands name no cluster").count(), 1, "{text}");
     assert_read_only(&server);
+}
+
+/// A snapshot taken through a context whose namespace is `labs` answers offline without `-n`
+/// as the live command did; a file that records no namespace looks in `default`, and says so.
+#[test]
+fn offline_the_namespace_defaults_to_the_captured_contexts() {
+    let server = ApiServer::start(&site_operator_gone());
+    let env = Env::new(&server.url(), Some("labs"));
+    let mut c = env.gc();
+    c.args(["snapshot", "-A", "--request-timeout", "5s"]);
+    let captured = run(c, DEADLINE);
+    assert!(captured.status.success(), "{}", stderr(&captured));
+    assert!(stdout(&captured).contains("\"capturedNamespace\":\"labs\""), "the file's head records the namespace");
+    let file = env.dir.path().join("captured.json");
+    std::fs::write(&file, &captured.stdout).unwrap();
+    let offline = |file: &std::path::Path| {
+        let mut c = env.command(support::bin());
+        c.args(["why-stuck", "site/alpha", "--now", NOW, "--snapshot"]).arg(file);
+        run(c, DEADLINE)
+    };
+    let o = offline(&file);
+    assert_eq!(o.status.code(), Some(2), "site/alpha in labs, found without -n: {}", stderr(&o));
+    let plain = env.dir.path().join("plain.json");
+    std::fs::write(&plain, stdout(&captured).replace("\"capturedNamespace\":\"labs\",", "")).unwrap();
+    let o = offline(&plain);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("\"alpha\" not found in namespace \"default\""), "{}", stderr(&o));
 }
 
 /// `KUBECONFIG=other.yaml:a.yaml` (relative, run from their directory) with context `ctx-a`

@@ -25,8 +25,14 @@ fn parse(yaml: &str) -> Value {
 }
 
 /// The platforms a release builds (.github/workflows/release.yml), each once in the manifest.
-const OS_ARCH: [(&str, &str); 5] =
-    [("linux", "amd64"), ("linux", "arm64"), ("darwin", "amd64"), ("darwin", "arm64"), ("windows", "amd64")];
+pub const OS_ARCH: [(&str, &str); 6] = [
+    ("linux", "amd64"),
+    ("linux", "arm64"),
+    ("darwin", "amd64"),
+    ("darwin", "arm64"),
+    ("windows", "amd64"),
+    ("windows", "arm64"),
+];
 
 /// The krew plugin name: krew links the plugin as `kubectl-<name, '-' as '_'>`
 /// (pkg/installation/install.go, pluginNameToBin), so this name is what people type after
@@ -576,4 +582,44 @@ fn a_closed_pipe_ends_quietly() {
         );
         assert_eq!(out.status.code(), Some(0), "{output}: the answer was computed; exit 0, killed by no signal");
     }
+}
+
+#[test]
+#[cfg(unix)]
+fn the_fallback_name_is_ready_in_the_template() {
+    let template = read("krew/.krew.yaml");
+    assert!(template.contains("fallback is `gc-explain`"), "the template names its fallback");
+    let dist = tempfile::tempdir().unwrap();
+    for (os, arch) in OS_ARCH {
+        let ext = if os == "windows" { "zip" } else { "tar.gz" };
+        std::fs::write(dist.path().join(format!("kubectl-gc_{}_{os}_{arch}.{ext}", tag())), os).unwrap();
+    }
+    let render = |name: &str| {
+        Command::new("bash")
+            .arg(root().join("krew/manifest.sh"))
+            .args(["--tag", &tag(), "--all", "--name", name, "--dist"])
+            .arg(dist.path())
+            .output()
+            .unwrap()
+    };
+    let out = render("gc-explain");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = parse(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(krew_validate(&m, "gc-explain"), Ok(()), "krew accepts the manifest under the fallback name");
+    assert_eq!(krew_symlink_name("gc-explain"), "kubectl-gc_explain");
+    let caveats = m["spec"]["caveats"].as_str().unwrap();
+    assert!(caveats.contains("/bin/kubectl_complete-gc_explain\""), "the helper linked as kubectl finds it: {caveats}");
+    assert!(caveats.contains("/kubectl_complete-gc\""), "from the helper the archive holds: {caveats}");
+    assert!(caveats.contains("`kubectl gc-explain <TAB>`"), "{caveats}");
+    let default = parse(&String::from_utf8_lossy(&render("gc").stdout));
+    assert_eq!(default, {
+        let out = Command::new("bash")
+            .arg(root().join("krew/manifest.sh"))
+            .args(["--tag", &tag(), "--all", "--dist"])
+            .arg(dist.path())
+            .output()
+            .unwrap();
+        parse(&String::from_utf8_lossy(&out.stdout))
+    });
+    assert_eq!(render("Gc;rm").status.code(), Some(1), "not a krew name");
 }

@@ -45,6 +45,45 @@ fn a_continue_token_sent_again_ends_the_list_as_a_gap() {
     assert_read_only(&server);
 }
 
+/// Fresh continue tokens on empty pages: given up after [`MAX_EMPTY_PAGES`] of them, not after
+/// the thousands of pages the memory budget allows.
+#[test]
+fn empty_pages_that_ask_for_more_end_the_list_as_a_gap() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::FreshContinue)]);
+    let (code, inc) = why_stuck_site(&server);
+    assert!(matches!(code, Some(0 | 2)), "exit {code:?}");
+    assert!(
+        inc.iter().any(|i| i.starts_with("configmaps in namespace \"labs\" could not be listed")
+            && i.contains("16 pages in a row held no object")),
+        "{inc:?}"
+    );
+    let pages = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces/labs/configmaps").count();
+    assert_eq!(pages, kubectl_gc::source::live::list::MAX_EMPTY_PAGES, "no page past the bound");
+    assert_read_only(&server);
+}
+
+/// Pages that each bring something and never end: given up at the list's time limit (ten
+/// times --request-timeout, at least 10 s), with a gap that says so.
+#[test]
+fn a_list_that_pages_past_its_time_limit_ends_as_a_gap() {
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::SlowFreshItems(Duration::from_millis(250)))]);
+    let env = Env::new(&server.url(), None);
+    let started = Instant::now();
+    let mut c = env.gc();
+    c.args(["why-stuck", "site/alpha", "-n", "labs", "-o", "json", "--now", NOW, "--request-timeout", "1s"]);
+    let o = run(c, Duration::from_secs(60));
+    let took = started.elapsed();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr(&o)));
+    let inc: Vec<String> = v["incomplete"].as_array().unwrap().iter().map(|i| i.as_str().unwrap().into()).collect();
+    assert!(
+        inc.iter().any(|i| i.starts_with("configmaps in namespace \"labs\" could not be listed")
+            && i.contains("the list did not end within 10s")),
+        "{inc:?}"
+    );
+    assert!(took < Duration::from_secs(30), "gave up at the limit, not later: {took:?}");
+    assert_read_only(&server);
+}
+
 #[test]
 fn a_200_answer_that_is_not_a_list_is_flagged_not_taken_as_empty() {
     let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Success", "metadata": {}});
@@ -157,11 +196,12 @@ fn the_runs_memory_stays_under_its_budget_with_every_list_streaming() {
     assert_read_only(&server);
 }
 
-/// A server handing out a fresh continue token with every empty page is followed only as far
-/// as the budget could hold pages of objects (64 MiB: 524 pages), then named.
+/// A server handing out a fresh continue token with every page (each with an object, so the
+/// empty-page bound does not end it first) is followed only as far as the budget could hold
+/// pages of objects (64 MiB: 524 pages), then named.
 #[test]
 fn the_page_cap_follows_from_the_budget() {
-    let server = faulty(vec![Fault::resource("configmaps", FaultKind::FreshContinue)]);
+    let server = faulty(vec![Fault::resource("configmaps", FaultKind::SlowFreshItems(Duration::ZERO))]);
     let env = Env::new(&server.url(), None);
     let mut c = env.gc();
     c.env("KUBECTL_GC_MEMORY_BUDGET", "64");
@@ -224,8 +264,9 @@ fn a_namespace_capture_answers_offline_as_the_plugin_does_live() {
             assert_eq!(offline.status.code(), live.status.code(), "{fixture} {args:?}: {}", stderr(&offline));
             let (a, b): (Value, Value) =
                 (serde_json::from_slice(&live.stdout).unwrap(), serde_json::from_slice(&offline.stdout).unwrap());
-            // live commands also name the kubeconfig file; the capture records the context only
-            let a = support::without_kubeconfigs(a);
+            // live commands also name the kubeconfig file; offline, the capture's context and
+            // the server it recorded
+            let (a, b) = (support::without_kubeconfigs(a), support::without_kubeconfigs(b));
             assert_eq!(b, a, "{fixture} {args:?}: offline on the capture differs from live");
             compared += 1;
         }

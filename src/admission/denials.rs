@@ -138,6 +138,9 @@ impl Denials {
         }
         for o in g.objects().iter().filter(|o| o.kind == "Event") {
             let Some((uid, q, mut d)) = read(o, &out.names) else { continue };
+            if !crate::graph::event_speaks_about(g, o, &uid) {
+                continue;
+            }
             d.binding = binding_quoted(g, q, &d.message);
             out.by_uid.entry(uid).or_default().push(d);
         }

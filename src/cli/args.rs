@@ -308,7 +308,7 @@ pub struct Global {
     /// Read every namespace, not only what the answer needs
     #[arg(short = 'A', long, global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub all_namespaces: bool,
-    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never
+    /// Colour: auto (on a terminal, unless NO_COLOR is set and not empty), always, never
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
     /// Wrap text output at N columns (0: never). Default: the terminal's width (80 when it

@@ -73,22 +73,39 @@ pub fn generate_script(shell: CompletionShell, w: &mut impl Write) -> io::Result
     )
 }
 
-/// Writes cobra's format. Candidates with a line break or TAB in the value are dropped; in
-/// a description they become spaces.
+/// Writes cobra's format. Only candidates a shell reads back as themselves are offered:
+/// kubectl's own bash completion passes them through `compgen -W`, which expands `$(…)`,
+/// backquotes, globs and `~`, and splits at blanks, so a hostile name in a snapshot would run
+/// on TAB. Such a candidate is dropped (Kubernetes names never need quoting); in a
+/// description a line break or TAB becomes a space, and what a shell would expand, or any other
+/// control or bidi character, a `?`.
 pub fn write(c: &Completion, w: &mut impl Write) -> io::Result<()> {
     for cand in &c.candidates {
-        if cand.value.is_empty() || cand.value.contains(|ch: char| ch.is_control()) {
+        if !is_inert(&cand.value) {
             continue;
         }
         match &cand.description {
             Some(d) if !d.is_empty() => {
-                let d: String = d.chars().map(|ch| if ch.is_control() { ' ' } else { ch }).collect();
+                let d: String = d
+                    .chars()
+                    .map(|ch| match ch {
+                        _ if ch.is_control() && ch.is_whitespace() => ' ',
+                        _ if ch.is_control() || kubectl_gc::names::is_bidi(ch) || "$`\\\"'!".contains(ch) => '?',
+                        _ => ch,
+                    })
+                    .collect();
                 writeln!(w, "{}\t{}", cand.value, d.trim())?
             }
             _ => writeln!(w, "{}", cand.value)?,
         }
     }
     writeln!(w, ":{}", c.directive)
+}
+
+/// Whether a shell reads `value` back unchanged, unquoted: letters, digits and `-_./:@+=,%`
+/// only (every Kubernetes name, flag and enum value is made of these).
+fn is_inert(value: &str) -> bool {
+    !value.is_empty() && value.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,%".contains(c))
 }
 
 /// What the words before the one being completed say.

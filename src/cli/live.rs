@@ -189,6 +189,8 @@ impl Live {
             let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         }
         snapshot.context = session.context.clone();
+        snapshot.namespace = Some(session.default_namespace.clone());
+        snapshot.server = Some(session.server.clone());
         Ok(snapshot)
     }
 }

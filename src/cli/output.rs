@@ -9,18 +9,24 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(64 * 1024, io::stdout().lock())
 }
 
-/// Colour on a terminal unless NO_COLOR is set (any value) or TERM is dumb; `--color`
-/// overrides.
+/// Colour on a terminal unless NO_COLOR is set to a non-empty value or TERM is dumb;
+/// `--color` overrides.
 pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none()
-                && std::env::var("TERM").map_or(true, |t| t != "dumb")
-                && io::stdout().is_terminal()
-        }
+        ColorChoice::Auto => auto_color(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+            io::stdout().is_terminal(),
+        ),
     }
+}
+
+/// `--color=auto`: a terminal, not `TERM=dumb`, and no `NO_COLOR` — which no-color.org defines
+/// as present *and not an empty string*: `NO_COLOR=` leaves colour on.
+fn auto_color(no_color: Option<&std::ffi::OsStr>, term: Option<&str>, terminal: bool) -> bool {
+    no_color.is_none_or(|v| v.is_empty()) && term != Some("dumb") && terminal
 }
 
 /// The column text output wraps at: `--width N` (0: none), else the terminal's width when
@@ -110,6 +116,23 @@ pub fn timing(phase: &str, since: std::time::Instant) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn no_color_disables_colour_only_when_set_and_not_empty() {
+        assert!(super::auto_color(None, Some("xterm-256color"), true));
+        assert!(
+            super::auto_color(Some(std::ffi::OsStr::new("")), Some("xterm"), true),
+            "an empty NO_COLOR does not disable colour"
+        );
+        assert!(!super::auto_color(Some(std::ffi::OsStr::new("1")), Some("xterm"), true));
+        assert!(
+            !super::auto_color(Some(std::ffi::OsStr::new("0")), Some("xterm"), true),
+            "any non-empty value, even 0"
+        );
+        assert!(!super::auto_color(None, Some("dumb"), true));
+        assert!(super::auto_color(None, None, true), "no TERM at all is not dumb");
+        assert!(!super::auto_color(None, Some("xterm"), false), "never into a pipe");
+    }
+
     #[test]
     fn a_message_is_one_line_without_terminal_controls() {
         assert_eq!(super::one_line("a\r\nerror: b\u{1b}[2J\u{9b}\n"), "a\\r\\nerror: b\\u{1b}[2J\\u{9b}");

@@ -117,7 +117,8 @@ pub struct Loaded {
     pub now: Timestamp,
     /// The object asked about.
     pub target: Option<NodeId>,
-    /// `-n`, else the context's namespace (live), else `default`.
+    /// `-n`, else the context's namespace (live, or as a `kubectl gc snapshot` file recorded
+    /// it), else `default`.
     pub namespace: String,
 }
 
@@ -141,7 +142,9 @@ pub fn load(global: &Global, request: &Request) -> Result<Loaded> {
         })
     } else {
         let snapshot = source::file::load(&global.snapshot).context("reading the snapshot")?;
-        loaded(global, snapshot, "default".to_string(), |g, ns| {
+        // as live: the namespace of the context the snapshot was taken through
+        let context_namespace = snapshot.namespace.clone().unwrap_or_else(|| "default".to_string());
+        loaded(global, snapshot, context_namespace, |g, ns| {
             // an empty file (a failed `kubectl get > file`) answers nothing: not even "nothing
             // is being deleted"
             let files = global.snapshot.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
@@ -213,13 +216,21 @@ pub fn exit_without_freeing(g: Graph) {
 /// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
 /// whatever context is current then; live, with the kubeconfig file that context was read
 /// from unless it is the default one, so a shell whose `KUBECONFIG` names another file with
-/// a context of the same name cannot take the command there.
-pub fn connection(global: &Global, read_context: Option<&str>) -> Connection {
+/// a context of the same name cannot take the command there. Offline, no kubeconfig file is
+/// known: the server URL the file recorded is named beside its context for the same reason.
+pub fn connection(global: &Global, read_context: Option<&str>, read_server: Option<&str>) -> Connection {
     let c = &global.connection;
     if !global.snapshot.is_empty() {
-        return match read_context {
-            Some(ctx) => Connection::default().with("--context", ctx.to_string()),
-            None => Connection::unbound(
+        return match (read_context, read_server) {
+            (Some(ctx), server) => {
+                let conn = Connection::default().with("--context", ctx.to_string());
+                match server {
+                    Some(s) => conn.with("--server", s.to_string()),
+                    None => conn,
+                }
+            }
+            (None, Some(s)) => Connection::default().with("--server", s.to_string()),
+            (None, None) => Connection::unbound(
                 "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
             ),
         };

@@ -122,7 +122,7 @@ pub fn run(args: Args) -> Result<Exit> {
                     render::text::write_why_stuck(
                         &g,
                         &d,
-                        &connection(global, g.captured_context()),
+                        &connection(global, g.captured_context(), g.captured_server()),
                         style(global),
                         &mut out,
                     )?;
@@ -139,7 +139,8 @@ pub fn run(args: Args) -> Result<Exit> {
                     }
                 }
                 Format::Json | Format::Yaml => {
-                    let mut wire = render::json::why_stuck(&g, &d, &connection(global, g.captured_context()));
+                    let mut wire =
+                        render::json::why_stuck(&g, &d, &connection(global, g.captured_context(), g.captured_server()));
                     wire.plan = then.as_ref().map(|p| render::plan::to_value(p, &g));
                     if a.output == Format::Json {
                         render::json::write(&wire, &mut out)?;

@@ -50,7 +50,7 @@ pub fn run(global: &Global, a: &WhyStuckArgs) -> Result<Exit> {
     let t = std::time::Instant::now();
     let s = sweep::sweep(&g, &live, &Options { scope, stuck_only: a.stuck_only, answer });
     output::timing("why-stuck --all", t);
-    let conn = connection(global, g.captured_context());
+    let conn = connection(global, g.captured_context(), g.captured_server());
     let t = std::time::Instant::now();
     let mut out = output::stdout();
     match a.output {

@@ -108,7 +108,7 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
         Some(ns) => sweep::Scope::Namespace(ns.clone()),
         None => sweep::Scope::Namespace(live.session.default_namespace.clone()),
     };
-    let conn = connection(global, live.session.context.as_deref());
+    let conn = connection(global, live.session.context.as_deref(), None);
     let st = style(global);
     let mode = if o.format == Format::Json {
         Mode::Json

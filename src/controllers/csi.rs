@@ -200,10 +200,13 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         .filter_map(|&id| g.object(id).map(|o| o.name.clone()))
         .collect();
     let csidriver = registered.iter().find(|d| sanitize(d) == s).cloned();
-    match &csidriver {
-        Some(d) => evidence.push(format!("CSIDriver {d} is registered")),
-        None if registered.is_empty() => evidence.push("the snapshot holds no CSIDriver object".into()),
-        None => evidence.push(format!("no CSIDriver {shown} is registered (only {})", registered.join(", "))),
+    // a refused or failed read is no evidence that the driver is unregistered
+    let unread = g.gaps().iter().find(|gap| gap.may_hide("storage.k8s.io", Some("csidrivers"), None));
+    match (&csidriver, unread) {
+        (Some(d), _) => evidence.push(format!("CSIDriver {d} is registered")),
+        (None, Some(gap)) => evidence.push(format!("CSIDriver objects could not be read (\"{gap}\")")),
+        (None, None) if registered.is_empty() => evidence.push("the snapshot holds no CSIDriver object".into()),
+        (None, None) => evidence.push(format!("no CSIDriver {shown} is registered (only {})", registered.join(", "))),
     }
 
     // 2. the sidecars' leases, in any namespace
@@ -307,6 +310,12 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
     }
     if let Some(spot) = l.visibility.blind_spot() {
         evidence.push(format!("no controller found, but {spot}"));
+        return unowned(ControllerState::Unknown, evidence);
+    }
+    if csidriver.is_none()
+        && let Some(gap) = unread
+    {
+        evidence.push(format!("no controller found, but CSIDriver objects could not be read (\"{gap}\")"));
         return unowned(ControllerState::Unknown, evidence);
     }
     if csidriver.is_some() && !node_plugins.is_empty() {

@@ -71,6 +71,7 @@ impl Reporters {
             }
             if let Some((uid, rep)) = read(o)
                 && !bystander(&rep.component)
+                && crate::graph::event_speaks_about(g, o, &uid)
             {
                 r.by_uid.entry(uid).or_default().insert(rep);
             }

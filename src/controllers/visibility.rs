@@ -109,11 +109,13 @@ impl Visibility {
         None
     }
 
-    /// The needed sources of which the snapshot holds no object, for the evidence of a Missing verdict.
+    /// The needed sources of which the snapshot holds no object, for the evidence of a Missing
+    /// verdict: read and empty, never one whose read was refused or failed (that one is
+    /// [`Visibility::unreadable`], and "holds no" would call a refusal an absence).
     pub fn absent(&self) -> Vec<Source> {
         [Source::Pods, Source::Workloads, Source::Rbac, Source::Leases]
             .into_iter()
-            .filter(|&s| !self.present(s))
+            .filter(|&s| !self.present(s) && self.unreadable(s).is_none())
             .collect()
     }
 }
@@ -121,6 +123,16 @@ impl Visibility {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_source_is_unreadable_not_absent() {
+        let v = Visibility {
+            present: vec![Source::Pods],
+            unreadable: vec![(Source::Rbac, "clusterrolebindings could not be listed: forbidden (403)".into())],
+        };
+        assert_eq!(v.absent(), [Source::Workloads, Source::Leases]);
+        assert!(v.blind_spot().is_some_and(|b| b.contains("could not read RBAC objects")));
+    }
 
     #[test]
     fn gaps_hide_the_sources_their_fields_name() {

@@ -29,10 +29,19 @@ pub(super) fn seen_denying(g: &Graph, x: NodeId, op: Operation, d: &Denial) -> F
         object: x,
         related,
         message: format!(
-            "{by} denies {}; {} quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too",
+            "{by} denies {}; {} quotes: {:?}. Until it allows it, the request is rejected on every retry, printed patches too{}",
             request(g, x, o, op),
             d.quoted_by(),
-            d.message
+            d.message,
+            match d.seen_in {
+                // an Event's author is anyone allowed to create Events there; a namespace's
+                // condition is the namespace controller's own
+                crate::admission::denials::SeenIn::Event => format!(
+                    ". This rests on that Event alone: {} (confirm the denial in the denier's own logs before weakening it)",
+                    super::events::writable_by(g, x)
+                ),
+                _ => String::new(),
+            }
         ),
         remedy,
         subject: Subject::Related,

@@ -2,7 +2,9 @@
 //! the objects its answer names (blockers, claim users, what a controller waits for). Core
 //! `v1` Events are matched by `involvedObject.uid`, `events.k8s.io/v1` Events by
 //! `regarding.uid`; never by name, so an event of an earlier object of the same name is not
-//! taken for this one's. The garbage collector ignores Events (`graph::ignored_by_gc`), so
+//! taken for this one's; and only from the object's own namespace (`default` for a
+//! cluster-scoped one: `graph::event_speaks_about`), so an Event forged elsewhere is none. An
+//! answer resting on Events alone says who could have written them ([`writable_by`]). The garbage collector ignores Events (`graph::ignored_by_gc`), so
 //! they are read from the snapshot's objects, not from the graph.
 //!
 //! Their messages are quoted as written, never matched: components reword them between
@@ -18,6 +20,13 @@ use crate::graph::{Graph, NodeId};
 use crate::snapshot::{Object, Uid};
 
 use super::{Diagnosis, Related};
+
+/// Who could have written the Events about `x`: said by an answer that rests on them alone,
+/// since the API server checks nothing of an Event but its namespace.
+pub fn writable_by(g: &Graph, x: NodeId) -> String {
+    let ns = crate::graph::events_namespace(g.identity(x).namespace);
+    format!("Events can be written by anyone allowed to create Events in namespace \"{ns}\"")
+}
 
 /// At most this many Warning events per object are shown, most recent first.
 pub const PER_OBJECT: usize = 3;
@@ -77,7 +86,9 @@ impl Index {
                 continue;
             }
             idx.any = true;
-            if let Some((uid, e)) = read(o) {
+            if let Some((uid, e)) = read(o)
+                && crate::graph::event_speaks_about(g, o, &uid)
+            {
                 idx.by_uid.entry(uid).or_default().push(e);
             }
         }

@@ -40,18 +40,7 @@ pub fn merge_per_object(g: &Graph, findings: &mut [Finding]) {
         .filter_map(|(&x, wanted)| {
             let at: Vec<usize> = wanted.iter().map(|(i, _)| *i).collect();
             let patch = remedy::remove_finalizers_at(g, x, &at)?;
-            // the first few conditions: thousands would make one step megabytes long
-            let conditions: Vec<&str> = wanted.iter().take(CONDITIONS).map(|(_, t)| &**t).collect();
-            let more = match wanted.len().saturating_sub(CONDITIONS) {
-                0 => String::new(),
-                n => format!(" — and {n} more, each on the condition its own finding gives"),
-            };
-            let text = format!(
-                "Remove {} finalizers of {} in one patch (a patch for each would fail after the first, which changes the object's resourceVersion), each only on its own condition — {}{more}",
-                at.len(),
-                crate::diagnose::describe(g, x),
-                conditions.join(" — ")
-            );
+            let text = merged_text(at.len(), &crate::diagnose::describe(g, x), wanted.iter().map(|(_, t)| &**t));
             Some((x, Step::run(Reach::Destructive, text, patch)))
         })
         .collect();
@@ -85,6 +74,37 @@ struct Singles {
     objects: rustc_hash::FxHashSet<NodeId>,
 }
 
+/// The merged step's one sentence: each single step's condition becomes a clause of it ("Last
+/// resort, only once …: remove the finalizer." gives "only once …"), so that two last resorts
+/// read as one, not as sentences run together.
+fn merged_text<'t>(n: usize, object: &str, steps: impl Iterator<Item = &'t str>) -> String {
+    let mut last_resort = false;
+    let clauses: Vec<&str> = steps
+        .map(|t| {
+            let t = t.trim().trim_end_matches('.');
+            let t = match t.strip_prefix("Last resort, ") {
+                Some(rest) => {
+                    last_resort = true;
+                    rest
+                }
+                None => t,
+            };
+            t.strip_suffix(": remove the finalizer").unwrap_or(t)
+        })
+        .collect();
+    // the first few conditions: thousands would make one step megabytes long
+    let more = match clauses.len().saturating_sub(CONDITIONS) {
+        0 => String::new(),
+        n => format!("; and {n} more, each on the condition its own finding gives"),
+    };
+    let clauses = &clauses[..clauses.len().min(CONDITIONS)];
+    let head = if last_resort { "Last resort: remove" } else { "Remove" };
+    format!(
+        "{head} {n} finalizers of {object} in one patch (a patch for each would fail after the first, which changes the object's resourceVersion), each only on its own condition: {}{more}.",
+        clauses.join("; and ")
+    )
+}
+
 /// Which finalizer of which object `c` removes, if it is one of the single-finalizer patches
 /// for the finding's object or an object it names (the objects whose finalizer patches a
 /// finding prints); memoised in `single`.
@@ -108,4 +128,29 @@ fn removal_of(g: &Graph, f: &Finding, c: &Command, single: &mut Singles) -> Opti
         }
     }
     single.patches.get(c).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merged_text;
+
+    #[test]
+    fn two_last_resorts_merge_into_one_sentence() {
+        let a = "Last resort, only once whatever a.example/x guards has been cleaned up by hand (its controller is gone): remove the finalizer.";
+        let b = "Last resort, once whatever b.example/y guards has been cleaned up by hand (the controller will not): remove the finalizer.";
+        let t = merged_text(2, "Site labs/alpha", [a, b].into_iter());
+        assert_eq!(t.matches("Last resort").count(), 1, "{t}");
+        assert_eq!(t.matches(". ").count(), 0, "one sentence: {t}");
+        assert!(t.ends_with("(the controller will not)."), "{t}");
+        assert!(
+            t.starts_with("Last resort: remove 2 finalizers of Site labs/alpha in one patch")
+                && t.contains("condition: only once whatever a.example/x guards")
+                && t.contains("(its controller is gone); and once whatever b.example/y guards"),
+            "{t}"
+        );
+        // steps that are not last resorts keep their words, still one sentence
+        let t = merged_text(2, "Site labs/alpha", ["Remove x once the bucket is empty.", "Remove y now."].into_iter());
+        assert!(t.starts_with("Remove 2 finalizers") && !t.contains("Last resort"), "{t}");
+        assert!(t.ends_with("Remove x once the bucket is empty; and Remove y now."), "{t}");
+    }
 }

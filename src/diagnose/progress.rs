@@ -202,10 +202,11 @@ pub fn alive_finding(
         message: match &clock.failing {
             // a repeating failure ends the wait early: more time changes nothing
             Some(failing) if waited <= opts.stuck_after => format!(
-                "{} has kept {finalizer} since {since} ({}); it is removed by {who}, which is alive but failing at it: {failing}, which ends the wait before --stuck-after ({}){signs}{evidence}",
+                "{} has kept {finalizer} since {since} ({}); it is removed by {who}, which is alive but failing at it: {failing}, which ends the wait before --stuck-after ({}){signs}{evidence}; the failure rests on Events alone ({})",
                 describe(g, x),
                 crate::age::human(waited_all),
-                crate::age::human(opts.stuck_after)
+                crate::age::human(opts.stuck_after),
+                super::events::writable_by(g, x)
             ),
             _ => format!(
                 "{} has kept {finalizer} since {since} ({}, longer than --stuck-after {} since the wait began at {}); it is removed by {who}, which is alive but not acting on it{signs}{evidence}",

@@ -163,10 +163,9 @@ fn unsafe_delete(g: &Graph, x: NodeId, d: &DeadConverter) -> Option<Step> {
         .and_then(|vs| vs.iter().find(|v| v["storage"].as_bool() == Some(true)))
         .and_then(|v| v["name"].as_str())
         .unwrap_or(&d.preferred);
-    let path = match id.namespace {
-        Some(ns) => format!("/apis/{group}/{version}/namespaces/{ns}/{plural}/{}", id.name),
-        None => format!("/apis/{group}/{version}/{plural}/{}", id.name),
-    };
+    // a word that cannot be a Kubernetes name would take the DELETE to another path: no
+    // command is printed for it
+    let path = crate::names::api_path::custom_object(group, version, id.namespace, plural, id.name).ok()?;
     // one text for every object, so a namespace's many are one step with many commands
     Some(Step::run(
         Reach::Destructive,
@@ -318,5 +317,32 @@ mod tests {
         let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
         let f = unavailable(&g, node(&g, "Cart", "c1"), &d);
         assert!(f.remedy.last().unwrap().text.contains("1.32 or newer (the input records no server version)"));
+    }
+
+    /// A name the API server could not have stored (`..`, `a/../b`, bidi controls) would send
+    /// the DELETE elsewhere: no unsafe delete is printed for it, and the valid ones still are.
+    #[test]
+    fn no_unsafe_delete_for_a_name_that_cannot_be_a_kubernetes_name() {
+        let conn = crate::diagnose::Connection::default();
+        for (name, printed) in
+            [("c1", true), ("..", false), ("a/../b", false), ("c\u{202e}1", false), ("%2e%2e", false), ("C1", false)]
+        {
+            let mut s = crate::testing::snapshot(vec![
+                crd(&["v1"], &["v1", "v2"], "Webhook"),
+                ns("shop-system"),
+                obj("shop.example.net/v1", "Cart", Some("orders"), name, "c1"),
+            ]);
+            s.server_version = Some("v1.34.2".into());
+            let g = Graph::build(s);
+            let d = dead_converter(&g, node(&g, "CustomResourceDefinition", "carts.shop.example.net")).unwrap();
+            let f = unavailable(&g, node(&g, "Cart", name), &d);
+            let raw: Vec<String> = f
+                .remedy
+                .iter()
+                .filter_map(|s| s.command.as_ref().map(|c| c.line(&conn)))
+                .filter(|l| l.contains("--raw"))
+                .collect();
+            assert_eq!(raw.len(), usize::from(printed), "{name:?}: {raw:?}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 mod build;
 mod cycles;
+mod event_scope;
 mod grow;
 
 #[cfg(test)]
@@ -18,6 +19,7 @@ use crate::discovery::RestMapper;
 use crate::snapshot::{Gap, Object, OwnerRef, Snapshot, Uid};
 
 pub use cycles::{owner_cycle_through, owner_cycles};
+pub use event_scope::{event_speaks_about, events_namespace};
 
 /// Index of a node in [`Graph::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -354,6 +356,17 @@ impl Graph {
     /// `kubectl gc snapshot` files and live reads do).
     pub fn captured_context(&self) -> Option<&str> {
         self.snapshot.context.as_deref()
+    }
+
+    /// The namespace of the context the input was captured through (`kubectl gc snapshot`
+    /// files and live reads record it): what `-n` defaults to.
+    pub fn captured_namespace(&self) -> Option<&str> {
+        self.snapshot.namespace.as_deref()
+    }
+
+    /// The API server URL the input was read from, if it records one.
+    pub fn captured_server(&self) -> Option<&str> {
+        self.snapshot.server.as_deref()
     }
 
     /// The server's version (`gitVersion`) the input records: read from `/version` live, or

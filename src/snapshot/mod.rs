@@ -52,6 +52,13 @@ pub struct Snapshot {
     /// The kubeconfig context the objects were read through (live, or as a `kubectl gc
     /// snapshot` file recorded it): the cluster printed commands are bound to.
     pub context: Option<String>,
+    /// That context's namespace when the snapshot was taken (a `kubectl gc snapshot` file
+    /// records it): what `-n` defaults to offline, as it did live.
+    pub namespace: Option<String>,
+    /// The API server URL the objects were read from (a `kubectl gc snapshot` file records
+    /// it): printed commands name it beside the context, so that a context of the same name in
+    /// another kubeconfig cannot take them to another cluster.
+    pub server: Option<String>,
     /// The server's version (`gitVersion`, e.g. `v1.34.2`), as read from `/version` live or
     /// recorded by `kubectl gc snapshot`: behaviour that changed between releases (ordered
     /// namespace deletion) is judged by it. `None` when unread or unrecorded.
@@ -79,8 +86,10 @@ impl Snapshot {
             ));
         }
         if f.contexts_differ {
-            warnings
-                .push("the snapshot files were captured from different contexts; printed commands name none".into());
+            warnings.push(
+                "the snapshot files were captured from different contexts or servers; printed commands name none"
+                    .into(),
+            );
         }
         if f.versions_differ {
             warnings.push("the snapshot files record different server versions; none is assumed".into());
@@ -157,6 +166,8 @@ impl Snapshot {
         Snapshot {
             captured_at: f.captured_at,
             context: f.captured_context,
+            namespace: f.captured_namespace,
+            server: f.captured_server,
             server_version: f.server_version,
             objects,
             resource_lists: f.resource_lists,

@@ -39,6 +39,10 @@ pub struct RawDoc {
     pub captured_at: Option<Time>,
     /// The kubeconfig context `kubectl gc snapshot` read from.
     pub captured_context: Option<String>,
+    /// That context's namespace (what `-n` defaulted to when the snapshot was taken).
+    pub captured_namespace: Option<String>,
+    /// The API server URL `kubectl gc snapshot` read from.
+    pub captured_server: Option<String>,
     /// The server's version as `kubectl gc snapshot` read it from `/version`: its `gitVersion`
     /// as a string, or the `/version` document itself.
     pub server_version: Option<RawServerVersion>,
@@ -104,7 +108,7 @@ pub const BODY_FIELDS: &[&str] = &[
 
 /// The fields of [`RawDoc`] read as themselves, in the order a derived struct would number
 /// them (before the body fields).
-const HEAD_FIELDS: [&str; 10] = [
+const HEAD_FIELDS: [&str; 12] = [
     "apiVersion",
     "kind",
     "metadata",
@@ -115,6 +119,8 @@ const HEAD_FIELDS: [&str; 10] = [
     "capturedContext",
     "incomplete",
     "serverVersion",
+    "capturedNamespace",
+    "capturedServer",
 ];
 
 /// Every field name [`RawDoc`] reads, as `deserialize_struct` is told them.
@@ -144,6 +150,8 @@ enum Field {
     CapturedContext,
     Incomplete,
     ServerVersion,
+    CapturedNamespace,
+    CapturedServer,
     /// One of [`BODY_FIELDS`], by index.
     Body(usize),
     Other,
@@ -152,7 +160,7 @@ enum Field {
 impl Field {
     /// The field numbered `i` in [`ALL_FIELDS`] (as formats that name fields by number do).
     fn numbered(i: usize) -> Field {
-        const HEAD: [Field; 10] = [
+        const HEAD: [Field; 12] = [
             Field::ApiVersion,
             Field::Kind,
             Field::Metadata,
@@ -163,6 +171,8 @@ impl Field {
             Field::CapturedContext,
             Field::Incomplete,
             Field::ServerVersion,
+            Field::CapturedNamespace,
+            Field::CapturedServer,
         ];
         match i.checked_sub(HEAD.len()) {
             None => HEAD[i],
@@ -183,6 +193,8 @@ impl Field {
             "capturedContext" => Field::CapturedContext,
             "incomplete" => Field::Incomplete,
             "serverVersion" => Field::ServerVersion,
+            "capturedNamespace" => Field::CapturedNamespace,
+            "capturedServer" => Field::CapturedServer,
             _ => BODY_FIELDS.iter().position(|f| *f == key).map_or(Field::Other, Field::Body),
         }
     }
@@ -200,6 +212,8 @@ impl Field {
             Field::CapturedContext => 7,
             Field::Incomplete => 8,
             Field::ServerVersion => 9,
+            Field::CapturedNamespace => 10,
+            Field::CapturedServer => 11,
             Field::Body(b) => HEAD_FIELDS.len() + b,
             Field::Other => return None,
         })
@@ -268,6 +282,8 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
                 Field::Resources => doc.resources = map.next_value()?,
                 Field::CapturedAt => doc.captured_at = map.next_value()?,
                 Field::CapturedContext => doc.captured_context = map.next_value()?,
+                Field::CapturedNamespace => doc.captured_namespace = map.next_value()?,
+                Field::CapturedServer => doc.captured_server = map.next_value()?,
                 Field::Incomplete => doc.incomplete = map.next_value()?,
                 Field::ServerVersion => doc.server_version = map.next_value()?,
                 // (a null one is absent either way)
@@ -311,7 +327,9 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
             doc.captured_at,
             doc.captured_context,
             doc.incomplete,
-            doc.server_version
+            doc.server_version,
+            doc.captured_namespace,
+            doc.captured_server
         );
         for b in 0..BODY_FIELDS.len() {
             next!(body[b]);
@@ -539,6 +557,14 @@ pub struct Skipped {
     pub owner_refs: usize,
 }
 
+/// Where a `kubectl gc snapshot` file says it was captured.
+#[derive(Default, PartialEq)]
+struct Captured {
+    context: Option<String>,
+    namespace: Option<String>,
+    server: Option<String>,
+}
+
 /// Everything flattened out of one or more documents.
 #[derive(Default)]
 pub struct Flattened {
@@ -550,7 +576,12 @@ pub struct Flattened {
     pub captured_at: Option<k8s_openapi::jiff::Timestamp>,
     /// The context a `kubectl gc snapshot` file recorded; files that disagree record none.
     pub captured_context: Option<String>,
-    /// Whether two files named different contexts (then no context is named at all).
+    /// That context's namespace, as the file recorded it beside the context (none when the
+    /// files disagree on either).
+    pub captured_namespace: Option<String>,
+    /// The API server URL recorded beside the context (none when the files disagree).
+    pub captured_server: Option<String>,
+    /// Whether two files named different contexts, namespaces or servers (then none is named).
     pub contexts_differ: bool,
     /// The server version a `kubectl gc snapshot` file recorded; files that disagree record none.
     pub server_version: Option<String>,
@@ -574,8 +605,12 @@ impl Flattened {
         if let Some(t) = other.captured_at {
             self.captured_at = Some(self.captured_at.map_or(t, |c| c.max(t)));
         }
-        if let Some(c) = other.captured_context {
-            self.record_context(c);
+        if other.captured_context.is_some() || other.captured_namespace.is_some() || other.captured_server.is_some() {
+            self.record_context(Captured {
+                context: other.captured_context,
+                namespace: other.captured_namespace,
+                server: other.captured_server,
+            });
         }
         self.contexts_differ |= other.contexts_differ;
         if let Some(v) = other.server_version {
@@ -598,14 +633,28 @@ impl Flattened {
         }
     }
 
-    fn record_context(&mut self, c: String) {
-        match &self.captured_context {
-            Some(have) if *have != c => {
-                self.contexts_differ = true;
-                self.captured_context = None;
-            }
-            _ if self.contexts_differ => {}
-            _ => self.captured_context = Some(c),
+    /// Records where a file was captured: the first file's context, namespace and server,
+    /// unless another file names a different one of them (then none at all: a command bound
+    /// to either cluster could reach the wrong one).
+    fn record_context(&mut self, c: Captured) {
+        if self.contexts_differ {
+            return;
+        }
+        let have = Captured {
+            context: self.captured_context.clone(),
+            namespace: self.captured_namespace.clone(),
+            server: self.captured_server.clone(),
+        };
+        let unset = have == Captured::default();
+        if !unset && have != c {
+            self.contexts_differ = true;
+            self.captured_context = None;
+            self.captured_namespace = None;
+            self.captured_server = None;
+        } else {
+            self.captured_context = c.context;
+            self.captured_namespace = c.namespace;
+            self.captured_server = c.server;
         }
     }
 
@@ -617,8 +666,13 @@ impl Flattened {
             if let Some(t) = doc.captured_at.take() {
                 self.captured_at = Some(self.captured_at.map_or(t.0, |c| c.max(t.0)));
             }
-            if let Some(c) = doc.captured_context.take() {
-                self.record_context(c);
+            let captured = Captured {
+                context: doc.captured_context.take(),
+                namespace: doc.captured_namespace.take(),
+                server: doc.captured_server.take(),
+            };
+            if captured != Captured::default() {
+                self.record_context(captured);
             }
             if let Some(v) = doc.server_version.take().and_then(RawServerVersion::git_version) {
                 self.record_version(v);

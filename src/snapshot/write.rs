@@ -20,6 +20,12 @@ pub fn write(snapshot: &Snapshot, w: &mut impl Write) -> io::Result<()> {
     if let Some(c) = &snapshot.context {
         head.insert("capturedContext".into(), c.clone().into());
     }
+    if let Some(n) = &snapshot.namespace {
+        head.insert("capturedNamespace".into(), n.clone().into());
+    }
+    if let Some(s) = &snapshot.server {
+        head.insert("capturedServer".into(), s.clone().into());
+    }
     if let Some(v) = &snapshot.server_version {
         head.insert("serverVersion".into(), v.clone().into());
     }
@@ -177,6 +183,37 @@ mod tests {
         assert_eq!(a.resource_lists, b.resource_lists);
         assert_eq!(a.incomplete, b.incomplete);
         assert_eq!(a.server_version, b.server_version);
+        assert_eq!((&a.context, &a.namespace, &a.server), (&b.context, &b.namespace, &b.server));
+    }
+
+    /// Where a snapshot was taken (context, its namespace, the server URL) is written and read
+    /// back, by both readers; two files that disagree on any of it name none of it.
+    #[test]
+    fn the_context_its_namespace_and_the_server_are_recorded() {
+        let s = Snapshot {
+            context: Some("prod".into()),
+            namespace: Some("labs".into()),
+            server: Some("https://prod.example:6443".into()),
+            ..Default::default()
+        };
+        let mut buf = Vec::new();
+        write(&s, &mut buf).unwrap();
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert!(text.contains(r#""capturedNamespace":"labs","capturedServer":"https://prod.example:6443""#), "{text}");
+        let again = read(&buf);
+        assert_same(&s, &again);
+        assert_eq!(again.server.as_deref(), Some("https://prod.example:6443"));
+        let whole: crate::snapshot::raw::RawDoc = serde_json::from_slice(&buf).unwrap();
+        assert_eq!(whole.captured_namespace.as_deref(), Some("labs"), "the whole-document reader too");
+        assert_eq!(whole.captured_server.as_deref(), Some("https://prod.example:6443"));
+
+        let mut flat = Flattened::default();
+        parse_into(Path::new("a.json"), &buf, &mut flat).unwrap();
+        let other = br#"{"kind":"List","capturedContext":"prod","capturedNamespace":"labs","capturedServer":"https://other:6443","items":[]}"#;
+        parse_into(Path::new("b.json"), other, &mut flat).unwrap();
+        let both = Snapshot::from_flattened(flat);
+        assert_eq!((both.context, both.namespace, both.server), (None, None, None), "same context name, other server");
+        assert!(both.warnings.iter().any(|w| w.contains("different contexts or servers")), "{:?}", both.warnings);
     }
 
     #[test]

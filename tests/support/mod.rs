@@ -94,8 +94,20 @@ pub fn unbound(s: &str) -> String {
 /// A printed command without the kubeconfig file it names (live, the test's `KUBECONFIG`),
 /// as offline answers on a capture print it: they name only the context the capture recorded.
 pub fn without_kubeconfig(s: &str) -> String {
-    match s.strip_prefix("kubectl --kubeconfig=").and_then(|r| r.split_once(' ')) {
+    let s = match s.strip_prefix("kubectl --kubeconfig=").and_then(|r| r.split_once(' ')) {
         Some((_, rest)) => format!("kubectl {rest}"),
+        None => s.to_string(),
+    };
+    without_recorded_server(&s)
+}
+
+/// A printed command without the server URL a `kubectl gc snapshot` file recorded beside its
+/// context (`kubectl --context=C --server=URL …` offline → `kubectl --context=C …`, as live).
+pub fn without_recorded_server(s: &str) -> String {
+    let Some(rest) = s.strip_prefix("kubectl --context=") else { return s.to_string() };
+    let Some((context, rest)) = rest.split_once(' ') else { return s.to_string() };
+    match rest.strip_prefix("--server=").and_then(|r| r.split_once(' ')) {
+        Some((_, after)) => format!("kubectl --context={context} {after}"),
         None => s.to_string(),
     }
 }

@@ -111,6 +111,8 @@ impl<'de> Visitor<'de> for DocOrSeq<'_> {
                 Field::Resources => doc.resources = map.next_value()?,
                 Field::CapturedAt => doc.captured_at = map.next_value()?,
                 Field::CapturedContext => doc.captured_context = map.next_value()?,
+                Field::CapturedNamespace => doc.captured_namespace = map.next_value()?,
+                Field::CapturedServer => doc.captured_server = map.next_value()?,
                 Field::ServerVersion => doc.server_version = map.next_value()?,
                 Field::Incomplete => doc.incomplete = map.next_value()?,
                 Field::Body(i) => {

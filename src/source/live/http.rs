@@ -154,6 +154,15 @@ pub enum Paging {
     RepeatedToken,
     /// More pages than this.
     TooManyPages(usize),
+    /// This many pages in a row held no object, each with a continue token.
+    EmptyPages(usize),
+    /// Still paging after the list's time limit ([`super::list::time_limit`]).
+    TooLong {
+        /// The pages read by then.
+        pages: usize,
+        /// The limit.
+        limit: Duration,
+    },
 }
 
 impl Failure {
@@ -197,6 +206,12 @@ impl Failure {
                 "the server sent a continue token again (the list would never end)".into()
             }
             Failure::Paging(Paging::TooManyPages(n)) => format!("more than {n} pages (the list would never end)"),
+            Failure::Paging(Paging::EmptyPages(n)) => {
+                format!("{n} pages in a row held no object and asked for more (the list would never end)")
+            }
+            Failure::Paging(Paging::TooLong { pages, limit }) => {
+                format!("given up after {pages} pages: the list did not end within {}", humantime(*limit))
+            }
             Failure::TooLarge(n) => format!("the answer is larger than {} MiB; not read", n / (1024 * 1024)),
             Failure::OverBudget(n) => {
                 format!("the run's answers would pass its memory budget of {} MiB; not read", n / (1024 * 1024))
@@ -226,6 +241,11 @@ impl Failure {
 }
 
 impl Reader {
+    /// `--request-timeout`, if one bounds each request.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// A reader whose every request also carries `headers`.
     pub fn new(
         config: kube::Config,

@@ -79,6 +79,9 @@ pub struct Loaded {
     /// context (absolute). Printed commands name it, so a shell whose `KUBECONFIG` names
     /// another file with a context of the same name cannot take them elsewhere.
     pub kubeconfig: Option<PathBuf>,
+    /// The API server URL the context (and flags) resolve to, without any userinfo: a
+    /// snapshot records it, so that offline commands name the cluster (`--server=`).
+    pub server: String,
     /// Headers every request carries besides kube's own: `Impersonate-Extra-*` (kube reads
     /// a kubeconfig's extras but does not send them) and `Accept-Encoding: identity` for
     /// `--disable-compression`.
@@ -237,7 +240,8 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     }
     let kubeconfig = (context != FLAGS).then(|| defining_file(&files, &context, o.home.as_deref())).flatten();
     let context = (context != FLAGS).then_some(context);
-    Ok(Loaded { config, default_namespace, context, kubeconfig, headers })
+    let server = without_userinfo(config.cluster_url.to_string().trim_end_matches('/'));
+    Ok(Loaded { config, default_namespace, context, kubeconfig, server, headers })
 }
 
 /// An extra's key as client-go writes it into a header name: characters a header name cannot

@@ -210,6 +210,22 @@ pub fn max_pages(budget: u64) -> usize {
     usize::try_from(budget / (PAGE as u64 * MIN_OBJECT_BYTES)).unwrap_or(usize::MAX).max(16)
 }
 
+/// Pages in a row with no object, each asking for more, after which a list is given up: the
+/// API server fills a page before it hands out a continue token, so a run of empty ones is a
+/// server paging forever (with fresh tokens, which the repeated-token check cannot see).
+pub const MAX_EMPTY_PAGES: usize = 16;
+
+/// How long one list may take, all its pages: ten times `--request-timeout` (at least 10 s),
+/// else 3 minutes. A list still paging then is given up, with a gap that says so, rather than
+/// holding the answer for the many minutes a server paging forever would take to reach
+/// [`max_pages`].
+pub fn time_limit(request_timeout: Option<std::time::Duration>) -> std::time::Duration {
+    match request_timeout {
+        Some(t) => (t * 10).max(std::time::Duration::from_secs(10)),
+        None => std::time::Duration::from_secs(180),
+    }
+}
+
 async fn paged(
     r: &Reader,
     t: &ListType,
@@ -219,6 +235,8 @@ async fn paged(
 ) -> Result<(Vec<RawDoc>, bool, Option<String>), Failure> {
     let base = t.path(namespace);
     let max_pages = max_pages(r.budget());
+    let limit = time_limit(r.request_timeout());
+    let started = tokio::time::Instant::now();
     let mut protobuf = false;
     let mut relisted = false;
     'relist: loop {
@@ -228,6 +246,7 @@ async fn paged(
         let mut token: Option<String> = None;
         // every token seen: a server that hands one back again would page forever
         let mut tokens = std::collections::HashSet::new();
+        let mut empty_in_a_row = 0;
         loop {
             let mut q = form_urlencoded::Serializer::new(String::new());
             q.append_pair("limit", &PAGE.to_string());
@@ -271,11 +290,18 @@ async fn paged(
                 )?;
                 (items, page.metadata.continue_, page.metadata.resource_version)
             };
+            empty_in_a_row = if items.is_empty() { empty_in_a_row + 1 } else { 0 };
             out.extend(items.into_iter().map(|d| stamp(d, t)));
             charges.push(answer.charge);
             match next.filter(|c| !c.is_empty()) {
                 Some(c) if !tokens.insert(c.clone()) => return Err(Failure::Paging(Paging::RepeatedToken)),
                 Some(_) if tokens.len() >= max_pages => return Err(Failure::Paging(Paging::TooManyPages(max_pages))),
+                Some(_) if empty_in_a_row >= MAX_EMPTY_PAGES => {
+                    return Err(Failure::Paging(Paging::EmptyPages(empty_in_a_row)));
+                }
+                Some(_) if started.elapsed() >= limit => {
+                    return Err(Failure::Paging(Paging::TooLong { pages: tokens.len(), limit }));
+                }
                 Some(c) => token = Some(c),
                 None => {
                     charges.into_iter().for_each(super::http::Charge::keep);

@@ -55,6 +55,8 @@ pub struct Session {
     /// The kubeconfig file that context was read through, when not the default path (see
     /// `kubeconfig::Loaded::kubeconfig`).
     pub kubeconfig: Option<std::path::PathBuf>,
+    /// The API server URL (see `kubeconfig::Loaded::server`).
+    pub server: String,
 }
 
 /// Loads the kubeconfig and builds the client (no request is sent yet).
@@ -69,6 +71,7 @@ pub async fn connect(o: &ConnectOptions) -> Result<Session, Error> {
         default_namespace: loaded.default_namespace,
         context: loaded.context,
         kubeconfig: loaded.kubeconfig,
+        server: loaded.server,
     })
 }
 

@@ -138,6 +138,9 @@ pub enum FaultKind {
     /// A list page with no items and a fresh continue token every time: paging never ends,
     /// and no token repeats.
     FreshContinue,
+    /// After this delay, a list page with one new ConfigMap and a fresh continue token every
+    /// time: paging never ends, every page brings something, and no token repeats.
+    SlowFreshItems(Duration),
     /// A 200 answer with this JSON body (`{}`, a Status): not a list.
     NotAList(Value),
     /// A 200 JSON answer that never ends (no Content-Length, chunks forever).
@@ -665,6 +668,17 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
             let n = PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             json_response(
                 json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": format!("fresh-{n}")}, "items": []}),
+                "application/json",
+            )
+        }
+        FaultKind::SlowFreshItems(d) => {
+            static PAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            tokio::time::sleep(d).await;
+            let n = PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let item = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("page-{n}"), "namespace": "labs", "uid": format!("page-{n}"), "resourceVersion": "1"}});
+            json_response(
+                json!({"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"continue": format!("items-{n}")}, "items": [item]}),
                 "application/json",
             )
         }
