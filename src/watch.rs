@@ -4,9 +4,11 @@
 //! findings new or resolved, and the verdict. Pure: an [`Observed`] is taken of each answer,
 //! and [`Changes::between`] compares two.
 
+pub mod lag;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnose::{self, Diagnosis, FindingCode, describe};
+use crate::diagnose::{self, Diagnosis, FindingCode, Severity, describe};
 use crate::graph::{Graph, NodeId};
 
 /// Where a watched deletion stands: the single answer's verdict ([`diagnose::Verdict`], the
@@ -74,6 +76,9 @@ pub struct Observed {
     pub objects: BTreeMap<String, Seen>,
     /// (code, `Kind namespace/name` of the finding's object).
     pub findings: BTreeSet<(FindingCode, String)>,
+    /// Those of [`Observed::findings`] that hold the deletion (severity `Error`: someone has
+    /// to act).
+    pub holding: BTreeSet<(FindingCode, String)>,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -94,17 +99,29 @@ impl Observed {
                 objects.insert(o.uid.0.clone(), seen);
             }
         }
-        let findings = answers
-            .into_iter()
-            .flat_map(|d| d.findings.iter().map(|f| (f.code, describe(g, f.object))))
-            .filter(|(c, _)| *c != FindingCode::NotBeingDeleted)
-            .collect();
-        Observed { objects, findings, verdict }
+        let mut findings = BTreeSet::new();
+        let mut holding = BTreeSet::new();
+        for f in answers.into_iter().flat_map(|d| d.findings.iter()) {
+            if f.code == FindingCode::NotBeingDeleted {
+                continue;
+            }
+            let key = (f.code, describe(g, f.object));
+            if f.severity == Severity::Error {
+                holding.insert(key.clone());
+            }
+            findings.insert(key);
+        }
+        Observed { objects, findings, holding, verdict }
     }
 
     /// Nothing at all: what a watch compares its first answer with.
     pub fn nothing() -> Observed {
-        Observed { objects: BTreeMap::new(), findings: BTreeSet::new(), verdict: Verdict::NotDeleting }
+        Observed {
+            objects: BTreeMap::new(),
+            findings: BTreeSet::new(),
+            holding: BTreeSet::new(),
+            verdict: Verdict::NotDeleting,
+        }
     }
 }
 
@@ -275,6 +292,7 @@ mod tests {
         Observed {
             objects: objects.iter().map(|(u, s)| (u.to_string(), s.clone())).collect(),
             findings: findings.iter().map(|(c, o)| (*c, o.to_string())).collect(),
+            holding: BTreeSet::new(),
             verdict,
         }
     }

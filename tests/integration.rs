@@ -20,4 +20,5 @@ mod sweep;
 mod trips;
 mod util;
 mod watch;
+mod watch_faults;
 mod watch_terminal;

@@ -30,10 +30,12 @@ use kubectl_gc::diagnose::{self, Connection};
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::reads::{self, TargetRef, Wants};
 use kubectl_gc::render::{self, style::Style};
+use kubectl_gc::snapshot::Uid;
 use kubectl_gc::source::live::watch::Kept;
 use kubectl_gc::source::live::{ReadOptions, snapshot_so_far};
 use kubectl_gc::sweep;
 use kubectl_gc::tree::{self, Direction};
+use kubectl_gc::watch::lag::Lag;
 use kubectl_gc::watch::{Changes, Observed, Verdict};
 
 use super::args::{Global, Until, WatchFlags};
@@ -47,6 +49,8 @@ use super::watch_show::{Judged, Mode, Out, terminal};
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A change is judged at the latest this long after its first report, however many follow.
 const DEBOUNCE_MAX: Duration = Duration::from_secs(1);
+/// How long the last answer (gone) waits for reads being resumed to catch up.
+const CATCH_UP: Duration = Duration::from_secs(30);
 /// How often the answer is judged again with nothing reported, for what time alone changes.
 const REJUDGE: Duration = Duration::from_secs(15);
 
@@ -119,12 +123,25 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
     } else {
         Mode::Lines
     };
-    let mut out = Out { mode, started: Instant::now(), title: o.title.clone(), last: String::new() };
+    let mut out = Out {
+        mode,
+        started: Instant::now(),
+        title: o.title.clone(),
+        last: String::new(),
+        status: Vec::new(),
+        ignored: 0,
+    };
     if matches!(out.mode, Mode::Terminal { .. }) {
         terminal::hide_cursor();
     }
     let result = live.rt.block_on(follow(&live, global, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
     terminal::show_cursor();
+    if out.ignored > 0 {
+        output::note(&format!(
+            "{} watch events were about something not watched (another kind, namespace or name, or not selected), and were ignored",
+            out.ignored
+        ));
+    }
     result
 }
 
@@ -161,6 +178,7 @@ async fn follow(
     };
     let mut changes = Changes::default();
     let mut prev = judge(&g, &Observed::nothing());
+    let mut lag = Lag::start(&prev.observed);
     out.answer(&prev, &[])?;
     let mut last_change = Instant::now();
     let deadline = o.flags.timeout.and_then(|t| t.limit()).map(|t| tokio::time::Instant::now() + t);
@@ -169,6 +187,9 @@ async fn follow(
     // judged again from what is kept, without a request; not under --now, whose clock stands
     let mut clock = tokio::time::interval_at(tokio::time::Instant::now() + REJUDGE, REJUDGE);
     let clock_moves = global.now.is_none();
+    // an answer held back for a cleaner's normal lag is judged again when that is over
+    let mut held: Option<tokio::time::Instant> = None;
+    let mut catch_up: Option<tokio::time::Instant> = None;
     loop {
         if let Some(exit) = ended(&prev.observed, o) {
             return Ok(exit);
@@ -185,11 +206,14 @@ async fn follow(
                         Err(_) => break,
                     }
                 }
-                if !changed {
+                out.tell(kept.notes(), kept.ignored())?;
+                let caught_up = catch_up.is_some() && kept.behind() == 0;
+                if !changed && !caught_up {
                     continue;
                 }
             }
             _ = clock.tick(), if clock_moves => {}
+            _ = tokio::time::sleep_until(held.unwrap_or_else(tokio::time::Instant::now)), if held.is_some() => {}
             _ = tokio::time::sleep_until(quiet_at), if undecided => {
                 let quiet = human(o.stuck_after);
                 return Ok(match prev.observed.verdict {
@@ -206,11 +230,7 @@ async fn follow(
                 });
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
-                output::note(&format!(
-                    "--timeout passed and the deletion is still undecided ({})",
-                    prev.observed.verdict.as_str()
-                ));
-                return Ok(Exit::Unknown);
+                return Ok(at_timeout(prev.observed.verdict));
             }
             _ = tick.tick(), if matches!(out.mode, Mode::Terminal { .. }) => {
                 out.redraw(&prev)?;
@@ -223,6 +243,20 @@ async fn follow(
         snapshot.context = live.session.context.clone();
         let g = Graph::build(snapshot);
         let next = judge(&g, &prev.observed);
+        held = lag.holds(&next.observed, Instant::now()).map(tokio::time::Instant::from_std);
+        if held.is_some() {
+            // stuck only by a cleaner's finding that has just arisen: not yet a change
+            continue;
+        }
+        if next.observed.verdict == Verdict::Gone && kept.behind() > 0 {
+            // the last answer: once the reads being resumed have caught up (the dependents'
+            // deletions they carry told), or given up
+            let until = *catch_up.get_or_insert_with(|| tokio::time::Instant::now() + CATCH_UP);
+            if tokio::time::Instant::now() < until {
+                held = Some(until);
+                continue;
+            }
+        }
         let told = changes.between(&prev.observed, &next.observed);
         if !told.is_empty() {
             last_change = Instant::now();
@@ -230,6 +264,17 @@ async fn follow(
         }
         prev = next;
     }
+}
+
+/// How a watch ends at `--timeout`: 2 when the answer is Stuck (decided: a script waiting for
+/// 2 is told so), 3 when it is still undecided.
+fn at_timeout(verdict: Verdict) -> Exit {
+    if verdict == Verdict::Stuck {
+        output::note("--timeout passed and the deletion is stuck");
+        return Exit::Stuck;
+    }
+    output::note(&format!("--timeout passed and the deletion is still undecided ({})", verdict.as_str()));
+    Exit::Unknown
 }
 
 /// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
@@ -246,8 +291,8 @@ fn ended(now: &Observed, o: &Options) -> Option<Exit> {
 
 fn apply(kept: &mut Kept, id: u64, event: kubectl_gc::source::live::watch::Event) -> Result<bool> {
     kept.apply(id, event).map_err(|failed| {
-        let (ask, f) = *failed;
-        anyhow::anyhow!("watching {} ({}) failed: {}", ask.kind.qualified(), ask.why, f.describe())
+        let (ask, why) = *failed;
+        anyhow::anyhow!("the watch keeps failing: watching {} ({}): {why}", ask.kind.qualified(), ask.why)
     })
 }
 
@@ -277,7 +322,10 @@ fn judge(
             // gone: what was seen of the rest stays (said gone when it goes); another object
             // under the name is seen as such
             let mut observed = prev.clone();
-            observed.objects.remove(&t.uid);
+            // what went with it is told gone too
+            observed
+                .objects
+                .retain(|uid, _| *uid != t.uid && g.by_uid(&Uid(uid.clone())).and_then(|x| g.object(x)).is_some());
             if let Some(other) = found {
                 observed.objects.extend(Observed::new(g, [other], [], Verdict::Gone).objects);
             }
