@@ -20,5 +20,6 @@ mod sweep;
 mod trips;
 mod util;
 mod watch;
+mod watch_exits;
 mod watch_faults;
 mod watch_terminal;

@@ -260,7 +260,7 @@ fn tree_and_all_follow_too_and_a_snapshot_is_refused() {
 
 /// What the capture of controller-cannot-be-judged could not read: quota-system's workloads,
 /// pods, ServiceAccounts and leases, forbidden.
-fn quota_system_forbidden() -> Vec<Fault> {
+pub(super) fn quota_system_forbidden() -> Vec<Fault> {
     ["/api/v1/namespaces/quota-system/pods", "/api/v1/namespaces/quota-system/serviceaccounts"]
         .into_iter()
         .map(String::from)

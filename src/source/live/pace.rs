@@ -32,8 +32,12 @@ pub const RESET: Duration = Duration::from_secs(120);
 /// A stream that stayed open this long was healthy: the backoff and the trouble start over,
 /// and its end (the server's timeout, or ours) is resumed at once.
 pub const HEALTHY: Duration = Duration::from_secs(10);
-/// Failing this long, a follower says so (once, until it recovers).
+/// Failing this long, or [`WARN_PROBLEMS`] times in a row, a follower says so (once, until it
+/// recovers).
 pub const WARN_AFTER: Duration = Duration::from_secs(10);
+/// See [`WARN_AFTER`]: with the backoff, the third problem in a row comes 2.4 s to 4.8 s after
+/// the first.
+pub const WARN_PROBLEMS: u32 = 3;
 /// Failing this long with failures that may pass, a follower gives up (exit 1).
 pub const GIVE_UP: Duration = Duration::from_secs(120);
 /// Failures in a row that asking again will not change, after which a follower gives up.
@@ -174,6 +178,7 @@ pub enum Next {
 #[derive(Debug, Default)]
 pub struct Trouble {
     since: Option<Instant>,
+    problems: u32,
     permanent: u32,
     warned: bool,
 }
@@ -183,6 +188,7 @@ impl Trouble {
     pub fn record(&mut self, now: Instant, p: &Problem) -> Next {
         let since = *self.since.get_or_insert(now);
         let failing_for = now.saturating_duration_since(since);
+        self.problems += 1;
         match p.lasting() {
             Lasting::Fatal => return Next::GiveUp,
             Lasting::Permanent => {
@@ -198,7 +204,7 @@ impl Trouble {
                 }
             }
         }
-        if failing_for >= WARN_AFTER && !self.warned {
+        if (failing_for >= WARN_AFTER || self.problems >= WARN_PROBLEMS) && !self.warned {
             self.warned = true;
             return Next::Warn { failing_for };
         }
@@ -271,10 +277,14 @@ mod tests {
         let mut t = Trouble::default();
         let refused = Problem::Failed(Failure::Timeout(s(5.0)));
         assert_eq!(t.record(t0, &refused), Next::Retry);
-        assert_eq!(t.record(t0 + s(5.0), &Problem::Expired), Next::Retry);
         assert_eq!(t.record(t0 + s(11.0), &refused), Next::Warn { failing_for: s(11.0) });
         assert_eq!(t.record(t0 + s(40.0), &Problem::EndedEarly { after: s(0.01) }), Next::Retry);
         assert_eq!(t.record(t0 + s(120.0), &refused), Next::GiveUp);
+        // or the third in a row, however soon
+        let mut t = Trouble::default();
+        assert_eq!(t.record(t0, &Problem::Expired), Next::Retry);
+        assert_eq!(t.record(t0 + s(1.0), &Problem::Expired), Next::Retry);
+        assert_eq!(t.record(t0 + s(3.0), &Problem::Expired), Next::Warn { failing_for: s(3.0) });
         // a healthy stream in between starts it over, and says the warning was given
         let mut t = Trouble::default();
         assert!(t.is_clear());

@@ -11,11 +11,12 @@
 //!
 //! Each followed read is one task: a WATCH from the resourceVersion of its answer with
 //! bookmarks (`allowWatchBookmarks=true`), resumed from the last resourceVersion seen when the
-//! stream ends or breaks, relisted (the same list, once) when the server answers 410 Gone, with
-//! a growing wait between failed attempts and at most [`MAX_FAILURES`] failures in a row, after
-//! which the follower gives up and says why ([`Event::Failed`]). Streams are asked to end after
-//! [`WATCH_SECONDS`] (the server's own timeout otherwise), as client-go's reflectors do, and are
-//! then resumed.
+//! stream ends or breaks, relisted (the same list) when the server answers 410 Gone, paced as
+//! client-go's reflector paces it and within a bucket of every follower's attempts, giving up
+//! after a bounded time of failing ([`pace`]), which it says ([`Event::Failed`]). Streams are
+//! asked to end after [`WATCH_SECONDS`] (the server's own timeout otherwise), as client-go's
+//! reflectors do, and are then resumed. Each event is checked against its read
+//! ([`fits::foreign`]) and what is kept of it charged to the run's memory budget.
 //!
 //! Read-only: a WATCH is a GET.
 
