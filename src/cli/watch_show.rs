@@ -194,11 +194,11 @@ impl Out {
     pub fn redraw(&mut self, j: &Judged) -> Result<()> {
         let (width, height) = terminal_size::terminal_size()
             .map_or((80, 24), |(w, h)| (usize::from(w.0).max(1), usize::from(h.0).max(1)));
-        let mut head = vec![format!(
-            "Watching {} — {} · {} elapsed · Ctrl-C to stop",
-            sanitize(&self.title),
+        let mut head = vec![title_line(
+            &sanitize(&self.title),
             j.observed.verdict.as_str(),
-            human(self.started.elapsed())
+            &human(self.started.elapsed()),
+            width,
         )];
         head.extend(self.status.iter().map(|(_, l)| format!("! {}", sanitize(l))));
         head.extend(self.last.lines().map(str::to_string));
@@ -229,6 +229,28 @@ impl Out {
         *drawn_at = width;
         Ok(())
     }
+}
+
+/// The frame's first line, on one row (short of the last column, where a terminal's pending
+/// wrap would let the erase that follows take the last character): what is watched, the
+/// verdict, the elapsed time, and how to stop if there is room; a title too long is cut.
+fn title_line(title: &str, verdict: &str, elapsed: &str, width: usize) -> String {
+    let room = width.saturating_sub(1);
+    let full = format!("Watching {title} — {verdict} · {elapsed} elapsed · Ctrl-C to stop");
+    if render::style::columns(&full) <= room {
+        return full;
+    }
+    let tail = format!(" — {verdict} · {elapsed} elapsed");
+    let keep = room.saturating_sub(render::style::columns(&tail) + "Watching …".len());
+    let mut cut = String::new();
+    for c in title.chars() {
+        if render::style::columns(&cut) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > keep {
+            cut.push('…');
+            break;
+        }
+        cut.push(c);
+    }
+    format!("Watching {cut}{tail}")
 }
 
 /// What fits a screen `height` rows high and `width` wide, leaving its last row for the cursor:
@@ -329,7 +351,17 @@ pub mod terminal {
 
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::{fit, title_line};
+
+    #[test]
+    fn the_first_line_fits_one_row() {
+        let t = title_line("why-stuck site/alpha -n labs", "InProgress", "3s", 400);
+        assert_eq!(t, "Watching why-stuck site/alpha -n labs — InProgress · 3s elapsed · Ctrl-C to stop");
+        let t = title_line("why-stuck site/alpha -n labs", "NotDeleting", "10s", 80);
+        assert_eq!(t, "Watching why-stuck site/alpha -n labs — NotDeleting · 10s elapsed");
+        let t = title_line(&"x".repeat(200), "Stuck", "1m", 80);
+        assert!(t.ends_with("x… — Stuck · 1m elapsed") && t.chars().count() <= 79, "{t}");
+    }
 
     #[test]
     fn a_frame_keeps_its_header_and_cuts_the_answer_to_the_screen() {
