@@ -23,3 +23,4 @@ mod watch;
 mod watch_exits;
 mod watch_faults;
 mod watch_terminal;
+mod watch_timelines;
