@@ -79,6 +79,9 @@ pub struct Observed {
     /// Those of [`Observed::findings`] that hold the deletion (severity `Error`: someone has
     /// to act).
     pub holding: BTreeSet<(FindingCode, String)>,
+    /// The uid of every object the answer's input held, in the answer or not: an object new to
+    /// the answer that was there all along did not appear.
+    pub known: BTreeSet<String>,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -111,7 +114,8 @@ impl Observed {
             }
             findings.insert(key);
         }
-        Observed { objects, findings, holding, verdict }
+        let known = g.observed().map(|(_, o)| o.uid.0.clone()).collect();
+        Observed { objects, findings, holding, known, verdict }
     }
 
     /// Nothing at all: what a watch compares its first answer with.
@@ -120,6 +124,7 @@ impl Observed {
             objects: BTreeMap::new(),
             findings: BTreeSet::new(),
             holding: BTreeSet::new(),
+            known: BTreeSet::new(),
             verdict: Verdict::NotDeleting,
         }
     }
@@ -150,6 +155,8 @@ pub enum ChangeKind {
     FindingNew,
     /// A finding went away.
     FindingResolved,
+    /// A finding on an object became another (FinalizerPending past its grace, say).
+    FindingChanged,
     /// The verdict changed.
     Verdict,
 }
@@ -169,6 +176,7 @@ impl ChangeKind {
             ChangeKind::ControllerBack => "ControllerBack",
             ChangeKind::FindingNew => "FindingNew",
             ChangeKind::FindingResolved => "FindingResolved",
+            ChangeKind::FindingChanged => "FindingChanged",
             ChangeKind::Verdict => "VerdictChanged",
         }
     }
@@ -218,7 +226,9 @@ impl Changes {
         for (uid, now) in &next.objects {
             let Some(was) = prev.objects.get(uid) else {
                 let recreated = prev.objects.values().any(|s| s.name == now.name);
-                if !recreated && !prev.objects.is_empty() {
+                // an object the answer now names that was there all along did not appear
+                let known = prev.known.contains(uid);
+                if !recreated && !known && !prev.objects.is_empty() {
                     out.push(change(ChangeKind::Appeared, &now.name, format!("{} appeared", now.name)));
                 }
                 continue;
@@ -245,9 +255,30 @@ impl Changes {
         }
         let gone: BTreeSet<&str> =
             prev.objects.iter().filter(|(u, _)| !next.objects.contains_key(*u)).map(|(_, s)| s.name.as_str()).collect();
+        let went: Vec<&(FindingCode, String)> = prev.findings.difference(&next.findings).collect();
+        let came: Vec<&(FindingCode, String)> = next.findings.difference(&prev.findings).collect();
+        // one finding become another on the same object (FinalizerPending past its grace is
+        // FinalizerNotProgressing): one change, saying which way it went
+        let mut changed_on: BTreeSet<&str> = BTreeSet::new();
+        for (code, object) in &went {
+            if is_controller_down(*code) || gone.contains(object.as_str()) || changed_on.contains(object.as_str()) {
+                continue;
+            }
+            if let Some((new, _)) = came.iter().find(|(c, o)| o == object && !is_controller_down(*c)) {
+                changed_on.insert(object.as_str());
+                out.push(change(
+                    ChangeKind::FindingChanged,
+                    object,
+                    format!("{} → {} on {object}", code.as_str(), new.as_str()),
+                ));
+            }
+        }
         for (code, object) in prev.findings.difference(&next.findings) {
             if gone.contains(object.as_str()) {
                 // said once, as Deleted
+                continue;
+            }
+            if !is_controller_down(*code) && changed_on.contains(object.as_str()) {
                 continue;
             }
             if is_controller_down(*code) {
@@ -262,6 +293,9 @@ impl Changes {
             }
         }
         for (code, object) in next.findings.difference(&prev.findings) {
+            if !is_controller_down(*code) && changed_on.contains(object.as_str()) {
+                continue;
+            }
             if is_controller_down(*code) {
                 let down = format!("the controller of a finalizer on {object} is down ({})", code.as_str());
                 out.push(change(ChangeKind::ControllerDown, object, down));
@@ -293,6 +327,7 @@ mod tests {
             objects: objects.iter().map(|(u, s)| (u.to_string(), s.clone())).collect(),
             findings: findings.iter().map(|(c, o)| (*c, o.to_string())).collect(),
             holding: BTreeSet::new(),
+            known: objects.iter().map(|(u, _)| u.to_string()).collect(),
             verdict,
         }
     }
@@ -323,6 +358,28 @@ mod tests {
         assert_eq!(got[0].message, "finalizer own.io/cleanup re-added to Site labs/alpha");
         // nothing new, nothing said
         assert!(c.between(&d, &d).is_empty());
+    }
+
+    #[test]
+    fn a_finding_become_another_is_one_change_and_an_object_there_all_along_did_not_appear() {
+        let mut c = Changes::default();
+        let site = ("u1", seen("Site labs/alpha", &["own.io/cleanup"], true));
+        let mut a =
+            observed(&[site.clone()], &[(FindingCode::FinalizerPending, "Site labs/alpha")], Verdict::InProgress);
+        a.known.insert("u2".into());
+        let b = observed(
+            &[site, ("u2", seen("Deployment ops/operator", &[], false))],
+            &[(FindingCode::FinalizerNotProgressing, "Site labs/alpha")],
+            Verdict::Stuck,
+        );
+        let got = c.between(&a, &b);
+        let kinds: Vec<ChangeKind> = got.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [ChangeKind::FindingChanged, ChangeKind::Verdict], "{got:?}");
+        assert_eq!(got[0].message, "FinalizerPending → FinalizerNotProgressing on Site labs/alpha");
+        // one that was not in the input before did appear
+        a.known.clear();
+        let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
+        assert_eq!(kinds[0], ChangeKind::Appeared);
     }
 
     #[test]

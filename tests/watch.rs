@@ -438,8 +438,11 @@ fn time_alone_changes_the_answer_judged_again_from_what_is_kept_without_a_reques
     assert_eq!(lines[0]["verdict"], "InProgress", "{out}");
     assert_eq!(lines.len(), 2, "{out}");
     assert_eq!(lines[1]["verdict"], "Stuck", "{out}");
+    // the pending finalizer became not progressing: one change, saying so (not "resolved")
     let told = changes(&lines);
-    assert!(told.contains(&("FindingNew".into(), "Site labs/alpha".into())), "{told:?}");
+    assert_eq!(told, [("FindingChanged".into(), "Site labs/alpha".into()), ("VerdictChanged".into(), String::new())]);
+    let message = lines[1]["change"][0]["message"].as_str().unwrap();
+    assert!(message.ends_with("→ FinalizerNotProgressing on Site labs/alpha"), "{message}");
     assert!(lines[1]["answer"]["findings"].as_array().unwrap().iter().any(|f| f["code"] == "FinalizerNotProgressing"));
     // judged again from what was kept: nothing read again, only the watches
     assert_nothing_read_again(&srv);

@@ -56,8 +56,12 @@ fn is(o: &Value, kind: &str, name: &str) -> bool {
     o["kind"] == kind && o["metadata"]["name"] == name
 }
 
-const DEPENDENTS: [(&str, &str); 4] =
-    [("ConfigMap", "alpha-config"), ("ConfigMap", "alpha-scripts"), ("Service", "alpha"), ("Secret", "alpha-credentials")];
+const DEPENDENTS: [(&str, &str); 4] = [
+    ("ConfigMap", "alpha-config"),
+    ("ConfigMap", "alpha-scripts"),
+    ("Service", "alpha"),
+    ("Secret", "alpha-credentials"),
+];
 
 #[test]
 fn a_foreground_owner_whose_dependents_go_one_by_one_is_in_progress_then_gone_never_stuck() {
@@ -83,11 +87,9 @@ fn a_foreground_owner_whose_dependents_go_one_by_one_is_in_progress_then_gone_ne
     assert!(codes(&answer).contains(&"GarbageCollectorStalled".to_string()), "{answer}");
 
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&start).unwrap()).unwrap();
-    let item = |kind: &str, name: &str| {
-        v["items"].as_array().unwrap().iter().find(|o| is(o, kind, name)).cloned().unwrap()
-    };
-    let mut script: Vec<Scripted> =
-        DEPENDENTS.iter().map(|(k, n)| step(400, Action::remove(&item(k, n)))).collect();
+    let item =
+        |kind: &str, name: &str| v["items"].as_array().unwrap().iter().find(|o| is(o, kind, name)).cloned().unwrap();
+    let mut script: Vec<Scripted> = DEPENDENTS.iter().map(|(k, n)| step(400, Action::remove(&item(k, n)))).collect();
     // the GC a moment later, then the operator
     let mut site = item("Site", "alpha");
     site["metadata"]["finalizers"] = serde_json::json!(["own.labhub.io/cleanup"]);
@@ -133,9 +135,8 @@ fn a_claim_whose_last_pod_goes_is_in_progress_then_gone_never_stuck() {
     assert!(codes(&answer).contains(&"ControllerStalled".to_string()), "{answer}");
 
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&start).unwrap()).unwrap();
-    let item = |kind: &str, name: &str| {
-        v["items"].as_array().unwrap().iter().find(|o| is(o, kind, name)).cloned().unwrap()
-    };
+    let item =
+        |kind: &str, name: &str| v["items"].as_array().unwrap().iter().find(|o| is(o, kind, name)).cloned().unwrap();
     let script = vec![
         step(400, Action::remove(&item("Pod", "warehouse-0"))),
         // pvc-protection a moment later: the claim goes

@@ -57,7 +57,7 @@ fn mark(k: ChangeKind) -> &'static str {
             "+"
         }
         ChangeKind::ControllerDown => "!",
-        ChangeKind::DeletionStarted | ChangeKind::Verdict => "~",
+        ChangeKind::DeletionStarted | ChangeKind::Verdict | ChangeKind::FindingChanged => "~",
     }
 }
 

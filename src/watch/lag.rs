@@ -74,7 +74,13 @@ mod tests {
 
     fn stuck_by(holding: &[(FindingCode, &str)]) -> Observed {
         let holding: BTreeSet<_> = holding.iter().map(|(c, o)| (*c, o.to_string())).collect();
-        Observed { objects: BTreeMap::new(), findings: holding.clone(), holding, verdict: Verdict::Stuck }
+        Observed {
+            objects: BTreeMap::new(),
+            findings: holding.clone(),
+            holding,
+            known: BTreeSet::new(),
+            verdict: Verdict::Stuck,
+        }
     }
 
     #[test]
