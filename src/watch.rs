@@ -364,8 +364,11 @@ mod tests {
     fn a_finding_become_another_is_one_change_and_an_object_there_all_along_did_not_appear() {
         let mut c = Changes::default();
         let site = ("u1", seen("Site labs/alpha", &["own.io/cleanup"], true));
-        let mut a =
-            observed(&[site.clone()], &[(FindingCode::FinalizerPending, "Site labs/alpha")], Verdict::InProgress);
+        let mut a = observed(
+            std::slice::from_ref(&site),
+            &[(FindingCode::FinalizerPending, "Site labs/alpha")],
+            Verdict::InProgress,
+        );
         a.known.insert("u2".into());
         let b = observed(
             &[site, ("u2", seen("Deployment ops/operator", &[], false))],

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::apiserver::watch::Action;
+use crate::support::apiserver::Fault;
+use crate::support::apiserver::watch::{Action, Scripted};
 use crate::support::root;
 
 use super::watch::{
@@ -85,7 +86,9 @@ fn stuck_with_until_stuck_is_2_at_once_and_at_the_timeout_too() {
 /// `--until=stuck`: 3.
 #[test]
 fn in_progress_not_deleting_or_unknown_at_the_timeout_is_3() {
-    let cases: Vec<(&str, Vec<crate::support::apiserver::watch::Scripted>, Vec<_>, Vec<&str>, &str)> = vec![
+    /// (fixture, script, faults, what is watched, the verdict at the timeout)
+    type Case = (&'static str, Vec<Scripted>, Vec<Fault>, Vec<&'static str>, &'static str);
+    let cases: Vec<Case> = vec![
         (
             SITE,
             vec![step(200, Action::Put(deleting_site(&["own.labhub.io/cleanup"])))],

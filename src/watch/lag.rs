@@ -55,7 +55,7 @@ impl Lag {
         self.seen.retain(|k, _| next.holding.contains(k));
         let mut due = None;
         for (code, object) in &next.holding {
-            let Some(allowed) = allowed(*code, object) else { return None };
+            let allowed = allowed(*code, object)?;
             let since = *self.seen.entry((*code, object.clone())).or_insert(Some(now));
             let end = since? + allowed;
             if end <= now {
