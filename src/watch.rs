@@ -203,6 +203,18 @@ fn is_controller_down(c: FindingCode) -> bool {
     matches!(c, FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing)
 }
 
+/// Whether a finalizer's controller found down or missing in `prev` no longer is in `next`, on
+/// an object still there: it came back (scaled up again, its lease renewed), a sign of progress
+/// that restarts the clock (contract §4.3: signs of progress restart it).
+pub fn controller_back(prev: &Observed, next: &Observed) -> bool {
+    let names: BTreeSet<&str> = next.objects.values().map(|s| s.name.as_str()).collect();
+    prev.findings.iter().any(|(c, o)| {
+        is_controller_down(*c)
+            && names.contains(o.as_str())
+            && !next.findings.iter().any(|(n, p)| p == o && is_controller_down(*n))
+    })
+}
+
 impl Changes {
     /// What changed from `prev` to `next`, objects first (gone, then changed, then new), then
     /// findings, then the verdict.

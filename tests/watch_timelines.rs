@@ -151,3 +151,46 @@ fn a_claim_whose_last_pod_goes_is_in_progress_then_gone_never_stuck() {
     assert!(lines.iter().all(|l| l["verdict"] != "Stuck"), "{out}");
     assert_eq!(lines.last().unwrap()["verdict"], "Gone");
 }
+
+/// The operator scaled back up (its Deployment, ReplicaSet and pod back, its lease renewed) two
+/// hours after the delete, past `--stuck-after`: alone, that moment reads stuck (the finalizer
+/// has outstayed `--stuck-after` with its controller alive); the watch saw the controller come
+/// back, a sign of progress, and counts `--stuck-after` from then: Stuck turns InProgress.
+#[test]
+fn an_operator_scaled_back_up_turns_stuck_into_in_progress() {
+    const GONE: &str = "site-operator-gone";
+    let back: Vec<Value> = [
+        ("Deployment", "site-operator"),
+        ("ReplicaSet", "site-operator-7d4b9c"),
+        ("Pod", "site-operator-7d4b9c-x0"),
+        ("Lease", "f1c2e3d4.own.labhub.io"),
+    ]
+    .iter()
+    .map(|(k, n)| super::watch::object(SITE, k, n))
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let start = edited(GONE, dir.path(), |_| true);
+    // the moment it is back, alone
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&start).unwrap()).unwrap();
+    let items = v["items"].as_array_mut().unwrap();
+    items.retain(|o| !back.iter().any(|b| is(o, b["kind"].as_str().unwrap(), b["metadata"]["name"].as_str().unwrap())));
+    items.extend(back.iter().cloned());
+    let moment = dir.path().join("moment.json");
+    std::fs::write(&moment, v.to_string()).unwrap();
+    let args = ["why-stuck", "site/alpha", "-n", "labs"];
+    let (code, answer) = single(&moment, &args);
+    assert_eq!(code, Some(2), "{answer}");
+    assert!(codes(&answer).contains(&"FinalizerNotProgressing".to_string()), "{answer}");
+
+    let script = back.iter().map(|o| step(300, Action::Put(o.clone()))).collect();
+    let srv = serve(&start, script);
+    let watched = [&args[..], &["--watch", "-o", "json", "--timeout", "4s"]].concat();
+    let (code, out, err, _) = watch_within(&srv, &watched, Duration::from_secs(40));
+    let lines = lines(&out);
+    assert_eq!(lines[0]["verdict"], "Stuck", "{out}");
+    let told = changes(&lines);
+    assert!(told.iter().any(|(t, _)| t == "ControllerBack"), "{told:?}");
+    assert_eq!(lines.last().unwrap()["verdict"], "InProgress", "{err}\n{out}");
+    // undecided at the timeout: 3
+    assert_eq!(code, Some(3), "{err}\n{out}");
+}

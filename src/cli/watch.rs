@@ -36,7 +36,7 @@ use kubectl_gc::source::live::{ReadOptions, snapshot_so_far};
 use kubectl_gc::sweep;
 use kubectl_gc::tree::{self, Direction};
 use kubectl_gc::watch::lag::Lag;
-use kubectl_gc::watch::{Changes, Observed, Verdict};
+use kubectl_gc::watch::{Changes, Observed, Verdict, controller_back};
 
 use super::args::{Global, Until, WatchFlags};
 use super::exit::Exit;
@@ -172,12 +172,14 @@ async fn follow(
         }
         None => None,
     };
-    let judge = |g: &Graph, prev: &Observed| -> Judged {
+    // when a finalizer's controller was last seen to come back: --stuck-after counts from then
+    let mut back_at: Option<Timestamp> = None;
+    let judge = |g: &Graph, prev: &Observed, back_at: Option<Timestamp>| -> Judged {
         let now = judged_at(global);
-        judge(g, now, target.as_ref(), subject, o, conn, st, prev)
+        judge(g, (now, back_at), target.as_ref(), subject, o, conn, st, prev)
     };
     let mut changes = Changes::default();
-    let mut prev = judge(&g, &Observed::nothing());
+    let mut prev = judge(&g, &Observed::nothing(), None);
     let mut lag = Lag::start(&prev.observed);
     out.answer(&prev, &[])?;
     let mut last_change = Instant::now();
@@ -242,20 +244,15 @@ async fn follow(
         let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
         snapshot.context = live.session.context.clone();
         let g = Graph::build(snapshot);
-        let next = judge(&g, &prev.observed);
-        held = lag.holds(&next.observed, Instant::now()).map(tokio::time::Instant::from_std);
-        if held.is_some() {
-            // stuck only by a cleaner's finding that has just arisen: not yet a change
-            continue;
+        let mut next = judge(&g, &prev.observed, back_at);
+        if controller_back(&prev.observed, &next.observed) {
+            // a sign of progress: the clock starts again from the controller's return
+            back_at = Some(judged_at(global));
+            next = judge(&g, &prev.observed, back_at);
         }
-        if next.observed.verdict == Verdict::Gone && kept.behind() > 0 {
-            // the last answer: once the reads being resumed have caught up (the dependents'
-            // deletions they carry told), or given up
-            let until = *catch_up.get_or_insert_with(|| tokio::time::Instant::now() + CATCH_UP);
-            if tokio::time::Instant::now() < until {
-                held = Some(until);
-                continue;
-            }
+        held = hold(&mut lag, &next.observed, kept.behind(), &mut catch_up);
+        if held.is_some() {
+            continue;
         }
         let told = changes.between(&prev.observed, &next.observed);
         if !told.is_empty() {
@@ -264,6 +261,25 @@ async fn follow(
         }
         prev = next;
     }
+}
+
+/// Whether an answer is held back, and until when: stuck only by a cleaner's finding that has
+/// just arisen (not yet a change, see [`Lag`]); or the last answer (gone) while reads are being
+/// resumed, until they have caught up (what went with it told too) or [`CATCH_UP`] has passed.
+fn hold(
+    lag: &mut Lag,
+    next: &Observed,
+    behind: usize,
+    catch_up: &mut Option<tokio::time::Instant>,
+) -> Option<tokio::time::Instant> {
+    if let Some(until) = lag.holds(next, Instant::now()) {
+        return Some(tokio::time::Instant::from_std(until));
+    }
+    if next.verdict == Verdict::Gone && behind > 0 {
+        let until = *catch_up.get_or_insert_with(|| tokio::time::Instant::now() + CATCH_UP);
+        return (tokio::time::Instant::now() < until).then_some(until);
+    }
+    None
 }
 
 /// How a watch ends at `--timeout`: 2 when the answer is Stuck (decided: a script waiting for
@@ -305,7 +321,7 @@ fn judged_at(global: &Global) -> Timestamp {
 #[allow(clippy::too_many_arguments)]
 fn judge(
     g: &Graph,
-    now: Timestamp,
+    (now, back_at): (Timestamp, Option<Timestamp>),
     target: Option<&Target>,
     (subject, scope): (&Subject, &sweep::Scope),
     o: &Options,
@@ -333,7 +349,12 @@ fn judge(
             observed.verdict = Verdict::Gone;
             return Judged { observed, answer: None };
         };
-        let mut d = diagnose::why_stuck_with(g, &live, x, &o.answer);
+        // a controller back since the deletion: --stuck-after counts from its return
+        let mut answer = o.answer;
+        if let (Some(back), Some(deleted)) = (back_at, g.object(x).and_then(|o| o.deletion_timestamp)) {
+            answer.stuck_after += (back.as_second() - deleted.as_second()).max(0);
+        }
+        let mut d = diagnose::why_stuck_with(g, &live, x, &answer);
         let verdict = Verdict::of(&d);
         let nodes: Vec<NodeId> = match subject {
             Subject::Tree(dir) => {
@@ -349,7 +370,7 @@ fn judge(
             _ => {
                 // as the single answer does: a namespace not being deleted that holds
                 // deletions points to why-stuck --all
-                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &o.answer);
+                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &answer);
                 let _ = match o.format {
                     Format::Text => render::text::write_why_stuck(g, &d, conn, st, &mut out),
                     Format::Json => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),
