@@ -13,11 +13,14 @@
 //! (verdict, elapsed time, the changes that led to it, marked); piped, one line per change with
 //! its time; `-o yaml`, a YAML document per answer; `-o json`,
 //! one JSON object a line, `{"time", "change", "answer"}`. It ends by itself: 0 when gone, 2
-//! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`), 3 at
-//! `--timeout` or when Unknown for `--stuck-after` with nothing changing (the contract is
-//! silent there: an undecided watch that learns nothing still ends, and 3 is "cannot be
-//! judged"), 1 on failure (a watch that keeps failing). The verdict is the single answer's
-//! (`Diagnosis::verdict`), so a watch is Unknown exactly when `why-stuck` alone exits 3.
+//! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`, and at
+//! `--timeout` when Stuck then), 3 at `--timeout` still undecided or when Unknown for
+//! `--stuck-after` with nothing changing (the contract is silent there: an undecided watch that
+//! learns nothing still ends, and 3 is "cannot be judged"), 1 on failure (a watch that keeps
+//! failing). The verdict is the single answer's (`Diagnosis::verdict`), so a watch is Unknown
+//! exactly when `why-stuck` alone exits 3; but the watch knows when things happened, which a
+//! single answer cannot: a cleaner's finding seen to arise is given the cleaner's time before
+//! it counts (`kubectl_gc::watch::lag`), and a controller seen to come back restarts the clock.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
