@@ -100,6 +100,11 @@ fn events_of_another_kind_namespace_or_name_change_nothing() {
     assert!(err.contains("watch events were about something not watched"), "{err}");
 }
 
+/// The most a watch's process may have held, against bodies that never end (which, read whole,
+/// take gigabytes within seconds on 127.0.0.1). Linux's `ru_maxrss` of a child counts what it
+/// held before `exec` too (a copy of the test process, over 100 MiB in a full run).
+const PEAK: u64 = 300 * 1024 * 1024;
+
 #[test]
 fn a_watch_body_without_end_is_refused_within_the_memory_budget() {
     let server = server(SITE, Vec::new(), vec![Fault::resource("configmaps", FaultKind::Oversized).on_watch()]);
@@ -110,7 +115,7 @@ fn a_watch_body_without_end_is_refused_within_the_memory_budget() {
     // an event line past 8 MiB is not an event: refused at once, not asked for again
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("watching configmaps") && err.contains("larger than 8 MiB"), "{err}");
-    assert!(peak < 150 * 1024 * 1024, "peak memory {} MiB", peak / (1024 * 1024));
+    assert!(peak < PEAK, "peak memory {} MiB", peak / (1024 * 1024));
     let attempts = server.watches().iter().filter(|r| r.path.ends_with("/configmaps")).count();
     assert_eq!(attempts, 1);
 }
@@ -125,7 +130,7 @@ fn an_error_body_without_end_is_not_read_past_its_status() {
     c.args(["--timeout", "4s"]);
     let (peak, code, err) = peak_rss(c);
     assert_eq!(code, Some(3), "{err}");
-    assert!(peak < 150 * 1024 * 1024, "peak memory {} MiB", peak / (1024 * 1024));
+    assert!(peak < PEAK, "peak memory {} MiB", peak / (1024 * 1024));
 }
 
 #[test]
