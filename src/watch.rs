@@ -4,9 +4,11 @@
 //! findings new or resolved, and the verdict. Pure: an [`Observed`] is taken of each answer,
 //! and [`Changes::between`] compares two.
 
+pub mod lag;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::diagnose::{self, Diagnosis, FindingCode, describe};
+use crate::diagnose::{self, Diagnosis, FindingCode, Severity, describe};
 use crate::graph::{Graph, NodeId};
 
 /// Where a watched deletion stands: the single answer's verdict ([`diagnose::Verdict`], the
@@ -74,6 +76,12 @@ pub struct Observed {
     pub objects: BTreeMap<String, Seen>,
     /// (code, `Kind namespace/name` of the finding's object).
     pub findings: BTreeSet<(FindingCode, String)>,
+    /// Those of [`Observed::findings`] that hold the deletion (severity `Error`: someone has
+    /// to act).
+    pub holding: BTreeSet<(FindingCode, String)>,
+    /// The uid of every object the answer's input held, in the answer or not: an object new to
+    /// the answer that was there all along did not appear.
+    pub known: BTreeSet<String>,
     /// The verdict.
     pub verdict: Verdict,
 }
@@ -94,17 +102,31 @@ impl Observed {
                 objects.insert(o.uid.0.clone(), seen);
             }
         }
-        let findings = answers
-            .into_iter()
-            .flat_map(|d| d.findings.iter().map(|f| (f.code, describe(g, f.object))))
-            .filter(|(c, _)| *c != FindingCode::NotBeingDeleted)
-            .collect();
-        Observed { objects, findings, verdict }
+        let mut findings = BTreeSet::new();
+        let mut holding = BTreeSet::new();
+        for f in answers.into_iter().flat_map(|d| d.findings.iter()) {
+            if f.code == FindingCode::NotBeingDeleted {
+                continue;
+            }
+            let key = (f.code, describe(g, f.object));
+            if f.severity == Severity::Error {
+                holding.insert(key.clone());
+            }
+            findings.insert(key);
+        }
+        let known = g.observed().map(|(_, o)| o.uid.0.clone()).collect();
+        Observed { objects, findings, holding, known, verdict }
     }
 
     /// Nothing at all: what a watch compares its first answer with.
     pub fn nothing() -> Observed {
-        Observed { objects: BTreeMap::new(), findings: BTreeSet::new(), verdict: Verdict::NotDeleting }
+        Observed {
+            objects: BTreeMap::new(),
+            findings: BTreeSet::new(),
+            holding: BTreeSet::new(),
+            known: BTreeSet::new(),
+            verdict: Verdict::NotDeleting,
+        }
     }
 }
 
@@ -133,6 +155,8 @@ pub enum ChangeKind {
     FindingNew,
     /// A finding went away.
     FindingResolved,
+    /// A finding on an object became another (FinalizerPending past its grace, say).
+    FindingChanged,
     /// The verdict changed.
     Verdict,
 }
@@ -152,6 +176,7 @@ impl ChangeKind {
             ChangeKind::ControllerBack => "ControllerBack",
             ChangeKind::FindingNew => "FindingNew",
             ChangeKind::FindingResolved => "FindingResolved",
+            ChangeKind::FindingChanged => "FindingChanged",
             ChangeKind::Verdict => "VerdictChanged",
         }
     }
@@ -178,6 +203,18 @@ fn is_controller_down(c: FindingCode) -> bool {
     matches!(c, FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing)
 }
 
+/// Whether a finalizer's controller found down or missing in `prev` no longer is in `next`, on
+/// an object still there: it came back (scaled up again, its lease renewed), a sign of progress
+/// that restarts the clock (contract §4.3: signs of progress restart it).
+pub fn controller_back(prev: &Observed, next: &Observed) -> bool {
+    let names: BTreeSet<&str> = next.objects.values().map(|s| s.name.as_str()).collect();
+    prev.findings.iter().any(|(c, o)| {
+        is_controller_down(*c)
+            && names.contains(o.as_str())
+            && !next.findings.iter().any(|(n, p)| p == o && is_controller_down(*n))
+    })
+}
+
 impl Changes {
     /// What changed from `prev` to `next`, objects first (gone, then changed, then new), then
     /// findings, then the verdict.
@@ -201,7 +238,9 @@ impl Changes {
         for (uid, now) in &next.objects {
             let Some(was) = prev.objects.get(uid) else {
                 let recreated = prev.objects.values().any(|s| s.name == now.name);
-                if !recreated && !prev.objects.is_empty() {
+                // an object the answer now names that was there all along did not appear
+                let known = prev.known.contains(uid);
+                if !recreated && !known && !prev.objects.is_empty() {
                     out.push(change(ChangeKind::Appeared, &now.name, format!("{} appeared", now.name)));
                 }
                 continue;
@@ -228,9 +267,30 @@ impl Changes {
         }
         let gone: BTreeSet<&str> =
             prev.objects.iter().filter(|(u, _)| !next.objects.contains_key(*u)).map(|(_, s)| s.name.as_str()).collect();
+        let went: Vec<&(FindingCode, String)> = prev.findings.difference(&next.findings).collect();
+        let came: Vec<&(FindingCode, String)> = next.findings.difference(&prev.findings).collect();
+        // one finding become another on the same object (FinalizerPending past its grace is
+        // FinalizerNotProgressing): one change, saying which way it went
+        let mut changed_on: BTreeSet<&str> = BTreeSet::new();
+        for (code, object) in &went {
+            if is_controller_down(*code) || gone.contains(object.as_str()) || changed_on.contains(object.as_str()) {
+                continue;
+            }
+            if let Some((new, _)) = came.iter().find(|(c, o)| o == object && !is_controller_down(*c)) {
+                changed_on.insert(object.as_str());
+                out.push(change(
+                    ChangeKind::FindingChanged,
+                    object,
+                    format!("{} → {} on {object}", code.as_str(), new.as_str()),
+                ));
+            }
+        }
         for (code, object) in prev.findings.difference(&next.findings) {
             if gone.contains(object.as_str()) {
                 // said once, as Deleted
+                continue;
+            }
+            if !is_controller_down(*code) && changed_on.contains(object.as_str()) {
                 continue;
             }
             if is_controller_down(*code) {
@@ -245,6 +305,9 @@ impl Changes {
             }
         }
         for (code, object) in next.findings.difference(&prev.findings) {
+            if !is_controller_down(*code) && changed_on.contains(object.as_str()) {
+                continue;
+            }
             if is_controller_down(*code) {
                 let down = format!("the controller of a finalizer on {object} is down ({})", code.as_str());
                 out.push(change(ChangeKind::ControllerDown, object, down));
@@ -275,6 +338,8 @@ mod tests {
         Observed {
             objects: objects.iter().map(|(u, s)| (u.to_string(), s.clone())).collect(),
             findings: findings.iter().map(|(c, o)| (*c, o.to_string())).collect(),
+            holding: BTreeSet::new(),
+            known: objects.iter().map(|(u, _)| u.to_string()).collect(),
             verdict,
         }
     }
@@ -305,6 +370,31 @@ mod tests {
         assert_eq!(got[0].message, "finalizer own.io/cleanup re-added to Site labs/alpha");
         // nothing new, nothing said
         assert!(c.between(&d, &d).is_empty());
+    }
+
+    #[test]
+    fn a_finding_become_another_is_one_change_and_an_object_there_all_along_did_not_appear() {
+        let mut c = Changes::default();
+        let site = ("u1", seen("Site labs/alpha", &["own.io/cleanup"], true));
+        let mut a = observed(
+            std::slice::from_ref(&site),
+            &[(FindingCode::FinalizerPending, "Site labs/alpha")],
+            Verdict::InProgress,
+        );
+        a.known.insert("u2".into());
+        let b = observed(
+            &[site, ("u2", seen("Deployment ops/operator", &[], false))],
+            &[(FindingCode::FinalizerNotProgressing, "Site labs/alpha")],
+            Verdict::Stuck,
+        );
+        let got = c.between(&a, &b);
+        let kinds: Vec<ChangeKind> = got.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [ChangeKind::FindingChanged, ChangeKind::Verdict], "{got:?}");
+        assert_eq!(got[0].message, "FinalizerPending → FinalizerNotProgressing on Site labs/alpha");
+        // one that was not in the input before did appear
+        a.known.clear();
+        let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
+        assert_eq!(kinds[0], ChangeKind::Appeared);
     }
 
     #[test]

@@ -24,5 +24,8 @@ mod sweep;
 mod trips;
 mod util;
 mod watch;
+mod watch_exits;
+mod watch_faults;
 mod watch_terminal;
+mod watch_timelines;
 mod workflows;

@@ -153,7 +153,7 @@ fn a_list_of_another_kind_is_named_and_never_used() {
 /// Peak resident memory of a child process (wait4's rusage), in bytes, and its exit code.
 // waited on with wait4, for its rusage
 #[allow(clippy::zombie_processes)]
-fn peak_rss(mut cmd: std::process::Command) -> (u64, Option<i32>, String) {
+pub(crate) fn peak_rss(mut cmd: std::process::Command) -> (u64, Option<i32>, String) {
     use std::io::Read;
     let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
     let mut err = child.stderr.take().unwrap();

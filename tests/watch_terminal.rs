@@ -44,8 +44,18 @@ fn in_terminal(server: &ApiServer, args: &str) -> (std::process::Child, Screen, 
 
 /// The same, with `beside` (shell, ending in `&`) run alongside on the same terminal.
 fn in_terminal_beside(server: &ApiServer, args: &str, beside: &str) -> (std::process::Child, Screen, Env) {
+    in_terminal_sized(server, args, beside, (60, COLS))
+}
+
+/// The same, in a terminal of `rows` and `cols`.
+fn in_terminal_sized(
+    server: &ApiServer,
+    args: &str,
+    beside: &str,
+    (rows, cols): (usize, usize),
+) -> (std::process::Child, Screen, Env) {
     let env = Env::new(&server.url(), None);
-    let inner = format!("stty rows 60 cols {COLS}; {beside} exec '{}' --now {NOW} {args}", bin());
+    let inner = format!("stty rows {rows} cols {cols}; {beside} exec '{}' --now {NOW} {args}", bin());
     let mut c = env.command("script");
     c.env("KUBECONFIG", &env.kubeconfig).env("TERM", "xterm");
     c.args(["-qefc", &inner, "/dev/null"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
@@ -185,5 +195,150 @@ fn a_terminal_resized_mid_watch_is_cleared_once_and_redrawn_in_place_after() {
     let ups = moves_up(&text);
     assert!(ups.iter().any(|(at, _)| *at < cleared), "redrawn in place before the resize: {text:?}");
     assert!(ups.iter().any(|(at, _)| *at > cleared), "redrawn in place after it: {text:?}");
+    assert_read_only(&server);
+}
+
+/// A screen of `rows` × `cols` as a terminal shows what is written to it: the few sequences a
+/// watch writes (erase line `K`, erase below `J`, home `H`, clear `2J`, up to a line's start
+/// `F`, cursor shown or hidden, colours), text wrapped at the last column as xterm wraps it.
+struct Vt {
+    rows: usize,
+    cols: usize,
+    cells: Vec<Vec<char>>,
+    row: usize,
+    col: usize,
+    /// A character was written in the last column: the next one goes on the next row.
+    wrap: bool,
+}
+
+impl Vt {
+    fn new(rows: usize, cols: usize) -> Vt {
+        Vt { rows, cols, cells: vec![vec![' '; cols]; rows], row: 0, col: 0, wrap: false }
+    }
+
+    fn down(&mut self) {
+        if self.row + 1 == self.rows {
+            self.cells.remove(0);
+            self.cells.push(vec![' '; self.cols]);
+        } else {
+            self.row += 1;
+        }
+    }
+
+    /// Writes `text` (sequences and all).
+    fn feed(&mut self, text: &str) {
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\x1b' => {
+                    if chars.next_if_eq(&'[').is_none() {
+                        continue;
+                    }
+                    let mut params = String::new();
+                    let mut end = ' ';
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            end = c;
+                            break;
+                        }
+                        params.push(c);
+                    }
+                    self.wrap = false;
+                    let n: usize = params.parse().unwrap_or(0);
+                    match end {
+                        'K' => self.cells[self.row][self.col..].fill(' '),
+                        'J' if params == "2" => self.cells.iter_mut().for_each(|r| r.fill(' ')),
+                        'J' => {
+                            self.cells[self.row][self.col..].fill(' ');
+                            self.cells[self.row + 1..].iter_mut().for_each(|r| r.fill(' '));
+                        }
+                        'H' => (self.row, self.col) = (0, 0),
+                        'F' => (self.row, self.col) = (self.row.saturating_sub(n.max(1)), 0),
+                        _ => {}
+                    }
+                }
+                '\r' => (self.col, self.wrap) = (0, false),
+                // the terminal's ONLCR: `\r\n`, read as `\n` (see [`Screen::text`])
+                '\n' => {
+                    (self.col, self.wrap) = (0, false);
+                    self.down();
+                }
+                c => {
+                    let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                    if w == 0 {
+                        continue;
+                    }
+                    if self.wrap || self.col + w > self.cols {
+                        self.col = 0;
+                        self.wrap = false;
+                        self.down();
+                    }
+                    self.cells[self.row][self.col] = c;
+                    if w == 2 && self.col + 1 < self.cols {
+                        self.cells[self.row][self.col + 1] = ' ';
+                    }
+                    if self.col + w >= self.cols {
+                        self.col = self.cols - 1;
+                        self.wrap = true;
+                    } else {
+                        self.col += w;
+                    }
+                }
+            }
+        }
+    }
+
+    fn line(&self, r: usize) -> String {
+        self.cells[r].iter().collect::<String>().trim_end().to_string()
+    }
+}
+
+/// In an 80×24 terminal, after every redraw: the verdict line on the top row and what changed
+/// right under it, whole; an answer longer than the screen cut with a line saying so. Read from
+/// the screen as the terminal shows it.
+#[test]
+fn in_an_80_by_24_terminal_the_verdict_and_what_changed_stay_on_screen_after_every_redraw() {
+    // the Site marked, then its dependents going one by one, slowly enough for frames between
+    let mut script = vec![step(400, Action::Put(deleting_site(&["foregroundDeletion", "own.labhub.io/cleanup"])))];
+    for (kind, name) in [("ConfigMap", "alpha-config"), ("ConfigMap", "alpha-scripts"), ("Service", "alpha")] {
+        script.push(step(1500, Action::remove(&object(SITE, kind, name))));
+    }
+    let server = server(SITE, script, Vec::new());
+    let (mut child, screen, _env) = in_terminal_sized(&server, "why-stuck site/alpha -n labs --watch", "", (24, 80));
+    screen.wait_for("Service labs/alpha is gone", Duration::from_secs(40));
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = interrupt(&mut child, &screen);
+    assert_eq!(status.code(), Some(130));
+    let text = screen.text();
+    let (drawn, _) = text.rsplit_once(SHOW).unwrap();
+    // frame by frame: each ends erasing below its last line
+    let mut vt = Vt::new(24, 80);
+    let (mut frames, mut cut, mut with_changes) = (0, 0, 0);
+    let mut rest = drawn;
+    while let Some(end) = rest.find("\x1b[J") {
+        vt.feed(&rest[..end + 3]);
+        rest = &rest[end + 3..];
+        frames += 1;
+        let top = vt.line(0);
+        assert!(top.starts_with("Watching why-stuck site/alpha -n labs — "), "frame {frames}, top row: {top:?}");
+        assert!(top.ends_with(" elapsed"), "frame {frames}: {top:?}");
+        let shown: Vec<String> = (0..24).map(|r| vt.line(r)).collect();
+        if shown[1].starts_with("Changed at ") {
+            with_changes += 1;
+            // the changes whole: marked lines from row 2 on, up to the blank line
+            let changes: Vec<&String> = shown[2..].iter().take_while(|l| !l.is_empty()).collect();
+            assert!(!changes.is_empty() && changes.iter().all(|l| l.starts_with("  ")), "{shown:#?}");
+        }
+        if shown.iter().any(|l| l.ends_with("more lines (widen the terminal or pipe the output)")) {
+            cut += 1;
+            // the cut line is the frame's last, on the screen's last row but one (the cursor's
+            // row is left free)
+            assert!(shown[22].starts_with("… "), "{shown:#?}");
+        }
+    }
+    assert!(frames >= 4, "{frames} frames: {text:?}");
+    assert!(with_changes >= 3, "{with_changes} frames with changes");
+    assert!(cut >= 1, "the answer was never longer than the screen: {text:?}");
+    assert!(vt.line(1).starts_with("Changed at ") && text.contains("✗ Service labs/alpha is gone"), "{text:?}");
     assert_read_only(&server);
 }

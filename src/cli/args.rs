@@ -175,11 +175,12 @@ pub struct WhyStuckArgs {
 #[derive(ClapArgs, Debug, Clone, Copy)]
 pub struct WatchFlags {
     /// Follow the deletion live (WATCH requests), re-judging the answer on every change, until
-    /// it ends: exit 0 when gone, 2 when Stuck for --stuck-after with nothing changing, 3 on
-    /// --timeout or when Unknown for --stuck-after with nothing changing
+    /// it ends: exit 0 when gone, 2 when Stuck for --stuck-after with nothing changing (or at
+    /// --timeout), 3 at --timeout still undecided or when Unknown for --stuck-after with nothing
+    /// changing
     #[arg(short = 'w', long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", hide_default_value = true, value_parser = kube_bool, action = clap::ArgAction::Set)]
     pub watch: bool,
-    /// With --watch: give up after this long, still undecided (exit 3)
+    /// With --watch: give up after this long (exit 2 if the answer is Stuck then, else 3)
     #[arg(long, value_name = "DURATION", requires = "watch")]
     pub timeout: Option<KubeDuration>,
     /// With --watch: end as soon as the answer is Stuck (exit 2; Unknown is watched on)

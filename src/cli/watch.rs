@@ -13,11 +13,14 @@
 //! (verdict, elapsed time, the changes that led to it, marked); piped, one line per change with
 //! its time; `-o yaml`, a YAML document per answer; `-o json`,
 //! one JSON object a line, `{"time", "change", "answer"}`. It ends by itself: 0 when gone, 2
-//! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`), 3 at
-//! `--timeout` or when Unknown for `--stuck-after` with nothing changing (the contract is
-//! silent there: an undecided watch that learns nothing still ends, and 3 is "cannot be
-//! judged"), 1 on failure (a watch that keeps failing). The verdict is the single answer's
-//! (`Diagnosis::verdict`), so a watch is Unknown exactly when `why-stuck` alone exits 3.
+//! when Stuck for `--stuck-after` with nothing changing (at once with `--until=stuck`, and at
+//! `--timeout` when Stuck then), 3 at `--timeout` still undecided or when Unknown for
+//! `--stuck-after` with nothing changing (the contract is silent there: an undecided watch that
+//! learns nothing still ends, and 3 is "cannot be judged"), 1 on failure (a watch that keeps
+//! failing). The verdict is the single answer's (`Diagnosis::verdict`), so a watch is Unknown
+//! exactly when `why-stuck` alone exits 3; but the watch knows when things happened, which a
+//! single answer cannot: a cleaner's finding seen to arise is given the cleaner's time before
+//! it counts (`kubectl_gc::watch::lag`), and a controller seen to come back restarts the clock.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -30,11 +33,13 @@ use kubectl_gc::diagnose::{self, Connection};
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::reads::{self, TargetRef, Wants};
 use kubectl_gc::render::{self, style::Style};
+use kubectl_gc::snapshot::Uid;
 use kubectl_gc::source::live::watch::Kept;
 use kubectl_gc::source::live::{ReadOptions, snapshot_so_far};
 use kubectl_gc::sweep;
 use kubectl_gc::tree::{self, Direction};
-use kubectl_gc::watch::{Changes, Observed, Verdict};
+use kubectl_gc::watch::lag::Lag;
+use kubectl_gc::watch::{Changes, Observed, Verdict, controller_back};
 
 use super::args::{Global, Until, WatchFlags};
 use super::exit::Exit;
@@ -47,6 +52,8 @@ use super::watch_show::{Judged, Mode, Out, terminal};
 const DEBOUNCE: Duration = Duration::from_millis(200);
 /// A change is judged at the latest this long after its first report, however many follow.
 const DEBOUNCE_MAX: Duration = Duration::from_secs(1);
+/// How long the last answer (gone) waits for reads being resumed to catch up.
+const CATCH_UP: Duration = Duration::from_secs(30);
 /// How often the answer is judged again with nothing reported, for what time alone changes.
 const REJUDGE: Duration = Duration::from_secs(15);
 
@@ -119,12 +126,25 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
     } else {
         Mode::Lines
     };
-    let mut out = Out { mode, started: Instant::now(), title: o.title.clone(), last: String::new() };
+    let mut out = Out {
+        mode,
+        started: Instant::now(),
+        title: o.title.clone(),
+        last: String::new(),
+        status: Vec::new(),
+        ignored: 0,
+    };
     if matches!(out.mode, Mode::Terminal { .. }) {
         terminal::hide_cursor();
     }
     let result = live.rt.block_on(follow(&live, global, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
     terminal::show_cursor();
+    if out.ignored > 0 {
+        output::note(&format!(
+            "{} watch events were about something not watched (another kind, namespace or name, or not selected), and were ignored",
+            out.ignored
+        ));
+    }
     result
 }
 
@@ -155,12 +175,15 @@ async fn follow(
         }
         None => None,
     };
-    let judge = |g: &Graph, prev: &Observed| -> Judged {
+    // when a finalizer's controller was last seen to come back: --stuck-after counts from then
+    let mut back_at: Option<Timestamp> = None;
+    let judge = |g: &Graph, prev: &Observed, back_at: Option<Timestamp>| -> Judged {
         let now = judged_at(global);
-        judge(g, now, target.as_ref(), subject, o, conn, st, prev)
+        judge(g, (now, back_at), target.as_ref(), subject, o, conn, st, prev)
     };
     let mut changes = Changes::default();
-    let mut prev = judge(&g, &Observed::nothing());
+    let mut prev = judge(&g, &Observed::nothing(), None);
+    let mut lag = Lag::start(&prev.observed);
     out.answer(&prev, &[])?;
     let mut last_change = Instant::now();
     let deadline = o.flags.timeout.and_then(|t| t.limit()).map(|t| tokio::time::Instant::now() + t);
@@ -169,6 +192,9 @@ async fn follow(
     // judged again from what is kept, without a request; not under --now, whose clock stands
     let mut clock = tokio::time::interval_at(tokio::time::Instant::now() + REJUDGE, REJUDGE);
     let clock_moves = global.now.is_none();
+    // an answer held back for a cleaner's normal lag is judged again when that is over
+    let mut held: Option<tokio::time::Instant> = None;
+    let mut catch_up: Option<tokio::time::Instant> = None;
     loop {
         if let Some(exit) = ended(&prev.observed, o) {
             return Ok(exit);
@@ -185,11 +211,14 @@ async fn follow(
                         Err(_) => break,
                     }
                 }
-                if !changed {
+                out.tell(kept.notes(), kept.ignored())?;
+                let caught_up = catch_up.is_some() && kept.behind() == 0;
+                if !changed && !caught_up {
                     continue;
                 }
             }
             _ = clock.tick(), if clock_moves => {}
+            _ = tokio::time::sleep_until(held.unwrap_or_else(tokio::time::Instant::now)), if held.is_some() => {}
             _ = tokio::time::sleep_until(quiet_at), if undecided => {
                 let quiet = human(o.stuck_after);
                 return Ok(match prev.observed.verdict {
@@ -206,11 +235,7 @@ async fn follow(
                 });
             }
             _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
-                output::note(&format!(
-                    "--timeout passed and the deletion is still undecided ({})",
-                    prev.observed.verdict.as_str()
-                ));
-                return Ok(Exit::Unknown);
+                return Ok(at_timeout(prev.observed.verdict));
             }
             _ = tick.tick(), if matches!(out.mode, Mode::Terminal { .. }) => {
                 out.redraw(&prev)?;
@@ -222,7 +247,16 @@ async fn follow(
         let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
         snapshot.context = live.session.context.clone();
         let g = Graph::build(snapshot);
-        let next = judge(&g, &prev.observed);
+        let mut next = judge(&g, &prev.observed, back_at);
+        if controller_back(&prev.observed, &next.observed) {
+            // a sign of progress: the clock starts again from the controller's return
+            back_at = Some(judged_at(global));
+            next = judge(&g, &prev.observed, back_at);
+        }
+        held = hold(&mut lag, &next.observed, kept.behind(), &mut catch_up);
+        if held.is_some() {
+            continue;
+        }
         let told = changes.between(&prev.observed, &next.observed);
         if !told.is_empty() {
             last_change = Instant::now();
@@ -230,6 +264,36 @@ async fn follow(
         }
         prev = next;
     }
+}
+
+/// Whether an answer is held back, and until when: stuck only by a cleaner's finding that has
+/// just arisen (not yet a change, see [`Lag`]); or the last answer (gone) while reads are being
+/// resumed, until they have caught up (what went with it told too) or [`CATCH_UP`] has passed.
+fn hold(
+    lag: &mut Lag,
+    next: &Observed,
+    behind: usize,
+    catch_up: &mut Option<tokio::time::Instant>,
+) -> Option<tokio::time::Instant> {
+    if let Some(until) = lag.holds(next, Instant::now()) {
+        return Some(tokio::time::Instant::from_std(until));
+    }
+    if next.verdict == Verdict::Gone && behind > 0 {
+        let until = *catch_up.get_or_insert_with(|| tokio::time::Instant::now() + CATCH_UP);
+        return (tokio::time::Instant::now() < until).then_some(until);
+    }
+    None
+}
+
+/// How a watch ends at `--timeout`: 2 when the answer is Stuck (decided: a script waiting for
+/// 2 is told so), 3 when it is still undecided.
+fn at_timeout(verdict: Verdict) -> Exit {
+    if verdict == Verdict::Stuck {
+        output::note("--timeout passed and the deletion is stuck");
+        return Exit::Stuck;
+    }
+    output::note(&format!("--timeout passed and the deletion is still undecided ({})", verdict.as_str()));
+    Exit::Unknown
 }
 
 /// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
@@ -246,8 +310,8 @@ fn ended(now: &Observed, o: &Options) -> Option<Exit> {
 
 fn apply(kept: &mut Kept, id: u64, event: kubectl_gc::source::live::watch::Event) -> Result<bool> {
     kept.apply(id, event).map_err(|failed| {
-        let (ask, f) = *failed;
-        anyhow::anyhow!("watching {} ({}) failed: {}", ask.kind.qualified(), ask.why, f.describe())
+        let (ask, why) = *failed;
+        anyhow::anyhow!("the watch keeps failing: watching {} ({}): {why}", ask.kind.qualified(), ask.why)
     })
 }
 
@@ -260,7 +324,7 @@ fn judged_at(global: &Global) -> Timestamp {
 #[allow(clippy::too_many_arguments)]
 fn judge(
     g: &Graph,
-    now: Timestamp,
+    (now, back_at): (Timestamp, Option<Timestamp>),
     target: Option<&Target>,
     (subject, scope): (&Subject, &sweep::Scope),
     o: &Options,
@@ -277,7 +341,10 @@ fn judge(
             // gone: what was seen of the rest stays (said gone when it goes); another object
             // under the name is seen as such
             let mut observed = prev.clone();
-            observed.objects.remove(&t.uid);
+            // what went with it is told gone too
+            observed
+                .objects
+                .retain(|uid, _| *uid != t.uid && g.by_uid(&Uid(uid.clone())).and_then(|x| g.object(x)).is_some());
             if let Some(other) = found {
                 observed.objects.extend(Observed::new(g, [other], [], Verdict::Gone).objects);
             }
@@ -285,7 +352,12 @@ fn judge(
             observed.verdict = Verdict::Gone;
             return Judged { observed, answer: None };
         };
-        let mut d = diagnose::why_stuck_with(g, &live, x, &o.answer);
+        // a controller back since the deletion: --stuck-after counts from its return
+        let mut answer = o.answer;
+        if let (Some(back), Some(deleted)) = (back_at, g.object(x).and_then(|o| o.deletion_timestamp)) {
+            answer.stuck_after += (back.as_second() - deleted.as_second()).max(0);
+        }
+        let mut d = diagnose::why_stuck_with(g, &live, x, &answer);
         let verdict = Verdict::of(&d);
         let nodes: Vec<NodeId> = match subject {
             Subject::Tree(dir) => {
@@ -301,7 +373,7 @@ fn judge(
             _ => {
                 // as the single answer does: a namespace not being deleted that holds
                 // deletions points to why-stuck --all
-                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &o.answer);
+                kubectl_gc::sweep::point_to_sweep(g, &live, &mut d, &answer);
                 let _ = match o.format {
                     Format::Text => render::text::write_why_stuck(g, &d, conn, st, &mut out),
                     Format::Json => data(&render::json::why_stuck(g, &d, conn), o.format, &mut out),

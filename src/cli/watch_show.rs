@@ -10,6 +10,8 @@ use anyhow::Result;
 use k8s_openapi::jiff::Timestamp;
 
 use kubectl_gc::render;
+use kubectl_gc::source::live::pace::GIVE_UP;
+use kubectl_gc::source::live::watch::Note;
 use kubectl_gc::watch::{Change, ChangeKind, Observed};
 
 use super::output;
@@ -41,6 +43,10 @@ pub struct Out {
     pub title: String,
     /// The changes shown in the terminal's header.
     pub last: String,
+    /// On a terminal, what is said beside the answers (a read that keeps failing), by read.
+    pub status: Vec<(String, String)>,
+    /// Watch events ignored as not about what was watched.
+    pub ignored: u64,
 }
 
 fn mark(k: ChangeKind) -> &'static str {
@@ -51,7 +57,7 @@ fn mark(k: ChangeKind) -> &'static str {
             "+"
         }
         ChangeKind::ControllerDown => "!",
-        ChangeKind::DeletionStarted | ChangeKind::Verdict => "~",
+        ChangeKind::DeletionStarted | ChangeKind::Verdict | ChangeKind::FindingChanged => "~",
     }
 }
 
@@ -143,22 +149,63 @@ impl Out {
         Ok(())
     }
 
+    /// What the followers say beside the answers: on stderr, or on a terminal in the frame's
+    /// header (a warning on stderr would break the frame drawn in place).
+    pub fn tell(&mut self, notes: Vec<Note>, ignored: u64) -> Result<()> {
+        self.ignored = ignored;
+        for n in notes {
+            let (read, line) = match n {
+                Note::Failing { read, problem, failing_for } => {
+                    let line = format!(
+                        "watching {read} keeps failing ({} so far): {problem}; asked again with backoff, given up after {} of failing",
+                        human(failing_for),
+                        human(GIVE_UP)
+                    );
+                    (read, Some(line))
+                }
+                Note::Recovered { read } => {
+                    if !matches!(self.mode, Mode::Terminal { .. }) {
+                        output::warn(&sanitize(&format!("watching {read} works again")));
+                    }
+                    (read, None)
+                }
+                Note::Ignored { read, what } => {
+                    let line = format!(
+                        "the watch of {read} sent an event about {what}, which it did not ask for: ignored (as is any other)"
+                    );
+                    (format!("ignored {read}"), Some(line))
+                }
+            };
+            self.status.retain(|(r, _)| *r != read);
+            let Some(line) = line else { continue };
+            if matches!(self.mode, Mode::Terminal { .. }) {
+                self.status.push((read, line));
+            } else {
+                output::warn(&sanitize(&line));
+            }
+        }
+        Ok(())
+    }
+
     /// The terminal's frame again (the elapsed time moves on): each line overwritten in place,
-    /// the whole frame in one write, so that Ctrl-C finds whole frames.
+    /// the whole frame in one write, so that Ctrl-C finds whole frames. The frame fits the
+    /// screen: the header (what is watched, the verdict, what went wrong, what changed) first,
+    /// then as much of the answer as fits, the rest cut with a line saying so.
     pub fn redraw(&mut self, j: &Judged) -> Result<()> {
-        let Mode::Terminal { rows, width: drawn_at } = &mut self.mode else { return Ok(()) };
-        let mut frame = format!(
-            "Watching {} — {} · {} elapsed · Ctrl-C to stop\n",
-            sanitize(&self.title),
-            j.observed.verdict.as_str(),
-            human(self.started.elapsed())
-        );
-        frame.push_str(&self.last);
-        frame.push('\n');
-        frame.push_str(&j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default());
         let (width, height) = terminal_size::terminal_size()
             .map_or((80, 24), |(w, h)| (usize::from(w.0).max(1), usize::from(h.0).max(1)));
-        let mut bytes = Vec::with_capacity(frame.len() + 64);
+        let mut head = vec![title_line(
+            &sanitize(&self.title),
+            j.observed.verdict.as_str(),
+            &human(self.started.elapsed()),
+            width,
+        )];
+        head.extend(self.status.iter().map(|(_, l)| format!("! {}", sanitize(l))));
+        head.extend(self.last.lines().map(str::to_string));
+        let answer = j.answer.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+        let lines = fit(head, answer.lines(), width, height);
+        let Mode::Terminal { rows, width: drawn_at } = &mut self.mode else { return Ok(()) };
+        let mut bytes = Vec::with_capacity(lines.iter().map(|l| l.len() + 4).sum::<usize>() + 64);
         if *rows > 0 {
             // taller than the screen, the cursor cannot go back up far enough; resized, the last
             // frame's rows are no longer known (a terminal may have wrapped its lines again)
@@ -169,7 +216,7 @@ impl Out {
             }
         }
         let mut drawn = 0;
-        for l in frame.lines() {
+        for l in &lines {
             bytes.extend_from_slice(l.as_bytes());
             bytes.extend_from_slice(b"\x1b[K\n");
             drawn += terminal_rows(l, width);
@@ -182,6 +229,66 @@ impl Out {
         *drawn_at = width;
         Ok(())
     }
+}
+
+/// The frame's first line, on one row (short of the last column, where a terminal's pending
+/// wrap would let the erase that follows take the last character): what is watched, the
+/// verdict, the elapsed time, and how to stop if there is room; a title too long is cut.
+fn title_line(title: &str, verdict: &str, elapsed: &str, width: usize) -> String {
+    let room = width.saturating_sub(1);
+    let full = format!("Watching {title} — {verdict} · {elapsed} elapsed · Ctrl-C to stop");
+    if render::style::columns(&full) <= room {
+        return full;
+    }
+    let tail = format!(" — {verdict} · {elapsed} elapsed");
+    let keep = room.saturating_sub(render::style::columns(&tail) + "Watching …".len());
+    let mut cut = String::new();
+    for c in title.chars() {
+        if render::style::columns(&cut) + unicode_width::UnicodeWidthChar::width(c).unwrap_or(0) > keep {
+            cut.push('…');
+            break;
+        }
+        cut.push(c);
+    }
+    format!("Watching {cut}{tail}")
+}
+
+/// What fits a screen `height` rows high and `width` wide, leaving its last row for the cursor:
+/// the header (its first line always; what changed cut first if even that does not fit), a
+/// blank line, then the answer's lines while they fit, and a last line saying how many more
+/// there are.
+fn fit<'a>(head: Vec<String>, answer: impl Iterator<Item = &'a str>, width: usize, height: usize) -> Vec<String> {
+    let room = height.saturating_sub(1).max(2);
+    let rows = |l: &str| terminal_rows(l, width);
+    let mut out = Vec::new();
+    let mut used = 0;
+    let head_len = head.len();
+    for (i, l) in head.into_iter().enumerate() {
+        // the line saying what was cut needs a row of its own
+        if i > 0 && used + rows(&l) + 1 > room {
+            out.push(format!("  … {} more changes", head_len - i));
+            used += 1;
+            break;
+        }
+        used += rows(&l);
+        out.push(l);
+    }
+    let answer: Vec<&str> = answer.collect();
+    if answer.is_empty() || used + 2 > room {
+        return out;
+    }
+    out.push(String::new());
+    used += 1;
+    for (i, l) in answer.iter().enumerate() {
+        let last = i + 1 == answer.len();
+        if used + rows(l) + usize::from(!last) > room {
+            out.push(format!("… {} more lines (widen the terminal or pipe the output)", answer.len() - i));
+            break;
+        }
+        used += rows(l);
+        out.push(l.to_string());
+    }
+    out
 }
 
 /// Text from the cluster, escaped for a terminal.
@@ -239,5 +346,45 @@ pub mod terminal {
             let _ = w.write_all(SHOW);
             let _ = w.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fit, title_line};
+
+    #[test]
+    fn the_first_line_fits_one_row() {
+        let t = title_line("why-stuck site/alpha -n labs", "InProgress", "3s", 400);
+        assert_eq!(t, "Watching why-stuck site/alpha -n labs — InProgress · 3s elapsed · Ctrl-C to stop");
+        let t = title_line("why-stuck site/alpha -n labs", "NotDeleting", "10s", 80);
+        assert_eq!(t, "Watching why-stuck site/alpha -n labs — NotDeleting · 10s elapsed");
+        let t = title_line(&"x".repeat(200), "Stuck", "1m", 80);
+        assert!(t.ends_with("x… — Stuck · 1m elapsed") && t.chars().count() <= 79, "{t}");
+    }
+
+    #[test]
+    fn a_frame_keeps_its_header_and_cuts_the_answer_to_the_screen() {
+        let head = vec!["Watching x — Stuck".to_string(), "Changed at t:".into(), "  ✗ a is gone".into()];
+        let answer: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+        let f = fit(head.clone(), answer.iter().map(String::as_str), 80, 24);
+        assert_eq!(f.len(), 23, "{f:#?}");
+        assert_eq!(&f[..3], &head[..]);
+        assert_eq!(f[4], "line 0");
+        assert_eq!(f[22], "… 22 more lines (widen the terminal or pipe the output)");
+        // lines wider than the screen take their rows
+        let wide: Vec<String> = (0..10).map(|_| "x".repeat(100)).collect();
+        let f = fit(head.clone(), wide.iter().map(String::as_str), 80, 24);
+        assert_eq!(f.len(), 3 + 1 + 9 + 1, "{f:#?}");
+        // a short answer is whole
+        let f = fit(head.clone(), ["a", "b"].into_iter(), 80, 24);
+        assert_eq!(f.len(), 6);
+        // more changes than rows: the first line stays, the changes are cut
+        let mut many = vec!["Watching x — Stuck".to_string()];
+        many.extend((0..40).map(|i| format!("  - change {i}")));
+        let f = fit(many, answer.iter().map(String::as_str), 80, 10);
+        assert_eq!(f.len(), 9);
+        assert_eq!(f[0], "Watching x — Stuck");
+        assert_eq!(f[8], "  … 33 more changes");
     }
 }

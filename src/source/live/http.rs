@@ -23,6 +23,8 @@ pub const MAX_BODY: u64 = 512 * 1024 * 1024;
 /// holding [`MAX_BODY`] would be 8 GiB): 1 GiB. What is decoded from an answer is smaller
 /// than the answer, so the run's memory stays within about twice this.
 pub const MEMORY_BUDGET: u64 = 1024 * 1024 * 1024;
+/// The most of an error answer to a WATCH that is read (its Status).
+const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Echoed words of a server (a Status message, a decoding error) are cut to this many
 /// characters.
 pub const ECHO_CHARS: usize = 300;
@@ -298,6 +300,15 @@ impl Reader {
         self
     }
 
+    /// `bytes` of the run's memory budget, for what a watch keeps of an event (given back when
+    /// the charge is dropped), or [`Failure::OverBudget`].
+    pub fn charge(&self, bytes: u64) -> Result<Charge, Failure> {
+        if !self.budget.take(bytes) {
+            return Err(Failure::OverBudget(self.budget.limit));
+        }
+        Ok(Charge { budget: self.budget.clone(), bytes })
+    }
+
     /// The server URL, as the errors name it.
     pub fn server(&self) -> &str {
         &self.server
@@ -357,7 +368,18 @@ impl Reader {
         if status.is_success() {
             return Ok(resp.into_body());
         }
-        let body = resp.into_body().collect().await.map(|b| b.to_bytes().to_vec()).unwrap_or_default();
+        // an error's Status is small: what a server sends past that is not read (a 1 GB error
+        // body would otherwise be held whole)
+        let mut body = Vec::new();
+        let mut stream = resp.into_body();
+        while let Some(Ok(frame)) = stream.frame().await {
+            if let Ok(data) = frame.into_data() {
+                body.extend_from_slice(&data[..data.len().min(MAX_ERROR_BODY - body.len())]);
+                if body.len() >= MAX_ERROR_BODY {
+                    break;
+                }
+            }
+        }
         let (reason, message) = match serde_json::from_slice::<StatusBody>(&body) {
             Ok(s) => (s.reason, s.message),
             Err(_) => (status.canonical_reason().unwrap_or("").to_string(), String::new()),

@@ -11,15 +11,19 @@
 //!
 //! Each followed read is one task: a WATCH from the resourceVersion of its answer with
 //! bookmarks (`allowWatchBookmarks=true`), resumed from the last resourceVersion seen when the
-//! stream ends or breaks, relisted (the same list, once) when the server answers 410 Gone, with
-//! a growing wait between failed attempts and at most [`MAX_FAILURES`] failures in a row, after
-//! which the follower gives up and says why ([`Event::Failed`]). Streams are asked to end after
-//! [`WATCH_SECONDS`] (the server's own timeout otherwise), as client-go's reflectors do, and are
-//! then resumed.
+//! stream ends or breaks, relisted (the same list) when the server answers 410 Gone, paced as
+//! client-go's reflector paces it and within a bucket of every follower's attempts, giving up
+//! after a bounded time of failing ([`pace`]), which it says ([`Event::Failed`]). Streams are
+//! asked to end after [`WATCH_SECONDS`] (the server's own timeout otherwise), as client-go's
+//! reflectors do, and are then resumed. Each event is checked against its read
+//! ([`fits::foreign`]) and what is kept of it charged to the run's memory budget.
 //!
 //! Read-only: a WATCH is a GET.
 
-use std::time::Duration;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use http_body_util::BodyExt;
@@ -28,15 +32,11 @@ use serde::Deserialize;
 use crate::snapshot::raw::{JsonDoc, RawDoc};
 
 use super::ask::{Answered, Ask, Body, Fetch, ReadPlan, Use};
-use super::discovery::{Discovery, ListType};
-use super::http::{Failure, Reader};
+use super::discovery::Discovery;
+use super::http::{Charge, Failure, Reader};
 use super::list::{self, METADATA_ACCEPT, wants_body};
-use super::{ReadOptions, Resume, Session};
+use super::{ReadOptions, Resume, Session, fits, pace};
 
-/// Failed attempts in a row after which a follower gives up.
-pub const MAX_FAILURES: u32 = 6;
-/// Longest wait between attempts.
-pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// How long a watch is asked to last (`timeoutSeconds`) before it is resumed.
 pub const WATCH_SECONDS: u64 = 300;
 /// The most bytes one event line may take: etcd caps an object at 1.5 MiB; a line past this
@@ -45,14 +45,30 @@ pub const MAX_LINE: usize = 8 * 1024 * 1024;
 
 /// What a follower reports about its read.
 pub enum Event {
-    /// An object was added or changed (`ADDED`, `MODIFIED`).
-    Applied(RawDoc),
+    /// An object was added or changed (`ADDED`, `MODIFIED`), with the part of the run's memory
+    /// budget it holds while kept.
+    Applied(RawDoc, Charge),
     /// An object was removed, or no longer matches the read's selectors (`DELETED`).
     Deleted(RawDoc),
     /// The history was gone (410): the read's objects as listed again.
     Relisted(Vec<RawDoc>),
-    /// The follower gave up after [`MAX_FAILURES`] failures in a row.
-    Failed(Failure),
+    /// An event about something the read did not ask for (another kind, namespace, name, or
+    /// an object its selectors do not select), ignored: what it was.
+    Ignored(String),
+    /// The follower has been failing for a while (said once, until it recovers); it goes on.
+    Failing {
+        /// The last failure.
+        problem: String,
+        /// Since the first failure after the last healthy stream.
+        failing_for: Duration,
+    },
+    /// A follower that was [`Event::Failing`] has a healthy stream again.
+    Recovered,
+    /// Its stream opened (`true`), or ended and is being resumed (`false`): between the two
+    /// what is kept of the read may be behind.
+    Streaming(bool),
+    /// The follower gave up (see [`pace::Trouble`]): why.
+    Failed(String),
 }
 
 /// Which follower reported.
@@ -63,6 +79,8 @@ struct Entry {
     answered: Answered,
     task: Option<futures::future::AbortHandle>,
     used: bool,
+    /// The budget held by the objects events brought, by [`key`].
+    held: HashMap<String, Charge>,
 }
 
 impl Drop for Entry {
@@ -71,6 +89,31 @@ impl Drop for Entry {
             t.abort();
         }
     }
+}
+
+/// Something a watch says beside its answers.
+pub enum Note {
+    /// A followed read keeps failing (it is retried with backoff).
+    Failing {
+        /// The read, as `kind (why)`.
+        read: String,
+        /// Its last failure.
+        problem: String,
+        /// For how long.
+        failing_for: Duration,
+    },
+    /// It works again.
+    Recovered {
+        /// The read.
+        read: String,
+    },
+    /// The first event ignored as not of what was asked.
+    Ignored {
+        /// The read.
+        read: String,
+        /// What the event was about.
+        what: String,
+    },
 }
 
 /// The reads of an answer, kept current by their followers. The followers run while
@@ -82,12 +125,29 @@ pub struct Kept {
     tx: tokio::sync::mpsc::UnboundedSender<(FollowerId, Event)>,
     rx: tokio::sync::mpsc::UnboundedReceiver<(FollowerId, Event)>,
     running: futures::stream::FuturesUnordered<futures::future::LocalBoxFuture<'static, ()>>,
+    /// Every follower's attempts after their first, together.
+    bucket: Rc<RefCell<pace::Bucket>>,
+    /// Events ignored as not of what was asked.
+    ignored: u64,
+    notes: Vec<Note>,
+    /// Followers whose stream ended and is not open again yet.
+    behind: std::collections::BTreeSet<FollowerId>,
 }
 
 impl Default for Kept {
     fn default() -> Kept {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        Kept { entries: Vec::new(), next_id: 0, tx, rx, running: Default::default() }
+        Kept {
+            entries: Vec::new(),
+            next_id: 0,
+            tx,
+            rx,
+            running: Default::default(),
+            bucket: Rc::new(RefCell::new(pace::Bucket::new(std::time::Instant::now()))),
+            ignored: 0,
+            notes: Vec::new(),
+            behind: Default::default(),
+        }
     }
 }
 
@@ -155,18 +215,34 @@ impl Kept {
             use futures::FutureExt;
             // at the version that answered: the one asked may be the one that cannot
             let ask = Ask { kind: resume.kind, ..answered.ask.clone() };
-            let (reader, tx, version) = (session.reader.clone(), self.tx.clone(), resume.version);
+            let to = Reporter { id, tx: self.tx.clone() };
+            let f = Follower { reader: session.reader.clone(), ask, bucket: self.bucket.clone() };
             let (handle, registration) = futures::future::AbortHandle::new_pair();
-            let run = futures::future::Abortable::new(follower(reader, ask, version, id, tx), registration);
+            let run = futures::future::Abortable::new(f.run(resume.version, to), registration);
             self.running.push(run.map(|_| ()).boxed_local());
             handle
         });
-        self.entries.push(Entry { id, answered, task, used: true });
+        self.entries.push(Entry { id, answered, task, used: true, held: HashMap::new() });
     }
 
     /// How many reads are followed (one WATCH stream each).
     pub fn followed(&self) -> usize {
         self.entries.iter().filter(|e| e.task.is_some()).count()
+    }
+
+    /// How many followed reads are being resumed (what is kept of them may be behind).
+    pub fn behind(&self) -> usize {
+        self.entries.iter().filter(|e| self.behind.contains(&e.id)).count()
+    }
+
+    /// Events ignored so far as not of what their watch asked for.
+    pub fn ignored(&self) -> u64 {
+        self.ignored
+    }
+
+    /// What is to be said beside the answers since the last call.
+    pub fn notes(&mut self) -> Vec<Note> {
+        std::mem::take(&mut self.notes)
     }
 
     /// The next report of any follower (waits for one, running the followers meanwhile).
@@ -182,11 +258,39 @@ impl Kept {
         }
     }
 
-    /// Applies a report to the objects kept: whether they changed, or the failure a follower
-    /// gave up on (with the read it was following). A report from a follower since dropped
-    /// changes nothing.
-    pub fn apply(&mut self, id: FollowerId, event: Event) -> Result<bool, Box<(Ask, Failure)>> {
+    /// Applies a report to the objects kept: whether they changed, or why a follower gave up
+    /// (with the read it was following). A report from a follower since dropped changes
+    /// nothing.
+    pub fn apply(&mut self, id: FollowerId, event: Event) -> Result<bool, Box<(Ask, String)>> {
         let Some(e) = self.entries.iter_mut().find(|e| e.id == id) else { return Ok(false) };
+        let read = || format!("{} ({})", e.answered.ask.kind.qualified(), e.answered.ask.why);
+        match event {
+            Event::Ignored(what) => {
+                self.ignored += 1;
+                if self.ignored == 1 {
+                    self.notes.push(Note::Ignored { read: read(), what });
+                }
+                return Ok(false);
+            }
+            Event::Failing { problem, failing_for } => {
+                self.notes.push(Note::Failing { read: read(), problem, failing_for });
+                return Ok(false);
+            }
+            Event::Recovered => {
+                self.notes.push(Note::Recovered { read: read() });
+                return Ok(false);
+            }
+            Event::Streaming(open) => {
+                if open {
+                    self.behind.remove(&id);
+                } else {
+                    self.behind.insert(id);
+                }
+                return Ok(false);
+            }
+            Event::Failed(why) => return Err(Box::new((e.answered.ask.clone(), why))),
+            _ => {}
+        }
         let only = match &e.answered.ask.fetch {
             Fetch::List { only: Some(o), .. } => Some(o.clone()),
             _ => None,
@@ -198,51 +302,67 @@ impl Kept {
                     .is_some_and(|m| m.name.as_ref().is_some_and(|n| o.contains(&(m.namespace.clone(), n.clone()))))
             })
         };
-        if e.answered.result.is_err() && !matches!(event, Event::Failed(_)) {
+        if e.answered.result.is_err() {
             // a GET that found nothing: its object came
             e.answered.result = Ok(Vec::new());
         }
         let Ok(docs) = &mut e.answered.result else { return Ok(false) };
-        match event {
-            Event::Applied(d) if kept(&d) => {
+        Ok(match event {
+            Event::Applied(d, charge) if kept(&d) => {
+                // the object's earlier state, if an event brought it, gives its part back
+                e.held.insert(key(&d), charge);
                 match docs.iter().position(|x| same(x, &d)) {
                     Some(i) => docs[i] = d,
                     None => docs.push(d),
                 }
-                Ok(true)
+                true
             }
-            Event::Applied(_) => Ok(false),
+            Event::Applied(..) => false,
             Event::Deleted(d) => {
                 let before = docs.len();
                 docs.retain(|x| !same(x, &d));
-                Ok(docs.len() != before)
+                e.held.remove(&key(&d));
+                docs.len() != before
             }
             Event::Relisted(new) => {
                 *docs = new.into_iter().filter(|d| kept(d)).collect();
-                Ok(true)
+                e.held.clear();
+                true
             }
-            Event::Failed(f) => Err(Box::new((e.answered.ask.clone(), f))),
-        }
+            _ => false,
+        })
     }
 }
 
-/// The same object: by uid, else by namespace and name.
+/// The same object: by uid where either has one (an event without one is not the object
+/// kept with one), else by namespace and name.
 fn same(a: &RawDoc, b: &RawDoc) -> bool {
     let (Some(a), Some(b)) = (&a.metadata, &b.metadata) else { return false };
     match (&a.uid, &b.uid) {
-        (Some(x), Some(y)) => x == y,
-        _ => a.namespace == b.namespace && a.name == b.name,
+        (None, None) => a.namespace == b.namespace && a.name == b.name,
+        (x, y) => x == y,
+    }
+}
+
+/// What an object's held budget is kept under: its uid, else its namespace and name.
+fn key(d: &RawDoc) -> String {
+    let Some(m) = &d.metadata else { return String::new() };
+    match &m.uid {
+        Some(u) => u.clone(),
+        None => format!("{}/{}", m.namespace.as_deref().unwrap_or(""), m.name.as_deref().unwrap_or("")),
     }
 }
 
 /// How a stream ended.
 enum End {
-    /// The server ended it (its timeout, or ours): resume.
-    Closed { delivered: bool },
+    /// The server ended it (its timeout, or ours), or it broke: resume.
+    Closed,
     /// 410 Gone: relist.
     Gone,
     /// It failed.
     Failed(Failure),
+    /// Nobody listens any more.
+    Dropped,
 }
 
 /// `{"type": …, "object": …}`.
@@ -294,45 +414,102 @@ fn full(ask: &Ask) -> bool {
     ask.body == Body::Full && wants_body(&ask.kind)
 }
 
-/// Follows one read until dropped, or until it gives up.
-async fn follower(
-    reader: Reader,
-    ask: Ask,
-    mut version: Option<String>,
+/// Where a follower sends its reports.
+struct Reporter {
     id: FollowerId,
     tx: tokio::sync::mpsc::UnboundedSender<(FollowerId, Event)>,
-) {
-    let mut failures = 0u32;
-    loop {
-        let end = stream_once(&reader, &ask, &mut version, &mut |e| tx.send((id, e)).is_ok()).await;
-        let failure = match end {
-            End::Closed { delivered: true } => {
-                failures = 0;
-                continue;
+}
+
+impl Reporter {
+    /// `false` once nobody listens.
+    fn send(&self, e: Event) -> bool {
+        self.tx.send((self.id, e)).is_ok()
+    }
+}
+
+/// One followed read.
+struct Follower {
+    reader: Reader,
+    ask: Ask,
+    bucket: Rc<RefCell<pace::Bucket>>,
+}
+
+impl Follower {
+    /// Follows the read until dropped, or until it gives up: WATCH from `version`, resumed at
+    /// once after a healthy stream, else after a backoff (a relist first after 410 Gone), every
+    /// attempt after the first within the bucket of every follower's (see [`pace`]).
+    async fn run(self, mut version: Option<String>, to: Reporter) {
+        let mut backoff = pace::Backoff::default();
+        let mut trouble = pace::Trouble::default();
+        let mut relist_due = false;
+        // the first attempt, and the first again after a healthy stream, go at once and outside
+        // the bucket: a stream dropped once (a server restarting, a proxy's idle timeout) is
+        // resumed as client-go's reflector resumes it, and every follower resumes together
+        let mut free = true;
+        loop {
+            if !free {
+                let wait = self.bucket.borrow_mut().take(Instant::now());
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
             }
-            // ended at once with nothing: not a hot loop, a failure
-            End::Closed { delivered: false } => None,
-            End::Gone => match relist(&reader, &ask).await {
-                Ok((docs, v)) => {
-                    version = v;
-                    if tx.send((id, Event::Relisted(docs))).is_err() {
+            let started = Instant::now();
+            let problem = if relist_due {
+                match relist(&self.reader, &self.ask).await {
+                    Ok((docs, v)) => {
+                        version = v;
+                        relist_due = false;
+                        if !to.send(Event::Relisted(docs)) {
+                            return;
+                        }
+                        // the watch after it goes as the relist went
+                        continue;
+                    }
+                    Err(f) => pace::Problem::Failed(f),
+                }
+            } else {
+                let end = stream_once(&self.reader, &self.ask, &mut version, &to).await;
+                if !matches!(end, End::Dropped) && !to.send(Event::Streaming(false)) {
+                    return;
+                }
+                match end {
+                    End::Dropped => return,
+                    End::Closed if started.elapsed() >= pace::HEALTHY => {
+                        backoff.reset();
+                        free = true;
+                        if trouble.clear() && !to.send(Event::Recovered) {
+                            return;
+                        }
+                        continue;
+                    }
+                    End::Closed => pace::Problem::EndedEarly { after: started.elapsed() },
+                    End::Gone => {
+                        relist_due = true;
+                        pace::Problem::Expired
+                    }
+                    End::Failed(f) => pace::Problem::Failed(f),
+                }
+            };
+            let now = Instant::now();
+            let first_problem = trouble.is_clear();
+            match trouble.record(now, &problem) {
+                pace::Next::GiveUp => {
+                    let _ = to.send(Event::Failed(problem.describe()));
+                    return;
+                }
+                pace::Next::Warn { failing_for } => {
+                    if !to.send(Event::Failing { problem: problem.describe(), failing_for }) {
                         return;
                     }
-                    failures = 0;
-                    continue;
                 }
-                Err(f) => Some(f),
-            },
-            End::Failed(f) => Some(f),
-        };
-        failures += 1;
-        if failures >= MAX_FAILURES {
-            let f = failure.unwrap_or(Failure::Decode("the server ends every watch at once".into()));
-            let _ = tx.send((id, Event::Failed(f)));
-            return;
+                pace::Next::Retry => {}
+            }
+            // the first problem after a healthy stream is asked again at once; the rest wait
+            free = first_problem && problem.lasting() == pace::Lasting::Passing;
+            if !free {
+                tokio::time::sleep(backoff.next(now, pace::random01())).await;
+            }
         }
-        let wait = super::http::backoff(failures).min(MAX_BACKOFF);
-        tokio::time::sleep(wait).await;
     }
 }
 
@@ -344,21 +521,23 @@ async fn relist(reader: &Reader, ask: &Ask) -> Result<(Vec<RawDoc>, Option<Strin
     Ok((l.docs, l.resource_version))
 }
 
-/// One WATCH stream, until it ends; `version` follows the events and bookmarks.
-async fn stream_once(
-    reader: &Reader,
-    ask: &Ask,
-    version: &mut Option<String>,
-    report: &mut impl FnMut(Event) -> bool,
-) -> End {
-    let accept = if full(ask) { list::JSON } else { METADATA_ACCEPT };
+/// One WATCH stream, until it ends; `version` follows the events and bookmarks. Each event's
+/// object is checked against the read ([`fits::foreign`]) and charged to the run's memory
+/// budget while kept.
+async fn stream_once(reader: &Reader, ask: &Ask, version: &mut Option<String>, to: &Reporter) -> End {
+    let metadata = !full(ask);
+    let accept = if metadata { METADATA_ACCEPT } else { list::JSON };
     let mut body = match reader.stream(&watch_path(ask, version.as_deref()), accept).await {
-        Ok(b) => b,
+        Ok(b) => {
+            if !to.send(Event::Streaming(true)) {
+                return End::Dropped;
+            }
+            b
+        }
         Err(Failure::Status { code: 410, .. }) => return End::Gone,
         Err(f) => return End::Failed(f),
     };
     let mut buf: Vec<u8> = Vec::new();
-    let mut delivered = false;
     while let Some(frame) = body.frame().await {
         let data = match frame {
             Ok(f) => match f.into_data() {
@@ -366,7 +545,7 @@ async fn stream_once(
                 Err(_) => continue,
             },
             // a broken stream: resumed from the last version, as a closed one
-            Err(_) => return End::Closed { delivered },
+            Err(_) => return End::Closed,
         };
         buf.extend_from_slice(&data);
         while let Some(nl) = buf.iter().position(|&b| b == b'\n') {
@@ -374,59 +553,74 @@ async fn stream_once(
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match event(&ask.kind, &line) {
-                Ok(Parsed::Event(e, v)) => {
-                    delivered = true;
+            let report = match event(ask, metadata, &line) {
+                Ok(Parsed::Change { doc, deleted, version: v }) => {
                     if v.is_some() {
                         *version = v;
                     }
-                    if !report(*e) {
-                        return End::Closed { delivered };
+                    if deleted {
+                        Event::Deleted(*doc)
+                    } else {
+                        match reader.charge(line.len() as u64) {
+                            Ok(charge) => Event::Applied(*doc, charge),
+                            Err(f) => return End::Failed(f),
+                        }
                     }
                 }
                 Ok(Parsed::Bookmark(v)) => {
-                    delivered = true;
                     if v.is_some() {
                         *version = v;
                     }
+                    continue;
                 }
+                Ok(Parsed::Foreign(what)) => Event::Ignored(what),
                 Ok(Parsed::Gone) => return End::Gone,
                 Err(f) => return End::Failed(f),
+            };
+            if !to.send(report) {
+                return End::Dropped;
             }
         }
         if buf.len() > MAX_LINE {
             return End::Failed(Failure::TooLarge(MAX_LINE as u64));
         }
     }
-    End::Closed { delivered }
+    End::Closed
 }
 
 enum Parsed {
-    Event(Box<Event>, Option<String>),
+    /// An object added or changed, or (`deleted`) removed; the resourceVersion it is at.
+    Change {
+        doc: Box<RawDoc>,
+        deleted: bool,
+        version: Option<String>,
+    },
     Bookmark(Option<String>),
+    /// An event about something not asked for: what it was about.
+    Foreign(String),
     Gone,
 }
 
-/// One event line.
-fn event(t: &ListType, line: &[u8]) -> Result<Parsed, Failure> {
+/// One event line of the watch of `ask` (`metadata`: metadata-only objects asked for).
+fn event(ask: &Ask, metadata: bool, line: &[u8]) -> Result<Parsed, Failure> {
     let decode = |e: serde_json::Error| Failure::Decode(e.to_string());
     let l: Line = serde_json::from_slice(line).map_err(decode)?;
     let doc = || -> Result<RawDoc, Failure> {
         let JsonDoc(d) = serde_json::from_str(l.object.get()).map_err(decode)?;
-        Ok(list::stamp(d, t))
+        Ok(d)
     };
     let version = |d: &RawDoc| d.metadata.as_ref().and_then(|m| m.resource_version.clone());
+    let change = |deleted: bool| -> Result<Parsed, Failure> {
+        let d = doc()?;
+        if let Some(what) = fits::foreign(ask, metadata, &d, &l.object, deleted) {
+            return Ok(Parsed::Foreign(what));
+        }
+        let d = list::stamp(d, &ask.kind);
+        Ok(Parsed::Change { version: version(&d), doc: Box::new(d), deleted })
+    };
     Ok(match l.kind.as_str() {
-        "ADDED" | "MODIFIED" => {
-            let d = doc()?;
-            let v = version(&d);
-            Parsed::Event(Box::new(Event::Applied(d)), v)
-        }
-        "DELETED" => {
-            let d = doc()?;
-            let v = version(&d);
-            Parsed::Event(Box::new(Event::Deleted(d)), v)
-        }
+        "ADDED" | "MODIFIED" => change(false)?,
+        "DELETED" => change(true)?,
         "BOOKMARK" => Parsed::Bookmark(version(&doc()?)),
         "ERROR" => {
             let s: Status = serde_json::from_str(l.object.get()).map_err(decode)?;
@@ -443,6 +637,7 @@ fn event(t: &ListType, line: &[u8]) -> Result<Parsed, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::live::discovery::ListType;
 
     fn t() -> ListType {
         ListType {
@@ -471,18 +666,39 @@ mod tests {
     }
 
     #[test]
-    fn event_lines_become_events_bookmarks_or_gone() {
+    fn event_lines_become_events_bookmarks_or_gone_and_foreign_ones_are_told_apart() {
+        let pods = Ask::list(&t(), Some("labs".into()), "t");
         let line = br#"{"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"labs","uid":"u","resourceVersion":"9"}}}"#;
-        let Ok(Parsed::Event(e, Some(v))) = event(&t(), line) else { panic!("not an event") };
-        let Event::Applied(d) = *e else { panic!("not applied") };
-        assert_eq!((d.kind.as_deref(), v.as_str()), (Some("Pod"), "9"));
+        let Ok(Parsed::Change { doc, deleted: false, version: Some(v) }) = event(&pods, true, line) else {
+            panic!("not a change")
+        };
+        assert_eq!((doc.kind.as_deref(), v.as_str()), (Some("Pod"), "9"));
         let line =
             br#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12"}}}"#;
-        assert!(matches!(event(&t(), line), Ok(Parsed::Bookmark(Some(v))) if v == "12"));
+        assert!(matches!(event(&pods, true, line), Ok(Parsed::Bookmark(Some(v))) if v == "12"));
         let line = br#"{"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}}"#;
-        assert!(matches!(event(&t(), line), Ok(Parsed::Gone)));
+        assert!(matches!(event(&pods, true, line), Ok(Parsed::Gone)));
         let line = br#"{"type":"ERROR","object":{"kind":"Status","code":500,"message":"boom"}}"#;
-        assert!(matches!(event(&t(), line), Err(Failure::Status { code: 500, .. })));
-        assert!(event(&t(), br#"{"type":"SURPRISE","object":{}}"#).is_err());
+        assert!(matches!(event(&pods, true, line), Err(Failure::Status { code: 500, .. })));
+        assert!(event(&pods, true, br#"{"type":"SURPRISE","object":{}}"#).is_err());
+        // a Site's DELETED on the pods' watch, or a pod of another namespace: ignored
+        let site = br#"{"type":"DELETED","object":{"kind":"Site","apiVersion":"labhub.io/v1","metadata":{"name":"a","namespace":"labs","uid":"s"}}}"#;
+        assert!(matches!(event(&pods, true, site), Ok(Parsed::Foreign(w)) if w == "a Site (labhub.io/v1)"));
+        let elsewhere = br#"{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"prod","uid":"p"}}}"#;
+        assert!(matches!(event(&pods, true, elsewhere), Ok(Parsed::Foreign(_))));
+    }
+
+    #[test]
+    fn an_event_without_a_uid_is_not_the_object_kept_with_one() {
+        let doc = |uid: Option<&str>| {
+            let JsonDoc(d) =
+                serde_json::from_value(serde_json::json!({"metadata": {"name": "a", "namespace": "labs", "uid": uid}}))
+                    .unwrap();
+            d
+        };
+        assert!(same(&doc(Some("u")), &doc(Some("u"))));
+        assert!(!same(&doc(Some("u")), &doc(None)));
+        assert!(!same(&doc(Some("u")), &doc(Some("v"))));
+        assert!(same(&doc(None), &doc(None)));
     }
 }

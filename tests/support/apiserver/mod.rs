@@ -59,6 +59,8 @@ pub struct Recorded {
     /// The answer's body bytes (uncompressed; 0 for a stream such as a WATCH, whose lines
     /// count in [`ApiServer::bytes_sent`] only).
     pub bytes: u64,
+    /// When it came.
+    pub at: std::time::Instant,
 }
 
 impl Recorded {
@@ -145,6 +147,17 @@ pub enum FaultKind {
     NotAList(Value),
     /// A 200 JSON answer that never ends (no Content-Length, chunks forever).
     Oversized,
+    /// An error Status whose body never ends (a 500 followed by chunks forever).
+    EndlessError,
+    /// WATCH only: these event lines first (events of another kind, namespace or name), then
+    /// the watch as served.
+    Foreign(Vec<Value>),
+    /// WATCH only: the stream ends after its first line (an event or a bookmark), as a proxy
+    /// that closes every stream does.
+    EndAfterOne,
+    /// WATCH only: ADDED events of objects nobody made, each with a 1 MiB annotation, as fast
+    /// as they are read (a server inventing objects).
+    Inventing,
 }
 
 /// A fault on the requests it matches.
@@ -280,6 +293,8 @@ pub struct Shared {
     signals: tokio::sync::broadcast::Sender<watch::Signal>,
     /// The server's runtime, for changes made from the test's thread.
     runtime: Mutex<Option<tokio::runtime::Handle>>,
+    /// Outages asked for ([`watch::Action::Outage`]): the server thread goes down that long.
+    outages: tokio::sync::mpsc::UnboundedSender<Duration>,
     aggregated: bool,
     aggregated_version: &'static str,
     max_page: usize,
@@ -310,7 +325,9 @@ impl ApiServer {
     }
 
     pub fn start_with(snapshot: &Path, options: Options, port: u16) -> ApiServer {
+        let (outages, mut outage_rx) = tokio::sync::mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
+            outages,
             store: Store::load(snapshot),
             bookmark_every: options.bookmark_every,
             script: Mutex::new(Some(options.script)),
@@ -329,22 +346,36 @@ impl ApiServer {
             protobuf_answers: std::sync::atomic::AtomicUsize::new(0),
             dropped_answers: std::sync::atomic::AtomicUsize::new(0),
         });
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let state = shared.clone();
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-            *state.runtime.lock().unwrap() = Some(rt.handle().clone());
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("binding 127.0.0.1");
-                addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new().fallback(handle).with_state(state);
-                let server = axum::serve(listener, app);
-                tokio::select! {
-                    _ = server => {}
-                    _ = stop_rx => {}
+            let mut port = port;
+            // each outage drops the runtime (every connection and stream with it), waits, and
+            // serves again on the same address
+            loop {
+                let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+                *state.runtime.lock().unwrap() = Some(rt.handle().clone());
+                let app_state = state.clone();
+                let addr_tx = addr_tx.clone();
+                let next = rt.block_on(async {
+                    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("binding 127.0.0.1");
+                    let _ = addr_tx.send(listener.local_addr().unwrap());
+                    port = listener.local_addr().unwrap().port();
+                    let app = axum::Router::new().fallback(handle).with_state(app_state);
+                    let server = axum::serve(listener, app);
+                    tokio::select! {
+                        _ = server => None,
+                        _ = &mut stop_rx => None,
+                        d = outage_rx.recv() => d,
+                    }
+                });
+                rt.shutdown_timeout(Duration::from_secs(1));
+                match next {
+                    Some(d) => std::thread::sleep(d),
+                    None => return,
                 }
-            });
+            }
         });
         let addr = addr_rx.recv_timeout(Duration::from_secs(10)).expect("test API server did not start");
         ApiServer { addr, shared, stop: Some(stop_tx) }
@@ -388,6 +419,12 @@ impl ApiServer {
 
     pub fn set_faults(&self, faults: Vec<Fault>) {
         *self.shared.faults.lock().unwrap() = faults;
+    }
+
+    /// Goes away for `d` (every connection closed, none accepted), then serves again on the
+    /// same address.
+    pub fn outage(&self, d: Duration) {
+        let _ = self.shared.outages.send(d);
     }
 
     /// Changes the objects (or the open watches) now, as a script's step would.
@@ -456,6 +493,7 @@ async fn respond(s: Arc<Shared>, req: Request, logged: &mut Option<usize>) -> Re
             accept_encoding,
             user_agent,
             bytes: 0,
+            at: std::time::Instant::now(),
         });
     }
     let method = req.method().clone();
@@ -534,7 +572,22 @@ async fn respond(s: Arc<Shared>, req: Request, logged: &mut Option<usize>) -> Re
         Some(name) => get(&s, res, namespace, name, &accept),
         None if is_watch => {
             let (res, namespace) = (res.clone(), namespace.map(str::to_string));
-            watch::watch(s.clone(), res, namespace, &q, &accept)
+            let (mut first, mut one) = (Vec::new(), false);
+            for f in s
+                .faults
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|f| matches!(f.resource.as_deref(), Some(r) if r == plural || r == "*"))
+            {
+                match &f.kind {
+                    FaultKind::Foreign(lines) => first.extend(lines.iter().cloned()),
+                    FaultKind::EndAfterOne => one = true,
+                    _ => {}
+                }
+            }
+            let shape = watch::Shape { first, end_after_one: one };
+            watch::watch(s.clone(), res, namespace, &q, &accept, shape)
         }
         None => {
             let protobuf = s.protobuf
@@ -609,7 +662,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
                 && (!f.on_watch || is_watch)
                 && f.remaining != Some(0)
                 && (!matches!(f.kind, FaultKind::NoMetadata) || accept.contains("as=PartialObjectMetadata"))
-                && !matches!(f.kind, FaultKind::NoProtobuf)
+                && !matches!(f.kind, FaultKind::NoProtobuf | FaultKind::Foreign(_) | FaultKind::EndAfterOne)
         })?;
         if let Some(n) = &mut hit.remaining {
             *n -= 1;
@@ -653,7 +706,31 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
         FaultKind::NoMetadata => {
             status(406, "NotAcceptable", "only the following media types are accepted: application/json", None)
         }
-        FaultKind::NoProtobuf => return None,
+        FaultKind::NoProtobuf | FaultKind::Foreign(_) | FaultKind::EndAfterOne => return None,
+        FaultKind::EndlessError => {
+            static CHUNK: [u8; 1 << 20] = [b'x'; 1 << 20];
+            let stream = futures::stream::repeat_with(|| {
+                Ok::<axum::body::Bytes, std::io::Error>(axum::body::Bytes::from_static(&CHUNK))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
+        }
+        FaultKind::Inventing => {
+            let pad = "x".repeat(1 << 20);
+            let stream = futures::StreamExt::map(futures::stream::iter(1u64..), move |n| {
+                let line = json!({"type": "ADDED", "object": {"metadata": {"name": format!("invented-{n}"),
+                    "namespace": "kube-node-lease", "uid": format!("invented-{n}"),
+                    "resourceVersion": (1_000_000 + n).to_string(), "annotations": {"pad": pad}}}});
+                let mut b = serde_json::to_vec(&line).unwrap();
+                b.push(b'\n');
+                Ok::<axum::body::Bytes, std::io::Error>(axum::body::Bytes::from(b))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json;stream=watch"));
+            r
+        }
         FaultKind::Slow(d) => {
             tokio::time::sleep(d).await;
             return None;

@@ -48,6 +48,10 @@ pub enum Action {
     DropWatches,
     /// Compact the history and end every open watch with 410 Gone.
     ExpireWatches,
+    /// The server goes away for this long (every connection closed, none accepted), then
+    /// comes back on the same address with the same objects and history, as an API server
+    /// restarted by a control-plane upgrade.
+    Outage(Duration),
 }
 
 impl Action {
@@ -73,6 +77,9 @@ impl Action {
         }
         if v.get("drop").is_some() {
             return Some(Action::DropWatches);
+        }
+        if let Some(secs) = v.get("outage").and_then(Value::as_f64) {
+            return Some(Action::Outage(Duration::from_secs_f64(secs)));
         }
         v.get("expire").map(|_| Action::ExpireWatches)
     }
@@ -102,8 +109,21 @@ pub fn apply(s: &Shared, a: Action) {
             s.store.compact();
             Signal::Expire
         }
+        Action::Outage(d) => {
+            let _ = s.outages.send(d);
+            return;
+        }
     };
     let _ = s.signals.send(signal);
+}
+
+/// Faults on one watch's stream.
+#[derive(Default)]
+pub struct Shape {
+    /// Lines sent before anything else.
+    pub first: Vec<Value>,
+    /// The stream ends after its first line.
+    pub end_after_one: bool,
 }
 
 /// What one watch sends.
@@ -158,7 +178,14 @@ impl Filter {
 }
 
 /// Answers a WATCH request on `res` (in `namespace`, or every one).
-pub fn watch(s: Arc<Shared>, res: Res, namespace: Option<String>, q: &[(String, String)], accept: &str) -> Response {
+pub fn watch(
+    s: Arc<Shared>,
+    res: Res,
+    namespace: Option<String>,
+    q: &[(String, String)],
+    accept: &str,
+    shape: Shape,
+) -> Response {
     let param = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let fields = match field_terms(param("fieldSelector").unwrap_or("")) {
         Ok(terms) => match terms.iter().find(|(f, _, _)| !selectable(&res, f)) {
@@ -185,8 +212,20 @@ pub fn watch(s: Arc<Shared>, res: Res, namespace: Option<String>, q: &[(String, 
     };
     start_script(&s);
     let (tx, rx) = futures::channel::mpsc::channel::<axum::body::Bytes>(64);
-    tokio::spawn(stream(s, filter, from, bookmarks, timeout, tx));
-    let mut r = Response::new(Body::from_stream(rx.map(Ok::<_, std::convert::Infallible>)));
+    let first = shape.first;
+    let stream_state = s.clone();
+    tokio::spawn(async move {
+        let mut tx = tx;
+        for line in &first {
+            if !send(&stream_state, &mut tx, line).await {
+                return;
+            }
+        }
+        stream(stream_state, filter, from, bookmarks, timeout, tx).await
+    });
+    let rx = rx.map(Ok::<_, std::convert::Infallible>);
+    let body = if shape.end_after_one { Body::from_stream(rx.take(1)) } else { Body::from_stream(rx) };
+    let mut r = Response::new(body);
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json;stream=watch"));
     r
 }
@@ -195,9 +234,9 @@ pub fn watch(s: Arc<Shared>, res: Res, namespace: Option<String>, q: &[(String, 
 fn start_script(s: &Arc<Shared>) {
     let Some(script) = s.script.lock().unwrap().take() else { return };
     let s = s.clone();
-    tokio::spawn(async move {
+    std::thread::spawn(move || {
         for step in script {
-            tokio::time::sleep(step.after).await;
+            std::thread::sleep(step.after);
             apply(&s, step.action);
         }
     });
