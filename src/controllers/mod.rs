@@ -185,12 +185,17 @@ impl<'g> Liveness<'g> {
                 added_by_person: None,
             };
         }
+        // a manager's write since the deletion began is evidence of life (`attribute::adder`)
+        let requested = self.graph.object(object).and_then(crate::snapshot::Object::deletion_requested_at);
         let managers: String = self
             .graph
             .object(object)
             .into_iter()
             .flat_map(|o| managed_fields::managers_of(o, finalizer))
-            .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
+            .map(|m| {
+                let since = m.time.zip(requested).is_some_and(|(t, d)| t >= d);
+                format!("{}\0{}\0{:?}\0{since}\0", m.manager, m.operation, m.time)
+            })
             .collect();
         // the object's API group and kind name the controller too (`attribute`, `naming`), and
         // the components reporting about it in its Events

@@ -78,6 +78,40 @@ struct PodSpec {
 #[serde(default)]
 struct Container {
     name: Option<String>,
+    command: Vec<String>,
+    args: Vec<String>,
+    image: Option<String>,
+}
+
+impl Container {
+    /// The names a client in this container goes by when it names itself: the programs its
+    /// command and args run (client-go's default field manager and event component are the
+    /// binary's name: `/usr/local/bin/lanternd` is `lanternd`; a framework's runner,
+    /// `kopf run …`, is `kopf`), and its image's repository (`…/nightwatch/controller:v2` is
+    /// `controller`). Flags, `k=v` pairs and URLs name no program.
+    fn program_names(&self) -> Vec<String> {
+        let words = self.command.iter().chain(&self.args).flat_map(|a| a.split_whitespace());
+        let mut out: Vec<String> = words
+            .filter(|w| !w.starts_with('-') && !w.contains('=') && !w.contains("://") && !w.contains('$'))
+            .filter_map(|w| w.rsplit('/').next())
+            .filter(|b| !b.is_empty())
+            .map(str::to_string)
+            .collect();
+        if let Some(repo) = self.image.as_deref().map(image_repository) {
+            out.push(repo.to_string());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The last path segment of an image reference, without tag or digest:
+/// `registry:5000/org/controller:v1@sha256:…` is `controller`.
+fn image_repository(image: &str) -> &str {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
+    last.split(':').next().unwrap_or(last)
 }
 
 #[derive(Deserialize, Default)]
@@ -112,6 +146,10 @@ impl PodSpec {
     fn container_names(&self) -> impl Iterator<Item = &str> {
         self.containers.iter().filter_map(|c| c.name.as_deref())
     }
+
+    fn program_names(&self) -> Vec<String> {
+        self.containers.iter().flat_map(Container::program_names).collect()
+    }
 }
 
 /// Questions about workloads and the pods they run, answered from the graph when asked: each
@@ -131,6 +169,10 @@ struct Named {
     by_container: FxHashMap<String, Vec<NodeId>>,
     by_account: FxHashMap<String, Vec<NodeId>>,
     by_label: FxHashMap<String, Vec<NodeId>>,
+    /// By the programs their containers run and their images' repositories: what a client's
+    /// self-given name (a field manager, an event's component) resolves against when no
+    /// workload bears it. Never a finalizer's name: a product's images all bear its name.
+    by_program: FxHashMap<String, Vec<NodeId>>,
 }
 
 /// How a workload matched a name.
@@ -140,6 +182,7 @@ pub enum NamedBy {
     Container,
     ServiceAccount,
     Label,
+    Program,
 }
 
 impl NamedBy {
@@ -149,6 +192,7 @@ impl NamedBy {
             NamedBy::Container => "a container",
             NamedBy::ServiceAccount => "its ServiceAccount",
             NamedBy::Label => "its app label",
+            NamedBy::Program => "a program its containers run, or their image",
         }
     }
 }
@@ -189,12 +233,15 @@ impl<'g> Workloads<'g> {
                 for c in spec.container_names() {
                     n.by_container.entry(c.to_string()).or_default().push(id);
                 }
+                for p in spec.program_names() {
+                    n.by_program.entry(p).or_default().push(id);
+                }
                 n.by_account.entry(spec.service_account()).or_default().push(id);
                 if let Some(app) = o.label("app.kubernetes.io/name").or_else(|| o.label("app")) {
                     n.by_label.entry(app.to_string()).or_default().push(id);
                 }
             }
-            for v in n.by_container.values_mut().chain(n.by_account.values_mut()).chain(n.by_label.values_mut()) {
+            for v in n.by_container.values_mut().chain(n.by_account.values_mut()).chain(n.by_label.values_mut()).chain(n.by_program.values_mut()) {
                 v.dedup();
             }
             n
@@ -250,7 +297,8 @@ impl<'g> Workloads<'g> {
     }
 
     /// Workloads (or bare pods) named `name`, or with a container, ServiceAccount (other than
-    /// `default`) or app label of that name.
+    /// `default`), app label, program or image of that name: where a client that calls itself
+    /// `name` runs.
     pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
         let n = self.named();
         let account = if name == "default" { None } else { n.by_account.get(name) };
@@ -261,6 +309,7 @@ impl<'g> Workloads<'g> {
             .chain(n.by_container.get(name))
             .chain(account)
             .chain(n.by_label.get(name))
+            .chain(n.by_program.get(name))
             .flatten()
             .copied()
             .collect();
@@ -307,6 +356,23 @@ impl<'g> Workloads<'g> {
             return None;
         };
         Some((ns, spec.service_account()))
+    }
+
+    /// How a workload that [`Workloads::named_or_running`] found bears `name`: the first of its
+    /// name, a container, its ServiceAccount, its app label, a program or image.
+    pub fn how_named(&self, wl: NodeId, name: &str) -> Option<NamedBy> {
+        let n = self.named();
+        let has = |index: &FxHashMap<String, Vec<NodeId>>| index.get(name).is_some_and(|v| v.contains(&wl));
+        [
+            (&n.by_name, NamedBy::Name),
+            (&n.by_container, NamedBy::Container),
+            (&n.by_account, NamedBy::ServiceAccount),
+            (&n.by_label, NamedBy::Label),
+            (&n.by_program, NamedBy::Program),
+        ]
+        .into_iter()
+        .find(|(index, how)| (*how != NamedBy::ServiceAccount || name != "default") && has(index))
+        .map(|(_, how)| how)
     }
 
     pub fn is_named(&self, wl: NodeId, name: &str) -> bool {

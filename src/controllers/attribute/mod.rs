@@ -20,14 +20,18 @@
 //! adder was a person's client), and the evidence says what was searched.
 
 mod adder;
+mod alive;
+mod explain;
 mod leases;
 mod named;
 mod permission;
 mod pick;
+mod provenance;
 mod reporter;
 #[cfg(test)]
 mod tests;
 mod verdict;
+mod weighing;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +52,9 @@ pub(super) enum Rung {
     Lease,
     /// 4: it is named by the finalizer or the object's kind, and may update the resource.
     NameAndPermission,
+    /// 4: it was installed with the CRD that serves the object's kind, and may update the
+    /// resource.
+    Provenance,
 }
 
 impl Rung {
@@ -58,6 +65,7 @@ impl Rung {
             Rung::Reporter => "rung 2 (the component reporting about the object in its Events)",
             Rung::Lease => "rung 3 (a leader-election lease)",
             Rung::NameAndPermission => "rung 4 (a name together with RBAC on the resource)",
+            Rung::Provenance => "rung 4 (install provenance together with RBAC on the resource)",
         }
     }
 }
@@ -84,6 +92,8 @@ pub(super) enum Tie {
     WidePermission,
     /// It is owned by a custom resource: an operand of some operator.
     Operand,
+    /// It was installed with the CRD that serves the object's kind (`provenance`).
+    Installed,
 }
 
 /// Everything that ties one candidate to the finalizer.
@@ -99,6 +109,7 @@ pub(super) struct Ties {
     pub finalizers: bool,
     pub wide: bool,
     pub operand: bool,
+    pub installed: bool,
 }
 
 impl Ties {
@@ -116,35 +127,55 @@ impl Ties {
             }
             Tie::WidePermission => self.wide = true,
             Tie::Operand => self.operand = true,
+            Tie::Installed => self.installed = true,
         }
     }
 
+    /// The ties that are evidence only with something else: a lease it holds (naming no other
+    /// domain, with RBAC), a name with RBAC, install provenance with RBAC. One of them ties a
+    /// workload; an operand (whose name, lease and RBAC may be its operator's product's) needs
+    /// two that agree (contract §4.3.3: an operand may be the controller when another rung ties
+    /// it, a per-instance operator).
+    fn indirect(&self) -> [bool; 3] {
+        let permitted = self.permission || self.wide;
+        let [lease, named, installed] = [self.held_lease, self.named && permitted, self.installed && permitted];
+        let agreeing = [lease, named, installed].iter().filter(|&&b| b).count();
+        if self.operand && agreeing < 2 { [false; 3] } else { [lease, named, installed] }
+    }
+
+    /// Every rung that ties it, strongest first. Direct evidence (its field manager, its
+    /// Events, a lease of the domain) ties an operand too.
+    pub(super) fn rungs(&self) -> Vec<Rung> {
+        let [lease, named, installed] = self.indirect();
+        [
+            (self.adder, Rung::Adder),
+            (self.reporter, Rung::Reporter),
+            (self.domain_lease || lease, Rung::Lease),
+            (named, Rung::NameAndPermission),
+            (installed, Rung::Provenance),
+        ]
+        .into_iter()
+        .filter_map(|(b, r)| b.then_some(r))
+        .collect()
+    }
+
     /// The strongest rung that ties it; `None` when only weak evidence does (permission, a
-    /// name or a prefix alone, an operand by its name or lease). Direct evidence (its field
-    /// manager, its Events, a lease of the domain) ties an operand too.
+    /// name or a prefix alone, an operand by one of its name, lease or installation).
     pub(super) fn rung(&self) -> Option<Rung> {
-        if self.adder {
-            Some(Rung::Adder)
-        } else if self.reporter {
-            Some(Rung::Reporter)
-        } else if self.domain_lease || (self.held_lease && !self.operand) {
-            Some(Rung::Lease)
-        } else if self.named && (self.permission || self.wide) && !self.operand {
-            Some(Rung::NameAndPermission)
-        } else {
-            None
-        }
+        self.rungs().first().copied()
     }
 
     /// What the candidates are compared by, strongest evidence first: each rung, then among
     /// the weak, permission on `/finalizers` (what controller-runtime operators ask for),
     /// permission, a name, a prefix.
-    pub(super) fn strength(&self) -> [bool; 8] {
+    pub(super) fn strength(&self) -> [bool; 9] {
+        let [lease, named, installed] = self.indirect();
         [
             self.adder,
             self.reporter,
-            self.domain_lease || (self.held_lease && !self.operand),
-            self.named && (self.permission || self.wide) && !self.operand,
+            self.domain_lease || lease,
+            named,
+            installed,
             self.finalizers,
             self.permission,
             self.named,
@@ -232,6 +263,13 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             c.add(w.1);
         }
     }
+    // every rung is read before anything is decided: RBAC on the object's own resource for
+    // whoever another rung found, then what installed the kind's CRD, then leases
+    let own = permission::own_resource(&s, &cands);
+    let installed = provenance::pass(&s, &cands);
+    for &(w, t) in own.ties.iter().chain(&installed.pass.ties) {
+        cands.entry(w).or_default().add(t);
+    }
     let leased = leases::pass(&s, &cands, names.absent_component.as_deref());
     for &(w, t) in &leased.pass.ties {
         cands.entry(w).or_default().add(t);
@@ -242,7 +280,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         }
     }
     let mut evidence = Vec::new();
-    for p in [adders.pass, reporters.pass, permitted.pass, leased.pass, names.pass] {
+    for p in [adders.pass, reporters.pass, permitted.pass, own, installed.pass, leased.pass, names.pass] {
         evidence.extend(p.evidence);
     }
     for (&w, c) in &cands {
@@ -259,8 +297,10 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         persons: adders.persons,
         absent_adders: adders.absent,
         adders: adders.controllers,
+        writing: adders.writing,
         idle_accounts: permitted.idle_accounts,
         names: names.names,
+        installation_gone: installed.gone,
     };
     let picked = pick::pick(&found.cands);
     verdict::verdict(&s, found, picked)
