@@ -241,7 +241,13 @@ impl<'g> Workloads<'g> {
                     n.by_label.entry(app.to_string()).or_default().push(id);
                 }
             }
-            for v in n.by_container.values_mut().chain(n.by_account.values_mut()).chain(n.by_label.values_mut()).chain(n.by_program.values_mut()) {
+            for v in n
+                .by_container
+                .values_mut()
+                .chain(n.by_account.values_mut())
+                .chain(n.by_label.values_mut())
+                .chain(n.by_program.values_mut())
+            {
                 v.dedup();
             }
             n

@@ -61,7 +61,8 @@ pub(super) fn pass(s: &Search<'_>) -> Adders {
             ManagerKind::ControlPlane => format!("managedFields: {who} (a control-plane component) added it"),
             ManagerKind::Applier | ManagerKind::Controller => {
                 out.controllers.push(m.manager.clone());
-                let since_deletion = m.time.is_some_and(|t| s.obj.and_then(Object::deletion_requested_at).is_some_and(|d| t >= d));
+                let since_deletion =
+                    m.time.is_some_and(|t| s.obj.and_then(Object::deletion_requested_at).is_some_and(|d| t >= d));
                 resolve(s, &m.manager, &who, since_deletion, &mut out)
             }
         };

@@ -104,7 +104,8 @@ pub(super) fn other(c: &Ctx<'_>, why: Why, judged: Option<Vec<String>>) -> Final
             let Pick::Tie { tied, rung } = c.picked else { unreachable!("a tie is a tie's") };
             let names = c.describe_all(tied);
             let at = rung.map_or("rung 5 (weak evidence only)", Rung::label);
-            let open = if rung.is_some() { "and they do not agree on whether it runs" } else { "by weak evidence only" };
+            let open =
+                if rung.is_some() { "and they do not agree on whether it runs" } else { "by weak evidence only" };
             ev.push(format!(
                 "decided by {at}: candidates tie, {}, {open}; what would settle it is the field manager that added the finalizer, their Events about the object, a leader lease of this domain, or their logs",
                 names.join(" and ")
@@ -161,8 +162,9 @@ pub(super) fn other(c: &Ctx<'_>, why: Why, judged: Option<Vec<String>>) -> Final
             owner.removed_by = removed_by_of(found);
             ev.push(format!("{NONE}, but {}", c.blind.clone().unwrap_or_default()));
         }
-        Why::NothingToSearch => ev
-            .push(format!("{} names no domain, and no managedFields entry says who added it: {NONE}", s.finalizer)),
+        Why::NothingToSearch => {
+            ev.push(format!("{} names no domain, and no managedFields entry says who added it: {NONE}", s.finalizer))
+        }
         Why::Managed => {
             owner.removed_by = removed_by_of(found);
             ev.push(format!(
@@ -186,8 +188,9 @@ pub(super) fn other(c: &Ctx<'_>, why: Why, judged: Option<Vec<String>>) -> Final
 /// Missing with nothing found: what was searched, and what the snapshot did not hold.
 fn absent_line(l: &Liveness<'_>, s: &Search<'_>, found: &Found) -> String {
     let what = s.domain.or(found.adders.first().map(String::as_str)).unwrap_or(s.finalizer);
-    let mut line =
-        format!("{NONE}: no workload, Pod or leader-election lease found for {what}: the controller appears to be uninstalled");
+    let mut line = format!(
+        "{NONE}: no workload, Pod or leader-election lease found for {what}: the controller appears to be uninstalled"
+    );
     if !found.idle_accounts.is_empty() {
         line.push_str(" (only its RBAC remains)");
     }

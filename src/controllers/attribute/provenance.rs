@@ -43,7 +43,10 @@ impl Key {
             return Some((Key::Label("app.kubernetes.io/instance", i.to_string()), by));
         }
         crd.label("app.kubernetes.io/part-of").map(|p| {
-            (Key::Label("app.kubernetes.io/part-of", p.to_string()), format!("the installation of {p} (app.kubernetes.io/part-of)"))
+            (
+                Key::Label("app.kubernetes.io/part-of", p.to_string()),
+                format!("the installation of {p} (app.kubernetes.io/part-of)"),
+            )
         })
     }
 

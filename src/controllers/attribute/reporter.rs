@@ -46,13 +46,13 @@ pub(super) fn pass(s: &Search<'_>) -> Reporters {
             }
         }
         let names: Vec<String> = found
-        .iter()
-        .take(3)
-        .filter_map(|&w| {
-            let by = l.workloads.how_named(w, short).map(|h| format!(" (by {})", h.label())).unwrap_or_default();
-            l.graph.object(w).map(|o| format!("{}{by}", describe(o)))
-        })
-        .collect();
+            .iter()
+            .take(3)
+            .filter_map(|&w| {
+                let by = l.workloads.how_named(w, short).map(|h| format!(" (by {})", h.label())).unwrap_or_default();
+                l.graph.object(w).map(|o| format!("{}{by}", describe(o)))
+            })
+            .collect();
         out.pass.evidence.push(format!("{about}; {how} {}", names.join(", ")));
     }
     out

@@ -122,7 +122,9 @@ pub(super) fn decide(f: &Facts) -> (ControllerState, Why) {
     // what overrides weak evidence: signs of life first, then signs of absence
     let over_weak = |f: &Facts| match (f.writing, f.blind, f.adder_gone, f.installation_gone, f.person) {
         (true, ..) => Some((Alive, Why::Writing)),
-        (false, true, true, _, _) | (false, true, _, true, _) | (false, true, _, _, true) => Some((Unknown, Why::Blind)),
+        (false, true, true, _, _) | (false, true, _, true, _) | (false, true, _, _, true) => {
+            Some((Unknown, Why::Blind))
+        }
         (false, false, true, _, _) => Some((Missing, Why::AdderGone)),
         (false, false, false, true, _) => Some((Missing, Why::InstallationGone)),
         (false, false, false, false, true) => Some((Missing, Why::Person)),
@@ -222,6 +224,8 @@ mod tests {
         basis: Basis::Nothing,
         blind: false,
         adder_gone: false,
+        installation_gone: false,
+        writing: false,
         person: false,
         something_to_search: true,
         managed: false,
@@ -231,6 +235,7 @@ mod tests {
     #[test]
     fn each_basis_gives_its_verdict_and_names_why() {
         let w = |rung, state, permitted| Basis::Workload { rung, state, permitted };
+        let tie = |rung, agreed| Basis::Tie { rung, agreed };
         let table: Vec<(&str, Facts, (ControllerState, Why))> = vec![
             (
                 "rung 1, alive",
@@ -277,14 +282,64 @@ mod tests {
             ),
             (
                 "strong candidates tie",
-                Facts { basis: Basis::Tie { rung: Some(Rung::Adder) }, adder_gone: true, ..SEEN },
+                Facts { basis: tie(Some(Rung::Adder), None), adder_gone: true, ..SEEN },
                 (Unknown, Why::Tie),
             ),
-            ("weak candidates tie", Facts { basis: Basis::Tie { rung: None }, ..SEEN }, (Unknown, Why::Tie)),
+            (
+                "strong candidates tie, every one alive: which, not whether",
+                Facts { basis: tie(Some(Rung::NameAndPermission), Some(Alive)), ..SEEN },
+                (Alive, Why::TieAgrees(Rung::NameAndPermission)),
+            ),
+            (
+                "strong candidates tie, every one down",
+                Facts { basis: tie(Some(Rung::Lease), Some(Down)), ..SEEN },
+                (Down, Why::TieAgrees(Rung::Lease)),
+            ),
+            ("weak candidates tie", Facts { basis: tie(None, None), ..SEEN }, (Unknown, Why::Tie)),
+            (
+                "weak candidates tie, every one alive: names alone stay unknown",
+                Facts { basis: tie(None, Some(Alive)), ..SEEN },
+                (Unknown, Why::Tie),
+            ),
             (
                 "weak candidates tie, adder gone",
-                Facts { basis: Basis::Tie { rung: None }, adder_gone: true, ..SEEN },
+                Facts { basis: tie(None, None), adder_gone: true, ..SEEN },
                 (Missing, Why::AdderGone),
+            ),
+            (
+                "a live sibling by prefix, the installation gone",
+                Facts { basis: w(None, Alive, false), installation_gone: true, ..SEEN },
+                (Missing, Why::InstallationGone),
+            ),
+            (
+                "the installation gone, but blind",
+                Facts { basis: w(None, Alive, false), installation_gone: true, blind: true, ..SEEN },
+                (Unknown, Why::Blind),
+            ),
+            (
+                "the installation gone, yet a rung ties a live workload",
+                Facts { basis: w(Some(Rung::Reporter), Alive, false), installation_gone: true, ..SEEN },
+                (Alive, Why::Rung(Rung::Reporter)),
+            ),
+            (
+                "nothing found, the installation gone: named",
+                Facts { installation_gone: true, ..SEEN },
+                (Missing, Why::InstallationGone),
+            ),
+            (
+                "an unresolved manager writing since the deletion: alive, even when blind",
+                Facts { writing: true, blind: true, ..SEEN },
+                (Alive, Why::Writing),
+            ),
+            (
+                "an unresolved manager writing outweighs a weak candidate and a gone installation",
+                Facts { basis: w(None, Down, true), writing: true, installation_gone: true, ..SEEN },
+                (Alive, Why::Writing),
+            ),
+            (
+                "an unresolved manager writing outweighs a stale lease",
+                Facts { basis: Basis::Lease { state: Down }, writing: true, ..SEEN },
+                (Alive, Why::Writing),
             ),
             ("only a stale lease", Facts { basis: Basis::Lease { state: Down }, ..SEEN }, (Down, Why::LeaseOnly)),
             ("nothing, all visible", SEEN, (Missing, Why::Absent)),
