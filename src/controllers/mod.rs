@@ -12,12 +12,14 @@
 //!    are clients, never controllers;
 //! 2. the component reporting about the object in its Events (`events`);
 //! 3. a leader-election Lease of the finalizer's domain, or held by a pod of a workload RBAC
-//!    lets update the resource (`lease`);
-//! 4. a workload named by the finalizer or the object's kind (`naming`) together with RBAC on
-//!    the resource or its `/finalizers` (`domain`, `rbac`, `workload`);
-//! 5. permission alone, a name or product prefix alone, or an operand: never Alive.
+//!    lets update the resource, whatever its name (`lease`);
+//! 4. a workload named by the finalizer or the object's kind (`naming`), or installed with the
+//!    CRD that serves the kind, together with RBAC on the resource or its `/finalizers`
+//!    (`domain`, `rbac`, `workload`);
+//! 5. permission alone, a name or product prefix alone, or an operand tied once: never Alive.
 //!
-//! Candidates that tie are Unknown. Finalizers whose controller a managed control plane runs
+//! Every rung is read before deciding. Candidates that tie at a rung are Alive when every one
+//! runs, Down when none does, Unknown when they disagree. Finalizers whose controller a managed control plane runs
 //! outside the cluster are Unknown when nothing is found (`managed`).
 //!
 //! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,

@@ -1,23 +1,32 @@
 //! Who removes a finalizer that no built-in controller removes: evidence, strongest first
-//! (contract §4.3.3), then the liveness of what was found.
+//! (contract §4.3.3), every rung read before anything is decided ("Weighing the rungs
+//! together"), then the liveness of what was found.
 //!
 //! One pass per kind of evidence, each returning its evidence lines and the workloads it ties
 //! ([`Pass`]):
 //! 1. [`adder`]: the field manager that added the finalizer (managedFields), resolved to a
-//!    workload; a person's client means a person added it; GitOps appliers and client
-//!    libraries' default managers are clients, never the controller;
+//!    workload by its name, containers, ServiceAccount, app label, or the programs and images
+//!    its containers run; a person's client means a person added it; GitOps appliers and client
+//!    libraries' default managers are clients, never the controller; one that resolves to
+//!    nothing but wrote the object since its deletion is alive, whoever runs it;
 //! 2. [`reporter`]: the component that reports about the object in its Events;
 //! 3. [`leases`]: a leader-election Lease of the finalizer's domain, or one held by a pod of a
-//!    workload that RBAC lets update the resource;
+//!    workload that RBAC lets update the resource, whatever its name;
 //! 4. [`named`] with [`permission`]: a workload named by the finalizer or the object's kind,
-//!    together with RBAC that lets it update the resource or its `/finalizers`;
+//!    together with RBAC that lets it update the resource or its `/finalizers` (read on the
+//!    object's own resource for every candidate); [`provenance`]: a workload installed with the
+//!    CRD that serves the kind, with that RBAC too, and an installation with nothing left;
 //! 5. what is never enough by itself: permission alone ([`permission`]), a name or a product
-//!    prefix alone ([`named`]), a workload that is an operand (owned by a custom resource).
+//!    prefix alone ([`named`]), a workload that is an operand (owned by a custom resource) tied
+//!    by one of a lease, a name or its installation.
 //!
 //! Then [`pick::pick`] chooses among the candidates (the strongest evidence wins; equals tie),
-//! and [`verdict::verdict`] says Alive, Down, Missing or Unknown, naming the rung that decided.
-//! Missing is earned: the places the controller could be were readable and empty (or the only
-//! adder was a person's client), and the evidence says what was searched.
+//! and [`verdict::verdict`], the one place that weighs, says Alive, Down, Missing or Unknown:
+//! a tie is about which controller, not whether it runs. [`weighing`] says which rungs agreed
+//! and which did not, [`explain`] words the answer, naming the rung that decided. Missing is
+//! earned: the places the controller could be were readable and empty (or the only adder was a
+//! person's client, or the installation of the kind has nothing left), and the evidence says
+//! what was searched.
 
 mod adder;
 mod alive;

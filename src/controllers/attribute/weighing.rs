@@ -37,7 +37,8 @@ pub(super) fn line(g: &Graph, cands: &BTreeMap<NodeId, Ties>, chosen: &[NodeId])
             agree.push(short(r));
         } else if let Some(w) = tied.first() {
             disagree.push(format!("rung {} ties {} instead", short(r), name(w)));
-        } else {
+        } else if r != Rung::Provenance {
+            // install provenance is a kind of rung 4, said only where it ties someone
             silent.push(short(r));
         }
     }
