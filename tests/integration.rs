@@ -15,6 +15,7 @@ mod live_reads;
 mod live_sweep_reads;
 mod pictures;
 mod plugin;
+mod renamed;
 mod support;
 mod sweep;
 mod trips;
