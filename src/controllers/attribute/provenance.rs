@@ -1,7 +1,8 @@
 //! Install provenance (contract §4.3.3, "Weighing the rungs together"): the CRD that serves the
-//! object's kind says which installation put it there (an owner reference to what installed it:
-//! OLM's ClusterServiceVersion, Crossplane's ProviderRevision; OLM's `olm.owner` label; Helm's or
-//! a tool's `app.kubernetes.io/instance`; `app.kubernetes.io/part-of`), and the workloads of
+//! object's kind says which installation put it there (a controller owner reference to what
+//! installed it: Crossplane's ProviderRevision, or an operator's own Deployment; OLM's
+//! `olm.owner` label, or operator-controller's (OLM v1) `olm.operatorframework.io/owner-name`;
+//! Helm's or a tool's `app.kubernetes.io/instance`; `app.kubernetes.io/part-of`), and the workloads of
 //! that installation are the controller's likely home. One that may update the resource ties at
 //! rung 4; one that may not ties nothing (a dashboard of the same product). An installation with
 //! no workload left (the operator uninstalled, its CRDs kept) is evidence for Missing, and the
@@ -35,6 +36,13 @@ impl Key {
             let ns = crd.label("olm.owner.namespace").map(|n| format!("{n}/")).unwrap_or_default();
             return Some((Key::Label("olm.owner", csv.to_string()), format!("ClusterServiceVersion {ns}{csv}")));
         }
+        if let Some(owner) = crd.label("olm.operatorframework.io/owner-name") {
+            let kind = crd.label("olm.operatorframework.io/owner-kind").unwrap_or("ClusterExtension");
+            return Some((
+                Key::Label("olm.operatorframework.io/owner-name", owner.to_string()),
+                format!("{kind} {owner}"),
+            ));
+        }
         if let Some(i) = crd.label("app.kubernetes.io/instance") {
             let by = match crd.label("app.kubernetes.io/managed-by") {
                 Some(m) if m.eq_ignore_ascii_case("helm") => format!("Helm release {i}"),
@@ -50,9 +58,13 @@ impl Key {
         })
     }
 
+    /// Whether `o` is of the installation: it bears the label, or is owned by (or is) the owner.
     fn marks(&self, o: &Object) -> bool {
         match self {
-            Key::Owner(kind, uid) => o.owner_references.iter().any(|r| &r.kind == kind && r.uid.0 == *uid),
+            Key::Owner(kind, uid) => {
+                (&o.kind == kind && o.uid.0 == *uid)
+                    || o.owner_references.iter().any(|r| &r.kind == kind && r.uid.0 == *uid)
+            }
             Key::Label(k, v) => o.label(k) == Some(v.as_str()),
         }
     }

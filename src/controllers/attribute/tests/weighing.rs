@@ -241,6 +241,30 @@ fn an_installation_with_no_workload_left_is_named_missing() {
 }
 
 #[test]
+fn a_crd_owned_by_a_workload_is_installed_by_it() {
+    // an operator that creates its CRD and owns it: the installation is the operator itself
+    let mut docs = base("");
+    docs[1] = docs[1].replace(
+        r#""uid":"crd"}"#,
+        r#""uid":"crd","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"gizmo","uid":"d-gizmo","controller":true}]}"#,
+    );
+    let a = answer(&[docs.clone(), workload("gizmo", "acme", "gizmo", true, ""), may_update_widgets("acme", "gizmo")]);
+    check(
+        &a,
+        Alive,
+        Some("Deployment acme/gizmo"),
+        &["Deployment gizmo installed CRD", "decided by rung 4 (install provenance"],
+    );
+    // a revision whose workload is gone: its installation has nothing left
+    docs[1] = docs[1].replace(
+        r#""kind":"Deployment","name":"gizmo","uid":"d-gizmo""#,
+        r#""kind":"ProviderRevision","name":"gizmo-1a2b","uid":"rev""#,
+    );
+    let a = answer(&[docs, workload("acme-web", "acme", "acme-web", true, "")]);
+    check(&a, Missing, Some("ProviderRevision gizmo-1a2b"), &["bears an owner reference to that ProviderRevision"]);
+}
+
+#[test]
 fn an_operand_is_the_controller_when_a_second_rung_agrees() {
     let owned = r#","ownerReferences":[{"apiVersion":"storage.acme.example.com/v1","kind":"StorageCluster","name":"main","uid":"sc","controller":true}]"#;
     let a = answer(&[
