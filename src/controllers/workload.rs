@@ -65,25 +65,35 @@ fn has_template(group: &str, kind: &str) -> bool {
 }
 
 /// The two things the indexes read of a pod spec. Read straight from the body's text, every
-/// other field skipped: a million pods are indexed without building their specs.
+/// other field skipped: a million pods are indexed without building their specs. `C`: what is
+/// read of each container, its name ([`Container`]) or, for the by-name index only, what it
+/// runs ([`Programs`]).
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct PodSpec {
+#[serde(rename_all = "camelCase", default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct PodSpecOf<C> {
     service_account_name: Option<String>,
     service_account: Option<String>,
-    containers: Vec<Container>,
+    containers: Vec<C>,
 }
+
+type PodSpec = PodSpecOf<Container>;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Container {
     name: Option<String>,
+}
+
+/// What a container runs: read only for workloads and bare pods, when the by-name index is built.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Programs {
     command: Vec<String>,
     args: Vec<String>,
     image: Option<String>,
 }
 
-impl Container {
+impl Programs {
     /// The names a client in this container goes by when it names itself: the programs its
     /// command and args run (client-go's default field manager and event component are the
     /// binary's name: `/usr/local/bin/lanternd` is `lanternd`; a framework's runner,
@@ -115,21 +125,27 @@ fn image_repository(image: &str) -> &str {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
-struct PodBody {
-    spec: Option<PodSpec>,
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct PodBody<C> {
+    spec: Option<PodSpecOf<C>>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
-struct TemplateBody {
-    spec: Option<TemplateSpec>,
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct TemplateBody<C> {
+    spec: Option<TemplateSpec<C>>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
-struct TemplateSpec {
-    template: Option<PodBody>,
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct TemplateSpec<C> {
+    template: Option<PodBody<C>>,
+}
+
+impl PodSpecOf<Programs> {
+    fn program_names(&self) -> Vec<String> {
+        self.containers.iter().flat_map(Programs::program_names).collect()
+    }
 }
 
 impl PodSpec {
@@ -145,10 +161,6 @@ impl PodSpec {
 
     fn container_names(&self) -> impl Iterator<Item = &str> {
         self.containers.iter().filter_map(|c| c.name.as_deref())
-    }
-
-    fn program_names(&self) -> Vec<String> {
-        self.containers.iter().flat_map(Container::program_names).collect()
     }
 }
 
@@ -201,12 +213,12 @@ fn is_pod(g: &Graph, id: NodeId) -> bool {
     g.observed_kind(id) == Some(("", "Pod"))
 }
 
-fn pod_spec(o: &Object) -> PodSpec {
-    o.body.read::<PodBody>().spec.unwrap_or_default()
+fn pod_spec<C: serde::de::DeserializeOwned + Default>(o: &Object) -> PodSpecOf<C> {
+    o.body.read::<PodBody<C>>().spec.unwrap_or_default()
 }
 
-fn template_spec(o: &Object) -> PodSpec {
-    o.body.read::<TemplateBody>().spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default()
+fn template_spec<C: serde::de::DeserializeOwned + Default>(o: &Object) -> PodSpecOf<C> {
+    o.body.read::<TemplateBody<C>>().spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default()
 }
 
 impl<'g> Workloads<'g> {
@@ -221,19 +233,19 @@ impl<'g> Workloads<'g> {
             let kinds = [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
             for id in g.of_kinds(&kinds) {
                 let Some(o) = g.object(id) else { continue };
-                let spec = if is_pod(g, id) {
+                let (spec, programs): (PodSpec, PodSpecOf<Programs>) = if is_pod(g, id) {
                     if workload_of(g, id) != id {
                         continue;
                     }
-                    pod_spec(o)
+                    (pod_spec(o), pod_spec(o))
                 } else {
-                    template_spec(o)
+                    (template_spec(o), template_spec(o))
                 };
                 n.by_name.entry(o.name.clone()).or_default().push(id);
                 for c in spec.container_names() {
                     n.by_container.entry(c.to_string()).or_default().push(id);
                 }
-                for p in spec.program_names() {
+                for p in programs.program_names() {
                     n.by_program.entry(p).or_default().push(id);
                 }
                 n.by_account.entry(spec.service_account()).or_default().push(id);
@@ -285,7 +297,7 @@ impl<'g> Workloads<'g> {
     pub fn pods_running_as(&self, sa: &SaKey) -> Vec<NodeId> {
         let g = self.g;
         g.in_namespace(Some(&sa.0))
-            .filter(|&(id, o)| is_pod(g, id) && pod_spec(o).service_account() == sa.1)
+            .filter(|&(id, o)| is_pod(g, id) && pod_spec::<Container>(o).service_account() == sa.1)
             .map(|(id, _)| id)
             .collect()
     }
@@ -296,7 +308,7 @@ impl<'g> Workloads<'g> {
         g.in_namespace(Some(&sa.0))
             .filter(|&(id, o)| {
                 g.observed_kind(id).is_some_and(|(group, kind)| has_template(group, kind))
-                    && template_spec(o).service_account() == sa.1
+                    && template_spec::<Container>(o).service_account() == sa.1
             })
             .map(|(id, _)| id)
             .collect()
@@ -354,7 +366,7 @@ impl<'g> Workloads<'g> {
         let g = self.g;
         let o = g.object(wl)?;
         let ns = o.namespace.clone()?;
-        let spec = if is_pod(g, wl) {
+        let spec: PodSpec = if is_pod(g, wl) {
             pod_spec(o)
         } else if g.observed_kind(wl).is_some_and(|(group, kind)| has_template(group, kind)) {
             template_spec(o)
@@ -523,6 +535,18 @@ pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
 mod tests {
     use super::*;
     use crate::controllers::tests::graph_of;
+
+    #[test]
+    fn a_container_goes_by_the_programs_it_runs_and_its_image() {
+        let p = Programs {
+            command: vec!["/bin/sh".into(), "-c".into(), "exec /usr/local/bin/lanternd --probe=:8081".into()],
+            args: vec!["--status-api=https://status.example.io/api/v2".into(), "s3://bucket/x".into()],
+            image: Some("registry.example.com:5000/ops/ctl:v2.3@sha256:ab12".into()),
+        };
+        assert_eq!(p.program_names(), ["ctl", "exec", "lanternd", "sh"]);
+        assert_eq!(image_repository("nginx"), "nginx");
+        assert_eq!(image_repository("ghcr.io/org/operator:1.0"), "operator");
+    }
 
     #[test]
     fn pods_resolve_through_replicasets_to_their_deployment() {
