@@ -89,7 +89,14 @@ pub(super) fn pass(s: &Search<'_>, cands: &BTreeMap<NodeId, Ties>) -> Provenance
     let g = l.graph;
     let mut out = Provenance::default();
     let Some((group, plural)) = &s.resource else { return out };
-    let Some(crd) = l.crds.serving(group, plural) else { return out };
+    // by its plural, else by its kind (where discovery did not give the plural, it was guessed)
+    let kind = s.obj.map_or("", |o| o.kind.as_str());
+    let crd = l.crds.serving(group, plural).or_else(|| {
+        l.crds
+            .matching(group)
+            .find(|c| c.group == *group && g.object(c.node).and_then(|o| o.str_field("/spec/names/kind")) == Some(kind))
+    });
+    let Some(crd) = crd else { return out };
     let Some(co) = g.object(crd.node) else { return out };
     let Some((key, installer)) = Key::of(co) else { return out };
     let kinds = [("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
