@@ -233,6 +233,20 @@ mod tests {
     };
 
     #[test]
+    fn each_line_is_kept_once_where_it_last_appears() {
+        let owner = FinalizerOwner {
+            removed_by: None,
+            controller: Missing,
+            evidence: ["a", "b", "a", "c", "b"].map(String::from).to_vec(),
+            workload: None,
+            since: None,
+            by_permission_only: false,
+            added_by_person: None,
+        };
+        assert_eq!(dedup(owner).evidence, ["a", "c", "b"]);
+    }
+
+    #[test]
     fn each_basis_gives_its_verdict_and_names_why() {
         let w = |rung, state, permitted| Basis::Workload { rung, state, permitted };
         let tie = |rung, agreed| Basis::Tie { rung, agreed };

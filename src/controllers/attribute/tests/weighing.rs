@@ -275,3 +275,25 @@ fn an_operand_is_the_controller_when_a_second_rung_agrees() {
     ]);
     check(&a, Alive, Some("Deployment acme/widget-operator"), &["is an operand", "decided by rung 3"]);
 }
+
+#[test]
+fn the_evidence_says_which_rungs_agreed_and_which_did_not_once_each() {
+    // rung 1 ties gizmo; rung 4 ties widget-operator instead
+    let a = answer(&[
+        base(&added_by("gizmo")),
+        workload("gizmo", "acme", "gizmo", true, ""),
+        workload("widget-operator", "acme", "widget-operator", true, ""),
+        may_update_widgets("acme", "widget-operator"),
+    ]);
+    check(
+        &a,
+        Alive,
+        Some("Deployment acme/gizmo"),
+        &[
+            "weighing the rungs: rung 1 (the field manager) ties Deployment acme/gizmo; rung 4 (a name with RBAC) ties Deployment acme/widget-operator instead; silent: 2 (Events), 3 (a leader lease)",
+        ],
+    );
+    let mut seen = std::collections::HashSet::new();
+    assert!(a.evidence.iter().all(|e| seen.insert(e)), "a line repeats: {:#?}", a.evidence);
+    assert!(a.evidence.iter().filter(|e| e.starts_with("weighing the rungs")).count() == 1);
+}
