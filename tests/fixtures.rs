@@ -450,6 +450,36 @@ fn kind_named_operator_why_stuck() {
     check_fixture("kind-named-operator", DIAGNOSIS);
 }
 
+/// A tie of live candidates: which of them, not whether it runs.
+#[test]
+fn tied_candidates_all_alive_why_stuck() {
+    check_fixture("tied-candidates-all-alive", DIAGNOSIS);
+}
+
+/// A field manager that is the binary's name, resolved by the container's command.
+#[test]
+fn manager_is_a_binary_name_why_stuck() {
+    check_fixture("manager-is-a-binary-name", DIAGNOSIS);
+}
+
+/// A framework's finalizer on a core object: RBAC is read for the object's own resource.
+#[test]
+fn framework_finalizer_on_core_object_why_stuck() {
+    check_fixture("framework-finalizer-on-core-object", DIAGNOSIS);
+}
+
+/// A lease named after a reconciler's Go package counts for its holder.
+#[test]
+fn reconciler_named_lease_why_stuck() {
+    check_fixture("reconciler-named-lease", DIAGNOSIS);
+}
+
+/// An installation with no workload left is evidence for Missing, and named.
+#[test]
+fn installed_by_a_release_that_is_gone_why_stuck() {
+    check_fixture("installed-by-a-release-that-is-gone", DIAGNOSIS);
+}
+
 #[test]
 fn product_prefix_is_not_the_controller_why_stuck() {
     check_fixture("product-prefix-is-not-the-controller", DIAGNOSIS);

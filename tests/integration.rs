@@ -19,6 +19,7 @@ mod live_sweep_reads;
 mod pictures;
 mod plugin;
 mod refused_reads;
+mod renamed;
 mod support;
 mod sweep;
 mod trips;

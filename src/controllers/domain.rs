@@ -72,6 +72,11 @@ impl Crds {
         self.crds.iter().filter(move |c| domains_match(&c.group, domain))
     }
 
+    /// The CRD that serves `plural` in `group`, when one is visible.
+    pub fn serving(&self, group: &str, plural: &str) -> Option<&Crd> {
+        self.crds.iter().find(|c| c.group == group && c.plural == plural)
+    }
+
     /// The plurals the CRDs define in a group (empty when no CRD of that group is visible).
     pub fn plurals_of<'a>(&'a self, group: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.crds.iter().filter(move |c| c.group == group).map(|c| c.plural.as_str())

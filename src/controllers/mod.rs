@@ -12,12 +12,14 @@
 //!    are clients, never controllers;
 //! 2. the component reporting about the object in its Events (`events`);
 //! 3. a leader-election Lease of the finalizer's domain, or held by a pod of a workload RBAC
-//!    lets update the resource (`lease`);
-//! 4. a workload named by the finalizer or the object's kind (`naming`) together with RBAC on
-//!    the resource or its `/finalizers` (`domain`, `rbac`, `workload`);
-//! 5. permission alone, a name or product prefix alone, or an operand: never Alive.
+//!    lets update the resource, whatever its name (`lease`);
+//! 4. a workload named by the finalizer or the object's kind (`naming`), or installed with the
+//!    CRD that serves the kind, together with RBAC on the resource or its `/finalizers`
+//!    (`domain`, `rbac`, `workload`);
+//! 5. permission alone, a name or product prefix alone, or an operand tied once: never Alive.
 //!
-//! Candidates that tie are Unknown. Finalizers whose controller a managed control plane runs
+//! Every rung is read before deciding. Candidates that tie at a rung are Alive when every one
+//! runs, Down when none does, Unknown when they disagree. Finalizers whose controller a managed control plane runs
 //! outside the cluster are Unknown when nothing is found (`managed`).
 //!
 //! Liveness: Alive (a ready pod, or a lease renewed within its duration); Down (scaled to zero,
@@ -185,12 +187,17 @@ impl<'g> Liveness<'g> {
                 added_by_person: None,
             };
         }
+        // a manager's write since the deletion began is evidence of life (`attribute::adder`)
+        let requested = self.graph.object(object).and_then(crate::snapshot::Object::deletion_requested_at);
         let managers: String = self
             .graph
             .object(object)
             .into_iter()
             .flat_map(|o| managed_fields::managers_of(o, finalizer))
-            .map(|m| format!("{}\0{}\0{:?}\0", m.manager, m.operation, m.time))
+            .map(|m| {
+                let since = m.time.zip(requested).is_some_and(|(t, d)| t >= d);
+                format!("{}\0{}\0{:?}\0{since}\0", m.manager, m.operation, m.time)
+            })
             .collect();
         // the object's API group and kind name the controller too (`attribute`, `naming`), and
         // the components reporting about it in its Events

@@ -270,7 +270,7 @@ fn a_field_manager_found_nowhere_outweighs_a_permitted_live_operator() {
         &[
             "Deployment data-system/data-operator is tied to this finalizer by permission only",
             "the finalizer names the component snapshot-agent, and no workload",
-            "field manager \"snapshot-agent\" added the finalizer and no workload, container, ServiceAccount, app label or lease of that name remains",
+            "field manager \"snapshot-agent\" added the finalizer and no workload, container, ServiceAccount, app label, program, image or lease of that name remains",
         ],
     );
     // a finalizer of the same domain naming no component: data-operator bears the domain's

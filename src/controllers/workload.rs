@@ -65,14 +65,18 @@ fn has_template(group: &str, kind: &str) -> bool {
 }
 
 /// The two things the indexes read of a pod spec. Read straight from the body's text, every
-/// other field skipped: a million pods are indexed without building their specs.
+/// other field skipped: a million pods are indexed without building their specs. `C`: what is
+/// read of each container, its name ([`Container`]) or, for the by-name index only, what it
+/// runs ([`Programs`]).
 #[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
-struct PodSpec {
+#[serde(rename_all = "camelCase", default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct PodSpecOf<C> {
     service_account_name: Option<String>,
     service_account: Option<String>,
-    containers: Vec<Container>,
+    containers: Vec<C>,
 }
+
+type PodSpec = PodSpecOf<Container>;
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
@@ -80,22 +84,68 @@ struct Container {
     name: Option<String>,
 }
 
+/// What a container runs: read only for workloads and bare pods, when the by-name index is built.
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct PodBody {
-    spec: Option<PodSpec>,
+struct Programs {
+    command: Vec<String>,
+    args: Vec<String>,
+    image: Option<String>,
+}
+
+impl Programs {
+    /// The names a client in this container goes by when it names itself: the programs its
+    /// command and args run (client-go's default field manager and event component are the
+    /// binary's name: `/usr/local/bin/lanternd` is `lanternd`; a framework's runner,
+    /// `kopf run …`, is `kopf`), and its image's repository (`…/nightwatch/controller:v2` is
+    /// `controller`). Flags, `k=v` pairs and URLs name no program.
+    fn program_names(&self) -> Vec<String> {
+        let words = self.command.iter().chain(&self.args).flat_map(|a| a.split_whitespace());
+        let mut out: Vec<String> = words
+            .filter(|w| !w.starts_with('-') && !w.contains('=') && !w.contains("://") && !w.contains('$'))
+            .filter_map(|w| w.rsplit('/').next())
+            .filter(|b| !b.is_empty())
+            .map(str::to_string)
+            .collect();
+        if let Some(repo) = self.image.as_deref().map(image_repository) {
+            out.push(repo.to_string());
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The last path segment of an image reference, without tag or digest:
+/// `registry:5000/org/controller:v1@sha256:…` is `controller`.
+fn image_repository(image: &str) -> &str {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
+    last.split(':').next().unwrap_or(last)
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
-struct TemplateBody {
-    spec: Option<TemplateSpec>,
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct PodBody<C> {
+    spec: Option<PodSpecOf<C>>,
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
-struct TemplateSpec {
-    template: Option<PodBody>,
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct TemplateBody<C> {
+    spec: Option<TemplateSpec<C>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, bound(deserialize = "C: Deserialize<'de> + Default"))]
+struct TemplateSpec<C> {
+    template: Option<PodBody<C>>,
+}
+
+impl PodSpecOf<Programs> {
+    fn program_names(&self) -> Vec<String> {
+        self.containers.iter().flat_map(Programs::program_names).collect()
+    }
 }
 
 impl PodSpec {
@@ -131,6 +181,10 @@ struct Named {
     by_container: FxHashMap<String, Vec<NodeId>>,
     by_account: FxHashMap<String, Vec<NodeId>>,
     by_label: FxHashMap<String, Vec<NodeId>>,
+    /// By the programs their containers run and their images' repositories: what a client's
+    /// self-given name (a field manager, an event's component) resolves against when no
+    /// workload bears it. Never a finalizer's name: a product's images all bear its name.
+    by_program: FxHashMap<String, Vec<NodeId>>,
 }
 
 /// How a workload matched a name.
@@ -140,6 +194,7 @@ pub enum NamedBy {
     Container,
     ServiceAccount,
     Label,
+    Program,
 }
 
 impl NamedBy {
@@ -149,6 +204,7 @@ impl NamedBy {
             NamedBy::Container => "a container",
             NamedBy::ServiceAccount => "its ServiceAccount",
             NamedBy::Label => "its app label",
+            NamedBy::Program => "a program its containers run, or their image",
         }
     }
 }
@@ -157,12 +213,12 @@ fn is_pod(g: &Graph, id: NodeId) -> bool {
     g.observed_kind(id) == Some(("", "Pod"))
 }
 
-fn pod_spec(o: &Object) -> PodSpec {
-    o.body.read::<PodBody>().spec.unwrap_or_default()
+fn pod_spec<C: serde::de::DeserializeOwned + Default>(o: &Object) -> PodSpecOf<C> {
+    o.body.read::<PodBody<C>>().spec.unwrap_or_default()
 }
 
-fn template_spec(o: &Object) -> PodSpec {
-    o.body.read::<TemplateBody>().spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default()
+fn template_spec<C: serde::de::DeserializeOwned + Default>(o: &Object) -> PodSpecOf<C> {
+    o.body.read::<TemplateBody<C>>().spec.and_then(|s| s.template).and_then(|t| t.spec).unwrap_or_default()
 }
 
 impl<'g> Workloads<'g> {
@@ -177,24 +233,33 @@ impl<'g> Workloads<'g> {
             let kinds = [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet")];
             for id in g.of_kinds(&kinds) {
                 let Some(o) = g.object(id) else { continue };
-                let spec = if is_pod(g, id) {
+                let (spec, programs): (PodSpec, PodSpecOf<Programs>) = if is_pod(g, id) {
                     if workload_of(g, id) != id {
                         continue;
                     }
-                    pod_spec(o)
+                    (pod_spec(o), pod_spec(o))
                 } else {
-                    template_spec(o)
+                    (template_spec(o), template_spec(o))
                 };
                 n.by_name.entry(o.name.clone()).or_default().push(id);
                 for c in spec.container_names() {
                     n.by_container.entry(c.to_string()).or_default().push(id);
+                }
+                for p in programs.program_names() {
+                    n.by_program.entry(p).or_default().push(id);
                 }
                 n.by_account.entry(spec.service_account()).or_default().push(id);
                 if let Some(app) = o.label("app.kubernetes.io/name").or_else(|| o.label("app")) {
                     n.by_label.entry(app.to_string()).or_default().push(id);
                 }
             }
-            for v in n.by_container.values_mut().chain(n.by_account.values_mut()).chain(n.by_label.values_mut()) {
+            for v in n
+                .by_container
+                .values_mut()
+                .chain(n.by_account.values_mut())
+                .chain(n.by_label.values_mut())
+                .chain(n.by_program.values_mut())
+            {
                 v.dedup();
             }
             n
@@ -232,7 +297,7 @@ impl<'g> Workloads<'g> {
     pub fn pods_running_as(&self, sa: &SaKey) -> Vec<NodeId> {
         let g = self.g;
         g.in_namespace(Some(&sa.0))
-            .filter(|&(id, o)| is_pod(g, id) && pod_spec(o).service_account() == sa.1)
+            .filter(|&(id, o)| is_pod(g, id) && pod_spec::<Container>(o).service_account() == sa.1)
             .map(|(id, _)| id)
             .collect()
     }
@@ -243,14 +308,15 @@ impl<'g> Workloads<'g> {
         g.in_namespace(Some(&sa.0))
             .filter(|&(id, o)| {
                 g.observed_kind(id).is_some_and(|(group, kind)| has_template(group, kind))
-                    && template_spec(o).service_account() == sa.1
+                    && template_spec::<Container>(o).service_account() == sa.1
             })
             .map(|(id, _)| id)
             .collect()
     }
 
     /// Workloads (or bare pods) named `name`, or with a container, ServiceAccount (other than
-    /// `default`) or app label of that name.
+    /// `default`), app label, program or image of that name: where a client that calls itself
+    /// `name` runs.
     pub fn named_or_running(&self, name: &str) -> Vec<NodeId> {
         let n = self.named();
         let account = if name == "default" { None } else { n.by_account.get(name) };
@@ -261,6 +327,7 @@ impl<'g> Workloads<'g> {
             .chain(n.by_container.get(name))
             .chain(account)
             .chain(n.by_label.get(name))
+            .chain(n.by_program.get(name))
             .flatten()
             .copied()
             .collect();
@@ -299,7 +366,7 @@ impl<'g> Workloads<'g> {
         let g = self.g;
         let o = g.object(wl)?;
         let ns = o.namespace.clone()?;
-        let spec = if is_pod(g, wl) {
+        let spec: PodSpec = if is_pod(g, wl) {
             pod_spec(o)
         } else if g.observed_kind(wl).is_some_and(|(group, kind)| has_template(group, kind)) {
             template_spec(o)
@@ -307,6 +374,23 @@ impl<'g> Workloads<'g> {
             return None;
         };
         Some((ns, spec.service_account()))
+    }
+
+    /// How a workload that [`Workloads::named_or_running`] found bears `name`: the first of its
+    /// name, a container, its ServiceAccount, its app label, a program or image.
+    pub fn how_named(&self, wl: NodeId, name: &str) -> Option<NamedBy> {
+        let n = self.named();
+        let has = |index: &FxHashMap<String, Vec<NodeId>>| index.get(name).is_some_and(|v| v.contains(&wl));
+        [
+            (&n.by_name, NamedBy::Name),
+            (&n.by_container, NamedBy::Container),
+            (&n.by_account, NamedBy::ServiceAccount),
+            (&n.by_label, NamedBy::Label),
+            (&n.by_program, NamedBy::Program),
+        ]
+        .into_iter()
+        .find(|(index, how)| (*how != NamedBy::ServiceAccount || name != "default") && has(index))
+        .map(|(_, how)| how)
     }
 
     pub fn is_named(&self, wl: NodeId, name: &str) -> bool {
@@ -451,6 +535,18 @@ pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
 mod tests {
     use super::*;
     use crate::controllers::tests::graph_of;
+
+    #[test]
+    fn a_container_goes_by_the_programs_it_runs_and_its_image() {
+        let p = Programs {
+            command: vec!["/bin/sh".into(), "-c".into(), "exec /usr/local/bin/lanternd --probe=:8081".into()],
+            args: vec!["--status-api=https://status.example.io/api/v2".into(), "s3://bucket/x".into()],
+            image: Some("registry.example.com:5000/ops/ctl:v2.3@sha256:ab12".into()),
+        };
+        assert_eq!(p.program_names(), ["ctl", "exec", "lanternd", "sh"]);
+        assert_eq!(image_repository("nginx"), "nginx");
+        assert_eq!(image_repository("ghcr.io/org/operator:1.0"), "operator");
+    }
 
     #[test]
     fn pods_resolve_through_replicasets_to_their_deployment() {

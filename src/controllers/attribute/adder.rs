@@ -12,6 +12,7 @@ use super::super::managed_fields::{self, ManagerKind, own_domain};
 use super::super::workload::describe;
 use super::{Pass, Search, Tie};
 use crate::graph::NodeId;
+use crate::snapshot::Object;
 
 /// What the managedFields say.
 #[derive(Default, Debug)]
@@ -27,6 +28,10 @@ pub(super) struct Adders {
     pub absent: Vec<String>,
     /// Every controller's manager that added it.
     pub controllers: Vec<String>,
+    /// Controllers' managers that added it, that no workload bears, and that wrote the object
+    /// since its deletion began: whatever runs as them is alive (evidence of life, never of
+    /// absence).
+    pub writing: Vec<String>,
 }
 
 /// Field manager names that every controller of a framework uses, so they name no one in
@@ -56,7 +61,9 @@ pub(super) fn pass(s: &Search<'_>) -> Adders {
             ManagerKind::ControlPlane => format!("managedFields: {who} (a control-plane component) added it"),
             ManagerKind::Applier | ManagerKind::Controller => {
                 out.controllers.push(m.manager.clone());
-                resolve(s, &m.manager, &who, &mut out)
+                let since_deletion =
+                    m.time.is_some_and(|t| s.obj.and_then(Object::deletion_requested_at).is_some_and(|d| t >= d));
+                resolve(s, &m.manager, &who, since_deletion, &mut out)
             }
         };
         out.pass.evidence.push(line);
@@ -64,15 +71,23 @@ pub(super) fn pass(s: &Search<'_>) -> Adders {
     out
 }
 
-fn resolve(s: &Search<'_>, manager: &str, who: &str, out: &mut Adders) -> String {
+fn resolve(s: &Search<'_>, manager: &str, who: &str, since_deletion: bool, out: &mut Adders) -> String {
     let l = s.l;
     let found = l.workloads.named_or_running(manager);
+    if found.is_empty() && since_deletion {
+        if !out.writing.iter().any(|a| a == manager) {
+            out.writing.push(manager.to_string());
+        }
+        return format!(
+            "managedFields: {who} added it and wrote the object after its deletion began: whatever runs as \"{manager}\" is alive, though no workload, container, ServiceAccount, app label, program or image of that name is in the snapshot"
+        );
+    }
     if found.is_empty() {
         if !generic(manager) && !out.absent.iter().any(|a| a == manager) {
             out.absent.push(manager.to_string());
         }
         return format!(
-            "managedFields: {who} added it; no workload, container, ServiceAccount or app label of that name is in the snapshot"
+            "managedFields: {who} added it; no workload, container, ServiceAccount, app label, program or image of that name is in the snapshot"
         );
     }
     for &w in &found {
@@ -82,6 +97,13 @@ fn resolve(s: &Search<'_>, manager: &str, who: &str, out: &mut Adders) -> String
             out.confirming.push((w, Tie::Adder));
         }
     }
-    let names: Vec<String> = found.iter().take(3).filter_map(|&w| l.graph.object(w).map(describe)).collect();
+    let names: Vec<String> = found
+        .iter()
+        .take(3)
+        .filter_map(|&w| {
+            let by = l.workloads.how_named(w, manager).map(|h| format!(" (by {})", h.label())).unwrap_or_default();
+            l.graph.object(w).map(|o| format!("{}{by}", describe(o)))
+        })
+        .collect();
     format!("managedFields: {who} added it; that name matches {}", names.join(", "))
 }

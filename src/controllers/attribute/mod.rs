@@ -1,33 +1,46 @@
 //! Who removes a finalizer that no built-in controller removes: evidence, strongest first
-//! (contract §4.3.3), then the liveness of what was found.
+//! (contract §4.3.3), every rung read before anything is decided ("Weighing the rungs
+//! together"), then the liveness of what was found.
 //!
 //! One pass per kind of evidence, each returning its evidence lines and the workloads it ties
 //! ([`Pass`]):
 //! 1. [`adder`]: the field manager that added the finalizer (managedFields), resolved to a
-//!    workload; a person's client means a person added it; GitOps appliers and client
-//!    libraries' default managers are clients, never the controller;
+//!    workload by its name, containers, ServiceAccount, app label, or the programs and images
+//!    its containers run; a person's client means a person added it; GitOps appliers and client
+//!    libraries' default managers are clients, never the controller; one that resolves to
+//!    nothing but wrote the object since its deletion is alive, whoever runs it;
 //! 2. [`reporter`]: the component that reports about the object in its Events;
 //! 3. [`leases`]: a leader-election Lease of the finalizer's domain, or one held by a pod of a
-//!    workload that RBAC lets update the resource;
+//!    workload that RBAC lets update the resource, whatever its name;
 //! 4. [`named`] with [`permission`]: a workload named by the finalizer or the object's kind,
-//!    together with RBAC that lets it update the resource or its `/finalizers`;
+//!    together with RBAC that lets it update the resource or its `/finalizers` (read on the
+//!    object's own resource for every candidate); [`provenance`]: a workload installed with the
+//!    CRD that serves the kind, with that RBAC too, and an installation with nothing left;
 //! 5. what is never enough by itself: permission alone ([`permission`]), a name or a product
-//!    prefix alone ([`named`]), a workload that is an operand (owned by a custom resource).
+//!    prefix alone ([`named`]), a workload that is an operand (owned by a custom resource) tied
+//!    by one of a lease, a name or its installation.
 //!
 //! Then [`pick::pick`] chooses among the candidates (the strongest evidence wins; equals tie),
-//! and [`verdict::verdict`] says Alive, Down, Missing or Unknown, naming the rung that decided.
-//! Missing is earned: the places the controller could be were readable and empty (or the only
-//! adder was a person's client), and the evidence says what was searched.
+//! and [`verdict::verdict`], the one place that weighs, says Alive, Down, Missing or Unknown:
+//! a tie is about which controller, not whether it runs. [`weighing`] says which rungs agreed
+//! and which did not, [`explain`] words the answer, naming the rung that decided. Missing is
+//! earned: the places the controller could be were readable and empty (or the only adder was a
+//! person's client, or the installation of the kind has nothing left), and the evidence says
+//! what was searched.
 
 mod adder;
+mod alive;
+mod explain;
 mod leases;
 mod named;
 mod permission;
 mod pick;
+mod provenance;
 mod reporter;
 #[cfg(test)]
 mod tests;
 mod verdict;
+mod weighing;
 
 use std::collections::BTreeMap;
 
@@ -48,6 +61,9 @@ pub(super) enum Rung {
     Lease,
     /// 4: it is named by the finalizer or the object's kind, and may update the resource.
     NameAndPermission,
+    /// 4: it was installed with the CRD that serves the object's kind, and may update the
+    /// resource.
+    Provenance,
 }
 
 impl Rung {
@@ -58,6 +74,7 @@ impl Rung {
             Rung::Reporter => "rung 2 (the component reporting about the object in its Events)",
             Rung::Lease => "rung 3 (a leader-election lease)",
             Rung::NameAndPermission => "rung 4 (a name together with RBAC on the resource)",
+            Rung::Provenance => "rung 4 (install provenance together with RBAC on the resource)",
         }
     }
 }
@@ -84,6 +101,8 @@ pub(super) enum Tie {
     WidePermission,
     /// It is owned by a custom resource: an operand of some operator.
     Operand,
+    /// It was installed with the CRD that serves the object's kind (`provenance`).
+    Installed,
 }
 
 /// Everything that ties one candidate to the finalizer.
@@ -99,6 +118,7 @@ pub(super) struct Ties {
     pub finalizers: bool,
     pub wide: bool,
     pub operand: bool,
+    pub installed: bool,
 }
 
 impl Ties {
@@ -116,35 +136,55 @@ impl Ties {
             }
             Tie::WidePermission => self.wide = true,
             Tie::Operand => self.operand = true,
+            Tie::Installed => self.installed = true,
         }
     }
 
+    /// The ties that are evidence only with something else: a lease it holds (naming no other
+    /// domain, with RBAC), a name with RBAC, install provenance with RBAC. One of them ties a
+    /// workload; an operand (whose name, lease and RBAC may be its operator's product's) needs
+    /// two that agree (contract §4.3.3: an operand may be the controller when another rung ties
+    /// it, a per-instance operator).
+    fn indirect(&self) -> [bool; 3] {
+        let permitted = self.permission || self.wide;
+        let [lease, named, installed] = [self.held_lease, self.named && permitted, self.installed && permitted];
+        let agreeing = [lease, named, installed].iter().filter(|&&b| b).count();
+        if self.operand && agreeing < 2 { [false; 3] } else { [lease, named, installed] }
+    }
+
+    /// Every rung that ties it, strongest first. Direct evidence (its field manager, its
+    /// Events, a lease of the domain) ties an operand too.
+    pub(super) fn rungs(&self) -> Vec<Rung> {
+        let [lease, named, installed] = self.indirect();
+        [
+            (self.adder, Rung::Adder),
+            (self.reporter, Rung::Reporter),
+            (self.domain_lease || lease, Rung::Lease),
+            (named, Rung::NameAndPermission),
+            (installed, Rung::Provenance),
+        ]
+        .into_iter()
+        .filter_map(|(b, r)| b.then_some(r))
+        .collect()
+    }
+
     /// The strongest rung that ties it; `None` when only weak evidence does (permission, a
-    /// name or a prefix alone, an operand by its name or lease). Direct evidence (its field
-    /// manager, its Events, a lease of the domain) ties an operand too.
+    /// name or a prefix alone, an operand by one of its name, lease or installation).
     pub(super) fn rung(&self) -> Option<Rung> {
-        if self.adder {
-            Some(Rung::Adder)
-        } else if self.reporter {
-            Some(Rung::Reporter)
-        } else if self.domain_lease || (self.held_lease && !self.operand) {
-            Some(Rung::Lease)
-        } else if self.named && (self.permission || self.wide) && !self.operand {
-            Some(Rung::NameAndPermission)
-        } else {
-            None
-        }
+        self.rungs().first().copied()
     }
 
     /// What the candidates are compared by, strongest evidence first: each rung, then among
     /// the weak, permission on `/finalizers` (what controller-runtime operators ask for),
     /// permission, a name, a prefix.
-    pub(super) fn strength(&self) -> [bool; 8] {
+    pub(super) fn strength(&self) -> [bool; 9] {
+        let [lease, named, installed] = self.indirect();
         [
             self.adder,
             self.reporter,
-            self.domain_lease || (self.held_lease && !self.operand),
-            self.named && (self.permission || self.wide) && !self.operand,
+            self.domain_lease || lease,
+            named,
+            installed,
             self.finalizers,
             self.permission,
             self.named,
@@ -232,6 +272,13 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
             c.add(w.1);
         }
     }
+    // every rung is read before anything is decided: RBAC on the object's own resource for
+    // whoever another rung found, then what installed the kind's CRD, then leases
+    let own = permission::own_resource(&s, &cands);
+    let installed = provenance::pass(&s, &cands);
+    for &(w, t) in own.ties.iter().chain(&installed.pass.ties) {
+        cands.entry(w).or_default().add(t);
+    }
     let leased = leases::pass(&s, &cands, names.absent_component.as_deref());
     for &(w, t) in &leased.pass.ties {
         cands.entry(w).or_default().add(t);
@@ -242,7 +289,7 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         }
     }
     let mut evidence = Vec::new();
-    for p in [adders.pass, reporters.pass, permitted.pass, leased.pass, names.pass] {
+    for p in [adders.pass, reporters.pass, permitted.pass, own, installed.pass, leased.pass, names.pass] {
         evidence.extend(p.evidence);
     }
     for (&w, c) in &cands {
@@ -259,8 +306,10 @@ pub(super) fn attribute(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         persons: adders.persons,
         absent_adders: adders.absent,
         adders: adders.controllers,
+        writing: adders.writing,
         idle_accounts: permitted.idle_accounts,
         names: names.names,
+        installation_gone: installed.gone,
     };
     let picked = pick::pick(&found.cands);
     verdict::verdict(&s, found, picked)

@@ -103,25 +103,26 @@ pub(super) fn pass(s: &Search<'_>, permitted: &Pass) -> Named {
 }
 
 /// Whether RBAC lets a named workload update the object's resource (or its `/finalizers`),
-/// beyond what the permission pass found: a rule on the object's own resource, or a role that
-/// may update everything (cluster-admin: no one in particular, but permission all the same).
+/// beyond what the permission pass found.
 fn permission_of(s: &Search<'_>, w: NodeId, permitted: &Pass, out: &mut Pass) {
-    let l = s.l;
     if permitted.ties.iter().any(|&(x, t)| x == w && matches!(t, Tie::Permission { .. })) {
         return;
     }
-    let Some(sa) = l.workloads.service_account_of(w) else { return };
-    if let Some((group, plural)) = &s.resource {
-        let (lines, finalizers) = l.rbac.grants_on(&sa, group, plural);
-        if !lines.is_empty() {
-            out.evidence.extend(lines);
-            out.tie(w, Tie::Permission { finalizers });
-            return;
-        }
+    if let Some((lines, t)) = super::permission::on_own_resource(s, w) {
+        out.evidence.extend(lines);
+        out.tie(w, t);
     }
-    if !l.rbac.wide_grants_to(&sa).is_empty() {
-        out.tie(w, Tie::WidePermission);
-    }
+}
+
+/// The domain a leader lease is named after (kubebuilder's `<id>.<domain>`): what follows its
+/// first dot, when that is a DNS name ending in a top-level domain (letters only). Knative names
+/// a reconciler's leases after its Go package and a shard
+/// (`<component>.github.com.<org>.<repo>.pkg.reconciler.<kind>.reconciler.00-of-01`): no domain,
+/// so such a lease counts for whoever holds it (contract §4.3.3, "Weighing the rungs together").
+pub(super) fn lease_domain(name: &str) -> Option<&str> {
+    let (_, d) = name.split_once('.')?;
+    let tld = d.rsplit('.').next()?;
+    (d.contains('.') && !tld.is_empty() && tld.bytes().all(|b| b.is_ascii_alphabetic())).then_some(d)
 }
 
 /// A domain-named leader lease (`<id>.<domain>`) that the workload holds for another domain
@@ -130,7 +131,7 @@ pub(super) fn foreign_lease(s: &Search<'_>, w: NodeId) -> Option<String> {
     let l = s.l;
     let g = l.graph;
     let held: Vec<&crate::snapshot::Object> = l.leases.of_workload(w).iter().filter_map(|&id| g.object(id)).collect();
-    let domain_of = |name: &str| name.split_once('.').map(|(_, d)| d.to_string()).filter(|d| d.contains('.'));
+    let domain_of = |name: &str| lease_domain(name).map(str::to_string);
     if held.is_empty()
         || held.iter().any(|o| {
             domain_of(&o.name).is_none_or(|d| s.groups.iter().any(|gr| super::super::domain::domains_match(&d, gr)))

@@ -4,8 +4,10 @@
 //! to the agents it installs, and RBAC outlives what it was for); with a name (rung 4) or a
 //! lease its workload holds (rung 3), it does.
 
+use std::collections::BTreeMap;
+
 use super::super::workload::{SaKey, describe};
-use super::{Pass, Search, Tie};
+use super::{Pass, Search, Tie, Ties};
 use crate::graph::NodeId;
 
 #[derive(Default, Debug)]
@@ -67,6 +69,38 @@ pub(super) fn pass(s: &Search<'_>) -> Permitted {
             };
             out.pass.evidence.push(line);
             out.pass.tie(*w, Tie::Permission { finalizers: sg.finalizers });
+        }
+    }
+    out
+}
+
+/// How RBAC lets a workload update the object's own resource (or its `/finalizers`), whatever
+/// the finalizer's domain (`<framework>.example/…` on a ConfigMap needs `configmaps`): the
+/// grant's lines and the tie; else a role that may update everything (cluster-admin: no one in
+/// particular, but permission all the same); `None` when neither.
+pub(super) fn on_own_resource(s: &Search<'_>, w: NodeId) -> Option<(Vec<String>, Tie)> {
+    let l = s.l;
+    let sa = l.workloads.service_account_of(w)?;
+    if let Some((group, plural)) = &s.resource {
+        let (lines, finalizers) = l.rbac.grants_on(&sa, group, plural);
+        if !lines.is_empty() {
+            return Some((lines, Tie::Permission { finalizers }));
+        }
+    }
+    (!l.rbac.wide_grants_to(&sa).is_empty()).then(|| (Vec::new(), Tie::WidePermission))
+}
+
+/// RBAC on the object's own resource for the candidates the other rungs found that the domain's
+/// grants did not already tie (contract §4.3.3: RBAC is read for the object's resource).
+pub(super) fn own_resource(s: &Search<'_>, cands: &BTreeMap<NodeId, Ties>) -> Pass {
+    let mut out = Pass::default();
+    for (&w, c) in cands {
+        if c.permission || c.wide {
+            continue;
+        }
+        if let Some((lines, t)) = on_own_resource(s, w) {
+            out.evidence.extend(lines);
+            out.tie(w, t);
         }
     }
     out

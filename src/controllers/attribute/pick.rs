@@ -73,7 +73,23 @@ mod tests {
         let operand = ties(|t| {
             t.named = true;
             t.permission = true;
+            t.operand = true;
+        });
+        let operand_and_lease = ties(|t| {
+            t.named = true;
+            t.permission = true;
             t.held_lease = true;
+            t.operand = true;
+        });
+        let installed = ties(|t| {
+            t.installed = true;
+            t.permission = true;
+        });
+        let installed_only = ties(|t| t.installed = true);
+        let operand_installed = ties(|t| {
+            t.installed = true;
+            t.named = true;
+            t.permission = true;
             t.operand = true;
         });
         let one = |best: u32, rung, others: &[u32]| Pick::One {
@@ -89,7 +105,24 @@ mod tests {
             ("a name with a wide role is rung 4", vec![rbac, named_admin], one(1, Some(Rung::NameAndPermission), &[0])),
             ("permission on /finalizers beats permission", vec![rbac, rbac_finalizers], one(1, None, &[0])),
             ("a name alone is weak", vec![name], one(0, None, &[])),
-            ("an operand is weak by name, permission and its lease", vec![operand, rbac], one(0, None, &[1])),
+            ("an operand is weak by its name and permission", vec![operand, rbac], one(0, None, &[1])),
+            (
+                "an operand is the controller when a second rung agrees: its lease",
+                vec![operand_and_lease, rbac],
+                one(0, Some(Rung::Lease), &[1]),
+            ),
+            (
+                "an operand is the controller when a second rung agrees: its installation",
+                vec![rbac, operand_installed],
+                one(1, Some(Rung::NameAndPermission), &[0]),
+            ),
+            ("install provenance with RBAC is rung 4", vec![rbac, installed], one(1, Some(Rung::Provenance), &[0])),
+            (
+                "a name with RBAC beats install provenance",
+                vec![installed, named_rbac],
+                one(1, Some(Rung::NameAndPermission), &[0]),
+            ),
+            ("install provenance without RBAC is nothing", vec![installed_only], one(0, None, &[])),
             (
                 "two product prefixes tie, whichever runs",
                 vec![prefix, prefix],

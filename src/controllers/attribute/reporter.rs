@@ -17,7 +17,6 @@ pub(super) struct Reporters {
 
 pub(super) fn pass(s: &Search<'_>) -> Reporters {
     let l = s.l;
-    let g = l.graph;
     let mut out = Reporters::default();
     let Some(o) = s.obj else { return out };
     let reporters: Vec<_> = l.reporters().of(&o.uid).cloned().collect();
@@ -35,7 +34,7 @@ pub(super) fn pass(s: &Search<'_>) -> Reporters {
         let about = format!("Events about it are reported by {:?}", r.component);
         if found.is_empty() {
             out.pass.evidence.push(format!(
-                "{about}; no workload, container, ServiceAccount or app label of that name is in the snapshot"
+                "{about}; no workload, container, ServiceAccount, app label, program or image of that name is in the snapshot"
             ));
             continue;
         }
@@ -46,7 +45,14 @@ pub(super) fn pass(s: &Search<'_>) -> Reporters {
                 out.confirming.push((w, Tie::Reporter));
             }
         }
-        let names: Vec<String> = found.iter().take(3).filter_map(|&w| g.object(w).map(describe)).collect();
+        let names: Vec<String> = found
+            .iter()
+            .take(3)
+            .filter_map(|&w| {
+                let by = l.workloads.how_named(w, short).map(|h| format!(" (by {})", h.label())).unwrap_or_default();
+                l.graph.object(w).map(|o| format!("{}{by}", describe(o)))
+            })
+            .collect();
         out.pass.evidence.push(format!("{about}; {how} {}", names.join(", ")));
     }
     out

@@ -9,6 +9,8 @@ use crate::testing::graph_of;
 
 use ControllerState::*;
 
+mod weighing;
+
 const FINALIZER: &str = "acme.example.com/cleanup";
 
 fn now() -> Timestamp {
