@@ -34,6 +34,32 @@ impl Controller {
     pub fn of(o: &Object) -> Controller {
         Controller { kind: o.kind.clone(), namespace: o.namespace.clone(), name: o.name.clone() }
     }
+    /// The API group of its kind: `apps`, `batch`, or the core group.
+    pub fn group(&self) -> &'static str {
+        match self.kind.as_str() {
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => "apps",
+            "Job" => "batch",
+            _ => "",
+        }
+    }
+}
+
+/// The replicas a workload asks for, and the ready ones its status counts.
+fn replicas(o: &Object) -> (i64, i64) {
+    match (o.group(), o.kind.as_str()) {
+        ("", "Pod") => (1, i64::from(pod_ready(o))),
+        ("apps", "DaemonSet") => {
+            (int(o, "/status/desiredNumberScheduled").unwrap_or(1), int(o, "/status/numberReady").unwrap_or(0))
+        }
+        ("batch", "Job") => (int(o, "/spec/parallelism").unwrap_or(1), int(o, "/status/ready").unwrap_or(0)),
+        _ => (int(o, "/spec/replicas").unwrap_or(1), int(o, "/status/readyReplicas").unwrap_or(0)),
+    }
+}
+
+/// Whether the workload asks for no replica at all (`spec.replicas: 0`; a DaemonSet scheduled
+/// nowhere): scaling it back up is what restores it.
+pub fn scaled_to_zero(o: &Object) -> bool {
+    !o.body.is_empty() && replicas(o).0 == 0
 }
 
 impl fmt::Display for Controller {
@@ -483,14 +509,7 @@ pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
         };
     }
     let pods: Vec<&Object> = w.pods_of(wl).iter().filter_map(|&p| g.object(p)).collect();
-    let (desired, status_ready) = match (o.group(), o.kind.as_str()) {
-        ("", "Pod") => (1, i64::from(pod_ready(o))),
-        ("apps", "DaemonSet") => {
-            (int(o, "/status/desiredNumberScheduled").unwrap_or(1), int(o, "/status/numberReady").unwrap_or(0))
-        }
-        ("batch", "Job") => (int(o, "/spec/parallelism").unwrap_or(1), int(o, "/status/ready").unwrap_or(0)),
-        _ => (int(o, "/spec/replicas").unwrap_or(1), int(o, "/status/readyReplicas").unwrap_or(0)),
-    };
+    let (desired, status_ready) = replicas(o);
     let ready: Vec<&str> = pods.iter().filter(|p| pod_ready(p)).map(|p| p.name.as_str()).collect();
     let mut evidence = Vec::new();
     if o.is_deleting() {
@@ -510,7 +529,7 @@ pub fn workload_state(g: &Graph, w: &Workloads, wl: NodeId) -> State {
             .filter_map(|p| p.condition("Ready").filter(|c| !c.is_true()).and_then(|c| c.last_transition_time))
             .min()
     });
-    if desired == 0 {
+    if scaled_to_zero(o) {
         let field = if o.kind == "DaemonSet" { "status.desiredNumberScheduled" } else { "spec.replicas" };
         evidence.push(format!("{name} is scaled to zero ({field}: 0)"));
     } else if let Some((p, (c, n))) = pods.iter().find_map(|p| crash_loop(p).map(|x| (p, x))) {

@@ -545,7 +545,7 @@ impl Explainer<'_, '_> {
                 format!(". {who}: presumed running, it has waited {waited} of the {allowed} allowed (--stuck-after)")
             });
         }
-        let mut remedies = remedy::restore_controller(owner, f);
+        let mut remedies = remedy::restore_controller(g, owner, f);
         let dying = namespace::controller_home(owner).filter(|ns| backend::namespace_terminating(g, ns));
         // a controller its own deletion keeps from running (not its namespace's: `dying_home`)
         let held = dying.is_none().then(|| self_hold::find(g, owner, f)).flatten();

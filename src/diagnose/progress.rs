@@ -265,7 +265,7 @@ pub fn logs(g: &Graph, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
         return vec![Step::advice(Reach::Inspect, format!("Read the logs of {who} since the delete ({since} ago)."))];
     };
     let ns = w.namespace.as_deref();
-    let Some(wl) = g.find(workload_group(&w.kind), &w.kind, ns, &w.name) else {
+    let Some(wl) = g.find(w.group(), &w.kind, ns, &w.name) else {
         return vec![workload_logs(w, &since)];
     };
     let mut pods: Vec<NodeId> = pods_of(g, wl);
@@ -329,14 +329,6 @@ fn workload_logs(w: &crate::controllers::Controller, since: &str) -> Step {
             .switch("--all-containers")
             .flag("--since", since),
     )
-}
-
-fn workload_group(kind: &str) -> &'static str {
-    match kind {
-        "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => "apps",
-        "Job" => "batch",
-        _ => "",
-    }
 }
 
 /// The pods under a workload (through ReplicaSets), not being deleted, in node order.

@@ -77,13 +77,17 @@ pub fn remove_finalizers_at(g: &Graph, x: NodeId, at: &[usize]) -> Option<Comman
 }
 
 /// How to bring back the controller that owns a finalizer, most specific first.
-pub fn restore_controller(owner: &FinalizerOwner, f: &str) -> Vec<Step> {
+pub fn restore_controller(g: &Graph, owner: &FinalizerOwner, f: &str) -> Vec<Step> {
     let who = owner.removed_by.as_deref().unwrap_or("the controller");
     let mut out = Vec::new();
     match (owner.controller, &owner.workload) {
         (ControllerState::Down, Some(w)) => {
             let workload = format!("{}/{}", w.kind.to_lowercase(), w.name);
-            if owner.evidence.iter().any(|e| e.contains("scaled to zero")) {
+            let scaled_to_zero = g
+                .find(w.group(), &w.kind, w.namespace.as_deref(), &w.name)
+                .and_then(|n| g.object(n))
+                .is_some_and(crate::controllers::scaled_to_zero);
+            if scaled_to_zero {
                 out.push(Step::run(
                     Reach::Restore,
                     format!("Scale {who} back up so it removes {f} itself."),
