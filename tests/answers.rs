@@ -631,3 +631,22 @@ fn a_finalizer_removal_says_what_it_leaves_behind() {
         "{removal}"
     );
 }
+
+/// A controller whose Deployment asks for no replica is scaled back up, the step chosen from the
+/// Deployment's own spec (not from how the evidence words it).
+#[test]
+fn a_controller_scaled_to_zero_is_scaled_back_up() {
+    let snap = support::root().join("tests/fixtures/site-operator-gone/snapshot.json");
+    let out = crate::util::run(&[
+        "why-stuck",
+        "site/alpha",
+        "-n",
+        "labs",
+        "--snapshot",
+        snap.to_str().unwrap(),
+        "--now",
+        NOW,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kubectl scale deployment/site-operator -n site-system --replicas=1"), "{text}");
+}
