@@ -17,10 +17,21 @@ use super::style::{Style, sanitize};
 
 /// `why-stuck` for people: verdict and root cause first, then the evidence, then next steps.
 pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
+    writeln!(w, "{}", st.wrap(&verdict_line(g, d, st), "", "  "))?;
+    let roots = Roots::of(d);
+    write_root_causes(g, d, &roots, st, w)?;
+    write_finalizers(d, st, w)?;
+    write_findings(g, d, &roots, st, w)?;
+    write_events(g, d, st, w)?;
+    write_next_steps(d, conn, st, w)?;
+    write_incomplete(d, st, w)
+}
+
+/// The answer in one line: the verdict, the object, how long it has been terminating.
+fn verdict_line(g: &Graph, d: &Diagnosis, st: Style) -> String {
     let target = sanitize(&describe(g, d.object));
-    // 1. the verdict
     let age = age::human(d.deleting_for_seconds.unwrap_or(0));
-    let verdict = match d.verdict() {
+    match d.verdict() {
         Verdict::NotDeleting => {
             let gc = match d.gc_verdict {
                 GcVerdict::Collected => " but the garbage collector will delete it: no owner reference is solid",
@@ -65,23 +76,40 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
                 st.good("IN PROGRESS")
             )
         }
-    };
-    writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;
-    // 2. root causes, finalizers grouped by the controller that must remove them
-    // the Error findings on the objects stuck on their own account; where none is an Error
-    // (a claim a running pod holds: the controller is right to wait), their findings as they are
-    // (root_causes is sorted: a binary search keeps 40k stuck objects linear)
-    let rooted = |f: &crate::diagnose::Finding| d.root_causes.binary_search(&f.object).is_ok();
-    let error_roots = d.findings.iter().any(|f| rooted(f) && f.severity == Severity::Error);
-    let is_root = |f: &&crate::diagnose::Finding| {
-        rooted(f) && (f.severity == Severity::Error || (!error_roots && f.code != FindingCode::NotBeingDeleted))
-    };
-    if d.stuck && d.findings.iter().any(|f| is_root(&f)) {
+    }
+}
+
+/// Which findings are root causes: the Error findings on the objects stuck on their own
+/// account; where none is an Error (a claim a running pod holds: the controller is right to
+/// wait), their findings as they are.
+struct Roots<'d> {
+    d: &'d Diagnosis,
+    error_roots: bool,
+}
+
+impl<'d> Roots<'d> {
+    fn of(d: &'d Diagnosis) -> Roots<'d> {
+        let error_roots = d.findings.iter().any(|f| Self::rooted(d, f) && f.severity == Severity::Error);
+        Roots { d, error_roots }
+    }
+    // root_causes is sorted: a binary search keeps 40k stuck objects linear
+    fn rooted(d: &Diagnosis, f: &crate::diagnose::Finding) -> bool {
+        d.root_causes.binary_search(&f.object).is_ok()
+    }
+    fn is_root(&self, f: &crate::diagnose::Finding) -> bool {
+        Self::rooted(self.d, f)
+            && (f.severity == Severity::Error || (!self.error_roots && f.code != FindingCode::NotBeingDeleted))
+    }
+}
+
+/// The root causes, finalizers grouped by the controller that must remove them.
+fn write_root_causes(g: &Graph, d: &Diagnosis, roots: &Roots, st: Style, w: &mut impl Write) -> io::Result<()> {
+    if d.stuck && d.findings.iter().any(|f| roots.is_root(f)) {
         writeln!(w, "\n{}", st.strong("Root cause"))?;
         // objects whose finalizers wait on the same controller that is down or missing: the
         // controller once, then the objects
         let mut by_controller: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        for f in d.findings.iter().filter(is_root) {
+        for f in d.findings.iter().filter(|f| roots.is_root(f)) {
             match (f.code, &f.subject) {
                 (
                     FindingCode::FinalizerControllerDown | FindingCode::FinalizerControllerMissing,
@@ -109,7 +137,11 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 3. finalizers of the target
+    Ok(())
+}
+
+/// The target's finalizers, each with who removes it, its state and the evidence.
+fn write_finalizers(d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
     if !d.finalizers.is_empty() {
         writeln!(w, "\n{}", st.strong("Finalizers"))?;
         for f in &d.finalizers {
@@ -134,11 +166,15 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 4. the evidence: findings, namespace content grouped
+    Ok(())
+}
+
+/// The evidence: the findings that are not root causes, then a namespace's content grouped.
+fn write_findings(g: &Graph, d: &Diagnosis, roots: &Roots, st: Style, w: &mut impl Write) -> io::Result<()> {
     let (content, rest): (Vec<_>, Vec<_>) =
         d.findings.iter().partition(|f| f.code == FindingCode::NamespaceContentRemaining);
     let shown: Vec<_> =
-        rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && is_root(f))).collect();
+        rest.iter().filter(|f| f.code != FindingCode::NotBeingDeleted && !(d.stuck && roots.is_root(f))).collect();
     if !shown.is_empty() {
         writeln!(w, "\n{}", st.strong(if d.stuck { "What waits on it" } else { "Findings" }))?;
         for f in &shown {
@@ -169,7 +205,11 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 5. what the controllers reported: recent Warning events, quoted
+    Ok(())
+}
+
+/// What the controllers reported: recent Warning events, quoted.
+fn write_events(g: &Graph, d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
     if !d.events.is_empty() {
         writeln!(w, "\n{}", st.strong("Recent Warning events"))?;
         for oe in &d.events {
@@ -185,7 +225,11 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             }
         }
     }
-    // 6. the next step
+    Ok(())
+}
+
+/// The next steps, ranked safest first, each command on one line to paste.
+fn write_next_steps(d: &Diagnosis, conn: &Connection, st: Style, w: &mut impl Write) -> io::Result<()> {
     let remedies = next_steps(d);
     if !remedies.is_empty() {
         writeln!(w, "\n{}", st.strong("Next steps (safest first; nothing was changed)"))?;
@@ -211,6 +255,11 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             writeln!(w, "{}", st.wrap(&line, "  ", "   "))?;
         }
     }
+    Ok(())
+}
+
+/// What the answer could not see.
+fn write_incomplete(d: &Diagnosis, st: Style, w: &mut impl Write) -> io::Result<()> {
     if !d.incomplete.is_empty() {
         writeln!(w, "\n{}", st.warn("Incomplete: the answer could not see"))?;
         for i in &d.incomplete {
