@@ -21,6 +21,7 @@ pub mod events;
 pub mod finding;
 mod gc_steps;
 mod grounds;
+mod kubelet;
 mod namespace;
 mod owners;
 mod patches;
@@ -701,13 +702,21 @@ impl Explainer<'_, '_> {
         }
         let Some(node_name) = pod.str_field("/spec/nodeName") else { return };
         let node = g.find("", "Node", None, node_name).and_then(|n| g.object(n));
-        let problem = match node {
-            None => Some(format!("its node {node_name} no longer exists")),
-            Some(n) => match n.condition("Ready") {
-                Some(c) if c.is_true() => None,
-                Some(c) => Some(format!("its node {node_name} is NotReady ({} {})", c.reason, c.message)),
-                None => None,
-            },
+        let problem = match kubelet::node_state(g, node_name, self.now) {
+            kubelet::NodeState::Lost(problem) => Some(problem),
+            kubelet::NodeState::Alive(alive) => {
+                // a refusal of the kubelet's DELETE explains the wait (contract §4.3.4)
+                let refused =
+                    self.findings.iter().any(|f| f.object == x && f.code.is_refusal() && f.severity == Severity::Error);
+                let stalled =
+                    kubelet::stalled(g, &self.shared.events, x, node_name, &alive, self.now, self.opts.stuck_after);
+                if let Some(found) = stalled.filter(|_| !refused) {
+                    self.findings.push(found);
+                    self.local_stuck.push(x);
+                }
+                None
+            }
+            kubelet::NodeState::Unjudged => None,
         };
         if let Some(problem) = problem {
             self.finding(
