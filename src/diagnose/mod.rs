@@ -23,6 +23,7 @@ mod gc_steps;
 mod grounds;
 mod kubelet;
 mod namespace;
+mod out_of_sight;
 mod owners;
 mod patches;
 pub mod progress;
@@ -487,6 +488,14 @@ impl Explainer<'_, '_> {
         // --stuck-after only (contract §4.3): within it in progress, past it unknown
         let out_of_sight =
             (owner.controller == ControllerState::Unknown).then(|| self.live.out_of_sight(x, f)).flatten();
+        // its own repeated failure ends that presumption (contract §4.3, time rules)
+        if let Some(found) = out_of_sight.and_then(|who| {
+            out_of_sight::repeats_a_failure(g, &self.shared.events, x, at, f, owner, who, self.now, &self.opts)
+        }) {
+            self.findings.push(found);
+            self.local_stuck.push(x);
+            return;
+        }
         let (code, severity, stuck, cannot_tell) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true, false),
             ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true, false),
