@@ -17,8 +17,9 @@
 //! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
 //! dead from then on. A webhook configuration the plan deletes intercepts nothing afterwards.
 //!
-//! Admission policies ([`super::policies`]) and denials quoted in Events ([`super::denials`])
-//! are judged as `why-stuck` judges them: a request whose denial was seen is denied again; a
+//! Admission policies ([`super::policies`]), denials quoted in Events ([`super::denials`]) and
+//! mutations seen putting a finalizer back ([`super::readds`]) are judged as `why-stuck`
+//! judges them: a request whose denial or refusal was seen is refused again; a
 //! policy that fails to configure denies; one whose expressions may refuse the request may
 //! deny (a note). And the plan's own progress counts here too: a binding whose params the plan
 //! has deleted (with `parameterNotFoundAction: Deny`) fails to configure from then on.
@@ -150,6 +151,21 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
         let by = super::denier(g, d.by, d.binding);
         let why = format!("is denied: {by} denied it before, a Warning Event about {obj} quotes: {:?}", d.message);
         return (Some(reject(why, describe(g, d.by))), notes);
+    }
+    // a mutation seen putting a finalizer back on the UPDATE that removes one: refused again
+    // while that mutator is stored (`readds`)
+    if *op == Operation::Update
+        && finalizer.is_some()
+        && w.deleting(n)
+        && let Some(r) = index.readded(g, n)
+        && let Some(m) = r.mutators.iter().find(|m| w.stored(m.by) && m.binding.is_none_or(|b| w.stored(b)))
+    {
+        let why = format!(
+            "is refused: {} mutates it to add a finalizer back, which the API server refuses for an object being deleted; a Warning Event about {obj} quotes: {:?}",
+            super::denier(g, m.by, m.binding),
+            r.refusal.message
+        );
+        return (Some(reject(why, describe(g, m.by))), notes);
     }
     // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL
     // is not evaluated, so the step is taken, with a note (one per policy, binding and

@@ -49,6 +49,13 @@ impl Explainer<'_, '_> {
             }
             self.local_stuck.push(x);
         }
+        // a mutation that puts a finalizer back on the UPDATE removing one: refused every time
+        let readded = o.is_deleting().then(|| index.readded(g, x)).flatten().filter(|_| denial.is_none());
+        let mutators: Vec<NodeId> = readded.iter().flat_map(|r| r.mutators.iter().map(|m| m.by)).collect();
+        if let Some(r) = &readded {
+            self.findings.push(super::readded::finding(g, x, r, self.now));
+            self.local_stuck.push(x);
+        }
         // policies that may deny, each (policy, binding) once with every request it applies to;
         // and those whose params are going with a namespace being deleted: once they are gone,
         // the binding fails to configure and denies
@@ -68,7 +75,7 @@ impl Explainer<'_, '_> {
                 .into_iter()
                 .filter(|m| (m.may_deny() && !(patch && m.misconfigured.is_none())) || going(m))
             {
-                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
+                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) || mutators.contains(&m.policy) {
                     continue;
                 }
                 match may.iter_mut().find(|(k, _)| k.policy == m.policy && k.binding == m.binding) {
@@ -416,10 +423,17 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
             denied.entry(f.object).or_insert(m.policy);
         }
     }
+    // object → the first mutator that puts a finalizer back on its finalizer removal
+    let mut readded: HashMap<NodeId, NodeId> = HashMap::new();
+    for f in findings.iter().filter(|f| f.code == FindingCode::FinalizerReAdded) {
+        if let Some(Related::Node(c)) = f.related.first() {
+            readded.entry(f.object).or_insert(*c);
+        }
+    }
     let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();
     for f in findings.iter_mut() {
-        let (confs, by) = (blocked.get(&f.object), denied.get(&f.object));
-        if confs.is_none() && by.is_none() {
+        let (confs, by, mutated) = (blocked.get(&f.object), denied.get(&f.object), readded.get(&f.object));
+        if confs.is_none() && by.is_none() && mutated.is_none() {
             continue;
         }
         // a controller at work cannot finish either: its own UPDATE is refused
@@ -442,6 +456,12 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
                 sentence.push_str(&format!(
                     " Until {} allows it, this patch is denied like the controller's.",
                     describe(g, by)
+                ));
+            }
+            if let Some(&m) = mutated {
+                sentence.push_str(&format!(
+                    " Until {} no longer puts a finalizer back on it (the step above), this patch is refused like the controller's.",
+                    describe(g, m)
                 ));
             }
             (commands, sentence)

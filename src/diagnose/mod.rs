@@ -27,6 +27,7 @@ mod out_of_sight;
 mod owners;
 mod patches;
 pub mod progress;
+mod readded;
 pub mod reads;
 pub mod remedy;
 mod self_hold;
@@ -349,6 +350,12 @@ impl Explainer<'_, '_> {
                     self.findings.push(found);
                 }
             }
+            return;
+        }
+        // a mutation refusing the removal explains why the live controller has not removed it:
+        // neither pending nor stalled (contract §4.3.4)
+        let refused = self.findings.iter().any(|r| r.object == x && r.code == FindingCode::FinalizerReAdded);
+        if refused && !matches!(f, FOREGROUND_DELETION | ORPHAN) {
             return;
         }
         let age = self.deleting_for(x);

@@ -840,7 +840,7 @@ fn hook_backend(ready: bool) -> Vec<Obj> {
     vec![namespace("hooks"), svc, slice]
 }
 
-fn blocked_reason(o: &Outcome, g: &Graph, key: &str) -> String {
+pub fn blocked_reason(o: &Outcome, g: &Graph, key: &str) -> String {
     o.plan
         .result
         .blocked
