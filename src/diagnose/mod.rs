@@ -16,6 +16,7 @@ use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 mod admission;
 pub mod builtin_conditions;
 pub mod clock;
+mod create_refused;
 mod denials;
 pub mod events;
 pub mod finding;
