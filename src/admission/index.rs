@@ -167,6 +167,12 @@ impl Index {
         self.refusals.get_or_init(|| Refusals::new(g)).of(g, &self.policies, x)
     }
 
+    /// A create refused in a namespace, quoted in a Warning about `x` since its deletion, and
+    /// that namespace's name (see [`Refusals::create_refused`]).
+    pub fn create_refused(&self, g: &Graph, x: NodeId) -> Option<(&str, &super::readds::Refusal)> {
+        self.refusals.get_or_init(|| Refusals::new(g)).create_refused(g, x)
+    }
+
     /// Who `message` quotes as denying a request (see [`Denials::quoted`]).
     pub fn quoted_denier(&self, g: &Graph, message: &str) -> Option<Denier> {
         self.denials.get_or_init(|| Denials::new(g)).quoted(g, message)

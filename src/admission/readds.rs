@@ -16,6 +16,9 @@
 //! MutatingAdmissionPolicy that applies to it and whose mutations read `finalizers`. Without
 //! one the refusal has another author (a controller adding its own finalizer to an object
 //! being deleted): no re-adding mutation is claimed.
+//!
+//! The same pass reads the other refusal a cleanup meets in a namespace being deleted: a create
+//! there, which NamespaceLifecycle refuses ([`names_namespace`]; `diagnose::create_refused`).
 
 use std::collections::HashMap;
 
@@ -74,6 +77,8 @@ pub struct ReAdded<'a> {
 #[derive(Default)]
 pub struct Refusals {
     by_uid: HashMap<Uid, Vec<Refusal>>,
+    /// Creates refused in a namespace being deleted, with that namespace ([`names_namespace`]).
+    creates: HashMap<Uid, Vec<(String, Refusal)>>,
 }
 
 impl Refusals {
@@ -82,18 +87,42 @@ impl Refusals {
     pub fn new(g: &Graph) -> Refusals {
         let mut out = Refusals::default();
         let mutating = ["MutatingWebhookConfiguration", "MutatingAdmissionPolicy"];
-        if mutating.iter().all(|k| g.of_kind(GROUP, k).is_empty()) {
+        let mutates = mutating.iter().any(|k| !g.of_kind(GROUP, k).is_empty());
+        let terminating = g.of_kind("", "Namespace").iter().any(|&n| g.object(n).is_some_and(|n| n.is_deleting()));
+        if !mutates && !terminating {
             return out;
         }
         for o in g.objects().iter().filter(|o| o.kind == "Event") {
-            if let Some((uid, r)) = read(o) {
+            let Some((uid, r)) = read(o) else { continue };
+            if let Some(ns) = names_namespace(&r.message).filter(|_| terminating) {
+                out.creates.entry(uid.clone()).or_default().push((ns.to_string(), r.clone()));
+            }
+            if mutates && r.message.contains(FIELD_ERROR) {
                 out.by_uid.entry(uid).or_default().push(r);
             }
         }
+        let recent_first =
+            |a: &Refusal, b: &Refusal| b.last_seen.cmp(&a.last_seen).then_with(|| a.message.cmp(&b.message));
         for v in out.by_uid.values_mut() {
-            v.sort_by(|a, b| b.last_seen.cmp(&a.last_seen).then_with(|| a.message.cmp(&b.message)));
+            v.sort_by(recent_first);
+        }
+        for v in out.creates.values_mut() {
+            v.sort_by(|(_, a), (_, b)| recent_first(a, b));
         }
         out
+    }
+
+    /// The most recent Warning about `x`, since its deletion was requested, that quotes a
+    /// create refused in a namespace, with that namespace's name ([`names_namespace`]); whether
+    /// that namespace is being deleted is the caller's to judge (a plan's world changes).
+    pub fn create_refused<'a>(&'a self, g: &Graph, x: NodeId) -> Option<(&'a str, &'a Refusal)> {
+        let o = g.object(x).filter(|o| o.is_deleting())?;
+        let since = o.deletion_requested_at();
+        self.creates
+            .get(&o.uid)?
+            .iter()
+            .find(|(_, r)| !matches!((since, r.last_seen), (Some(s), Some(t)) if t < s))
+            .map(|(ns, r)| (ns.as_str(), r))
     }
 
     /// The refusal of `x`'s finalizer removal and who mutates that UPDATE, when `x` is being
@@ -148,7 +177,7 @@ fn read(o: &Object) -> Option<(Uid, Refusal)> {
         return None;
     }
     let message = s(body.get(if new_api { "note" } else { "message" }))?;
-    if !message.contains(FIELD_ERROR) {
+    if !message.contains(FIELD_ERROR) && names_namespace(&message).is_none() {
         return None;
     }
     let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
@@ -174,4 +203,35 @@ fn read(o: &Object) -> Option<(Uid, Refusal)> {
         last_seen,
     };
     Some((Uid(uid), refusal))
+}
+
+/// The namespace a Forbidden error names as NamespaceLifecycle does when it refuses a create
+/// in a namespace being deleted: `<resource> "<name>" is forbidden: … namespace <name> …`, the
+/// name unquoted (its status cause, `NamespaceTerminating`, does not survive into an Event).
+/// RBAC's refusal names it quoted (`in the namespace "<name>"`) and is not this. The rest of
+/// the wording is the API server's, quoted by callers, never matched.
+pub fn names_namespace(message: &str) -> Option<&str> {
+    if !message.to_ascii_lowercase().contains("forbidden") {
+        return None;
+    }
+    message.match_indices("namespace ").find_map(|(i, m)| {
+        let rest = &message[i + m.len()..];
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(rest.len());
+        (end > 0).then_some(&rest[..end])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_namespace;
+
+    #[test]
+    fn the_namespace_is_read_as_namespace_lifecycle_names_it_not_as_rbac_quotes_it() {
+        let lifecycle = "failed to create secret: secrets \"x-token\" is forbidden: unable to create new content in namespace labs because it is being terminated";
+        assert_eq!(names_namespace(lifecycle), Some("labs"));
+        let rbac = "secrets is forbidden: User \"system:serviceaccount:ops:op\" cannot create resource \"secrets\" in API group \"\" in the namespace \"labs\"";
+        assert_eq!(names_namespace(rbac), None);
+        // not a refusal at all
+        assert_eq!(names_namespace("created secret in namespace labs"), None);
+    }
 }

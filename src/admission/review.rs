@@ -87,8 +87,9 @@ pub struct Request<'a> {
     pub preferred_version: bool,
 }
 
-/// Whether admission can refuse anything here: a webhook configuration, an admission policy
-/// or a CRD converting through a webhook was read. Without one, requests are not reviewed at all.
+/// Whether admission can refuse anything here: a webhook configuration, an admission policy,
+/// a CRD converting through a webhook or a namespace being deleted (NamespaceLifecycle refuses
+/// creates there) was read. Without one, requests are not reviewed at all.
 pub fn applies(g: &Graph) -> bool {
     [
         "ValidatingWebhookConfiguration",
@@ -101,6 +102,7 @@ pub fn applies(g: &Graph) -> bool {
         || g.of_kind(CRD.0, CRD.1)
             .iter()
             .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
+        || g.of_kind("", "Namespace").iter().any(|&n| g.object(n).is_some_and(|n| n.is_deleting()))
 }
 
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
@@ -166,6 +168,20 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
             r.refusal.message
         );
         return (Some(reject(why, describe(g, m.by))), notes);
+    }
+    // a cleanup refused a create in a namespace being deleted: the controller's UPDATE that
+    // removes its finalizer never comes while that namespace is being deleted (NamespaceLifecycle)
+    if *op == Operation::Update
+        && finalizer.is_some()
+        && w.deleting(n)
+        && let Some((ns, r)) = index.create_refused(g, n)
+        && g.find("", "Namespace", None, ns).is_some_and(|ns| w.deleting(ns))
+    {
+        let why = format!(
+            "never comes: its cleanup must create something in namespace {ns}, which is being deleted, and the API server creates nothing new there; a Warning Event about {obj} quotes: {:?}",
+            r.message
+        );
+        return (Some(reject(why, format!("the deletion of namespace {ns}"))), notes);
     }
     // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL
     // is not evaluated, so the step is taken, with a note (one per policy, binding and

@@ -17,6 +17,7 @@
 use k8s_openapi::jiff::Timestamp;
 
 use crate::admission::backend::namespace_terminating;
+use crate::admission::readds::names_namespace;
 use crate::controllers::FinalizerOwner;
 use crate::graph::{Graph, NodeId};
 
@@ -49,21 +50,11 @@ pub(super) fn find<'i>(
     idx.warnings(&o.uid).into_iter().find_map(|e| {
         let by = e.reporting_controller.as_deref().is_some_and(|c| by_the_controller(c, owner, finalizer));
         let recent = e.last_seen.is_some_and(|t| t >= requested);
-        if !(by && recent && e.message.to_ascii_lowercase().contains("forbidden")) {
+        if !(by && recent) {
             return None;
         }
-        let namespace = named_namespace(&e.message).filter(|ns| namespace_terminating(g, ns))?;
+        let namespace = names_namespace(&e.message).filter(|ns| namespace_terminating(g, ns))?;
         Some(CreateRefused { namespace: namespace.to_string(), event: e })
-    })
-}
-
-/// The namespace a message names as `namespace <name>` (unquoted), if any.
-fn named_namespace(message: &str) -> Option<&str> {
-    message.match_indices("namespace ").find_map(|(i, m)| {
-        let rest = &message[i + m.len()..];
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).unwrap_or(rest.len());
-        let name = &rest[..end];
-        (!name.is_empty() && !rest.starts_with('"')).then_some(name)
     })
 }
 
@@ -125,7 +116,6 @@ impl CreateRefused<'_> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::named_namespace;
     use crate::controllers::{Controller, ControllerState, FinalizerOwner};
     use crate::diagnose::events::Index;
     use crate::diagnose::progress::{Options, alive_finding};
@@ -201,13 +191,5 @@ mod tests {
         );
         assert!(!stuck);
         assert_eq!(f.code, FindingCode::FinalizerPending);
-    }
-
-    #[test]
-    fn the_namespace_is_read_as_namespace_lifecycle_names_it_not_as_rbac_quotes_it() {
-        let lifecycle = "failed to create secret: secrets \"x-token\" is forbidden: unable to create new content in namespace labs because it is being terminated";
-        assert_eq!(named_namespace(lifecycle), Some("labs"));
-        let rbac = "secrets is forbidden: User \"system:serviceaccount:ops:op\" cannot create resource \"secrets\" in API group \"\" in the namespace \"labs\"";
-        assert_eq!(named_namespace(rbac), None);
     }
 }

@@ -65,3 +65,34 @@ fn a_finalizer_removal_a_mutation_undoes_is_blocked_while_the_mutation_is_stored
     let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
     assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
 }
+
+#[test]
+fn a_cleanup_refused_a_create_in_the_namespace_being_deleted_blocks_its_finalizer() {
+    let ns = namespace("d").deleting("2026-11-29T11:00:00Z");
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let refusal = |message: &str| {
+        obj("v1", "Event", Some("d"), "cm.2")
+            .set("", "involvedObject", json!({"kind": "ConfigMap", "namespace": "d", "name": "cm", "uid": cm.uid()}))
+            .set("", "type", json!("Warning"))
+            .set("", "reason", json!("CleanupFailed"))
+            .set("", "lastTimestamp", json!("2026-11-29T11:50:00Z"))
+            .set("", "message", json!(message))
+    };
+    let lifecycle =
+        "jobs.batch \"purge\" is forbidden: unable to create new content in namespace d because it is being terminated";
+    let g = graph(&[ns.clone(), cm.clone(), refusal(lifecycle)]);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(
+        why.contains("namespace d, which is being deleted") && why.contains("because it is being terminated"),
+        "{why}"
+    );
+    // RBAC's refusal in that namespace is another matter: the removal is taken
+    let rbac = "jobs.batch is forbidden: User \"system:serviceaccount:x:y\" cannot create resource \"jobs\" in API group \"batch\" in the namespace \"d\"";
+    let g = graph(&[ns, cm.clone(), refusal(rbac)]);
+    let t = id(&g, &cm);
+    let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+}
