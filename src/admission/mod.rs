@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod conversion;
 pub mod denials;
+pub mod evaluate;
 pub mod index;
 pub mod params;
 pub mod policies;

@@ -223,8 +223,20 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
             ));
             continue;
         }
+        // its CEL, evaluated against the request where it can be (`evaluate`)
+        let why = match super::evaluate::judge(g, &m, n) {
+            super::evaluate::Judged::Denies { message, .. } => {
+                let why = format!(
+                    "is denied: {}'s CEL, evaluated against it, fails a validation: {message:?}",
+                    m.describe(g)
+                );
+                return (Some(reject(why, describe(g, m.policy))), notes);
+            }
+            super::evaluate::Judged::Admits => continue,
+            super::evaluate::Judged::Undecided(why) => why,
+        };
         notes.push(format!(
-            "{} applies to {} requests of this plan and {} ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
+            "{} applies to {} requests of this plan and {} ({}): its CEL was evaluated as far as it could be ({why}), so they may be rejected and the plan not go as shown",
             m.describe(g),
             op.as_str(),
             m.why_deciding(),

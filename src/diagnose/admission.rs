@@ -96,6 +96,16 @@ impl Explainer<'_, '_> {
             if m.denies() {
                 self.findings.push(fails_to_configure(g, x, &m, &on, None));
                 self.local_stuck.push(x);
+            } else if m.may_deny() && m.misconfigured.is_none() {
+                // its CEL, evaluated against the request, where it can be
+                match super::evaluated::verdict(g, x, &m, &on) {
+                    super::evaluated::Verdict::Denies(found) => {
+                        self.findings.push(found);
+                        self.local_stuck.push(x);
+                    }
+                    super::evaluated::Verdict::Admits => {}
+                    super::evaluated::Verdict::MayDeny(found) => self.findings.push(found),
+                }
             } else if m.may_deny() {
                 self.findings.push(may_deny(g, x, &m, &on));
             } else {
@@ -421,6 +431,9 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
             denied.entry(f.object).or_insert(d.by);
         } else if let Some(m) = index.policies(g, f.object, Operation::Update).iter().find(|m| m.denies()) {
             denied.entry(f.object).or_insert(m.policy);
+        } else if let Some(Related::Node(p)) = f.related.first() {
+            // a policy whose CEL, evaluated, denies (`evaluated`)
+            denied.entry(f.object).or_insert(*p);
         }
     }
     // object → the first mutator that puts a finalizer back on its finalizer removal

@@ -18,6 +18,7 @@ pub mod builtin_conditions;
 pub mod clock;
 mod create_refused;
 mod denials;
+mod evaluated;
 pub mod events;
 pub mod finding;
 mod gc_steps;

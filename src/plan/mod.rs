@@ -38,7 +38,7 @@ mod fixtures_test;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-mod readds_tests;
+mod refusals_tests;
 #[cfg(test)]
 pub(crate) mod scenarios;
 

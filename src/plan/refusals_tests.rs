@@ -1,5 +1,6 @@
-//! `plan` blocks a finalizer removal that `why-stuck` finds refused because a mutation puts a
-//! finalizer back (`admission::readds`), as long as that mutation is in the UPDATE's path.
+//! `plan` blocks what `why-stuck` finds refused: a finalizer removal a mutation undoes
+//! (`admission::readds`) while the mutation is in the UPDATE's path, a cleanup refused in a
+//! namespace being deleted, a policy whose CEL denies the removal (`admission::evaluate`).
 
 use serde_json::json;
 
@@ -95,4 +96,34 @@ fn a_cleanup_refused_a_create_in_the_namespace_being_deleted_blocks_its_finalize
     let t = id(&g, &cm);
     let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
     assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+}
+
+#[test]
+fn a_policy_whose_cel_denies_the_removal_blocks_it_and_one_that_admits_it_says_nothing() {
+    let cm = obj("v1", "ConfigMap", Some("d"), "cm").fin(&["example.com/cleanup"]).deleting("2026-11-29T11:00:00Z");
+    let with = |expression: &str| {
+        let p = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, "keep").set(
+            "",
+            "spec",
+            json!({"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                       "operations": ["UPDATE"], "resources": ["configmaps"]}]},
+                   "validations": [{"expression": expression, "message": "configmaps keep a finalizer"}]}),
+        );
+        let b = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, "keep-all").set(
+            "",
+            "spec",
+            json!({"policyName": "keep", "validationActions": ["Deny"]}),
+        );
+        let g = graph(&[namespace("d"), cm.clone(), p, b]);
+        let t = id(&g, &cm);
+        let o = run_with(&g, Some(AssumeFinalizers::Removed), |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+        (g, o)
+    };
+    let (g, o) = with("!has(oldObject.metadata.deletionTimestamp) || size(object.metadata.finalizers) > 0");
+    assert_eq!(o.blocked, ["ConfigMap/d/cm"]);
+    let why = blocked_reason(&o, &g, "ConfigMap/d/cm");
+    assert!(why.contains("configmaps keep a finalizer") && why.contains("binding 'keep-all'"), "{why}");
+    let (_, o) = with("size(object.metadata.finalizers) <= size(oldObject.metadata.finalizers)");
+    assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
+    assert!(o.plan.notes.iter().all(|n| !n.contains("ValidatingAdmissionPolicy keep")), "{:?}", o.plan.notes);
 }
