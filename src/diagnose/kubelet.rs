@@ -66,6 +66,18 @@ pub(super) fn node_state(g: &Graph, name: &str, now: Timestamp) -> NodeState {
     }
 }
 
+/// When the kubelet of a live node stops what is left of the answer's pod: the end of its
+/// grace period (`deletionTimestamp`) and the seconds until then, while it is ahead; `None`
+/// for anything else (not a pod, not in graceful termination, its node not judged alive).
+/// In progress reads with when it ends (contract §4.3.4).
+pub fn kills_at(g: &Graph, d: &super::Diagnosis) -> Option<(Timestamp, i64)> {
+    let pod = g.object(d.object).filter(|o| o.kind == "Pod" && o.group().is_empty())?;
+    (pod.deletion_grace_period_seconds.unwrap_or(0) > 0).then_some(())?;
+    let left = pod.grace_left(d.now)?;
+    let node = pod.str_field("/spec/nodeName")?;
+    matches!(node_state(g, node, d.now), NodeState::Alive(_)).then_some((pod.deletion_timestamp?, left))
+}
+
 /// `PodTerminationStalled` for pod `x`, bound to `node_name` whose kubelet is alive (`alive`:
 /// the evidence), when its grace period ended more than `stuck_after` seconds before `now`.
 pub(super) fn stalled(

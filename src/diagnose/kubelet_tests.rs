@@ -100,10 +100,22 @@ fn stuck_after_counts_from_the_end_of_the_grace_period() {
 #[test]
 fn a_pod_within_its_grace_period_is_in_progress_whatever_stuck_after_says() {
     let mut objects = worker("2026-11-29T11:59:52Z");
-    objects.push(pod("2026-11-29T12:00:30Z", json!([])));
-    let (_, d) = answer(objects, 0);
+    objects.push(pod("2026-11-29T12:01:00Z", json!([])));
+    let (g, d) = answer(objects, 0);
     assert_eq!(d.verdict(), Verdict::InProgress, "{:#?}", d.findings);
     assert!(codes(&d).is_empty());
+    // where the end is known, the answer says when
+    assert_eq!(crate::diagnose::kills_at(&g, &d), Some(("2026-11-29T12:01:00Z".parse().unwrap(), 60)));
+    let mut out = Vec::new();
+    let conn = crate::diagnose::Connection::default();
+    crate::render::text::write_why_stuck(&g, &d, &conn, crate::render::style::Style::PLAIN, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("in progress. The kubelet kills it at 12:01:00, in 60s."), "{text}");
+    // on a lost node nothing is promised
+    let mut objects = worker("2026-11-29T10:00:00Z");
+    objects.push(pod("2026-11-29T12:01:00Z", json!([])));
+    let (g, d) = answer(objects, 0);
+    assert_eq!(crate::diagnose::kills_at(&g, &d), None);
 }
 
 #[test]

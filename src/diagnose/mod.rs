@@ -51,6 +51,7 @@ use crate::graph::{Graph, NodeId};
 
 pub use crate::collector::GcVerdict;
 pub use finding::{Finding, FindingCode, Related, Severity, Subject};
+pub use kubelet::kills_at;
 pub use owners::owner_findings;
 pub use progress::Options;
 pub use shared::Shared;

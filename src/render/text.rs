@@ -46,7 +46,16 @@ pub fn write_why_stuck(g: &Graph, d: &Diagnosis, conn: &Connection, st: Style, w
             st.strong("UNKNOWN")
         ),
         Verdict::InProgress => {
-            format!("{} {target} has been terminating for {age}; its deletion is in progress.", st.good("IN PROGRESS"))
+            // where the end is known, when (a pod in its grace period on a live node)
+            let when = crate::diagnose::kills_at(g, d)
+                .map(|(t, left)| {
+                    format!(" The kubelet kills it at {}, in {}.", t.strftime("%H:%M:%S"), age::human(left))
+                })
+                .unwrap_or_default();
+            format!(
+                "{} {target} has been terminating for {age}; its deletion is in progress.{when}",
+                st.good("IN PROGRESS")
+            )
         }
     };
     writeln!(w, "{}", st.wrap(&verdict, "", "  "))?;
