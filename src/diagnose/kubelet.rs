@@ -14,7 +14,8 @@
 //! has not returned (an unmount of an unreachable NFS server) reports nothing: the answer says
 //! so rather than guess. What the pod's teardown needs where the cluster shows it is named: the
 //! CSI drivers of its volumes (and whether the driver is gone), the VolumeAttachments that keep
-//! them on the node, the ResourceClaims it holds.
+//! them on the node, the ResourceClaims it holds (and whether the DRA driver that allocated one
+//! still has its kubelet plugin on the node, as the ResourceSlices it publishes there say).
 
 use k8s_openapi::jiff::Timestamp;
 
@@ -172,6 +173,8 @@ struct WaitsOn {
     words: Vec<String>,
     /// The CSI drivers of its volumes that are gone (no CSIDriver object while others were read).
     drivers_gone: Vec<String>,
+    /// The DRA drivers of its claims whose kubelet plugin on the node is gone.
+    dra_gone: Vec<String>,
 }
 
 impl WaitsOn {
@@ -212,10 +215,48 @@ impl WaitsOn {
                 "It holds {}: the kubelet unprepares its devices through the claim's DRA driver plugin on {node} before the pod can go",
                 names.join(", ")
             ));
+            for &c in &claims {
+                for driver in claim_drivers(g, c).into_iter().filter(|d| plugin_gone(g, d, node)) {
+                    w.words.push(format!(
+                        "{} was allocated by DRA driver {driver}, which publishes ResourceSlices for other nodes but none for {node}: its kubelet plugin there is gone, and nothing unprepares the claim's devices",
+                        describe(g, c)
+                    ));
+                    w.dra_gone.push(driver);
+                }
+            }
             w.objects.extend(claims);
         }
         w
     }
+}
+
+/// The DRA drivers that allocated claim `c`'s devices (`status.allocation.devices.results`).
+fn claim_drivers(g: &Graph, c: NodeId) -> Vec<String> {
+    let mut out: Vec<String> = g
+        .object(c)
+        .and_then(|o| o.field("/status/allocation/devices/results"))
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("driver")?.as_str().map(String::from))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether DRA driver `driver` publishes node-local ResourceSlices (`spec.nodeName`) for other
+/// nodes but none for `node`: its kubelet plugin, which publishes them, is not running there. A
+/// driver whose slices are not node-local (network-attached devices) proves nothing either way.
+fn plugin_gone(g: &Graph, driver: &str, node: &str) -> bool {
+    let nodes: Vec<&str> = g
+        .of_kind("resource.k8s.io", "ResourceSlice")
+        .iter()
+        .filter_map(|&s| g.object(s))
+        .filter(|s| s.str_field("/spec/driver") == Some(driver))
+        .filter_map(|s| s.str_field("/spec/nodeName"))
+        .collect();
+    !nodes.is_empty() && !nodes.contains(&node)
 }
 
 /// The pod's PersistentVolumes served by a CSI driver, through its claims, with the driver.
@@ -287,6 +328,12 @@ fn steps(g: &Graph, x: NodeId, node: &str, reports: &[&Event], waits: &WaitsOn, 
         out.push(Step::advice(
             Reach::Restore,
             format!("Reinstall CSI driver {driver} (its node plugin on {node}): the kubelet then unmounts the volume and finishes the pod by itself."),
+        ));
+    }
+    for driver in &waits.dra_gone {
+        out.push(Step::advice(
+            Reach::Restore,
+            format!("Bring back DRA driver {driver}'s kubelet plugin on {node} (its DaemonSet's pod there): the kubelet then unprepares the claim's devices and finishes the pod by itself."),
         ));
     }
     if cause.unmount || cause.kill || reports.is_empty() {

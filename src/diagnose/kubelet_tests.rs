@@ -172,3 +172,38 @@ fn a_volume_whose_csi_driver_is_gone_and_its_attachment_are_named() {
     let drain = f.remedy.iter().position(|s| s.text.contains("drain"));
     assert!(reinstall.is_some() && reinstall < drain, "restoring the driver comes before the drain");
 }
+
+#[test]
+fn a_claim_whose_dra_driver_has_no_kubelet_plugin_on_the_node_is_named() {
+    let mut objects = worker("2026-11-29T11:59:52Z");
+    let mut p = pod("2026-11-29T10:30:00Z", json!([]));
+    p["status"] = json!({"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "renderer-x-gpu-7k2"}]});
+    objects.push(p);
+    objects.push(obj("resource.k8s.io/v1", "ResourceClaim", Some("reports"), "renderer-x-gpu-7k2", "rc1").with(
+        "status",
+        json!({"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "worker-2", "device": "gpu-0"}]}}}),
+    ));
+    let slice = |name: &str, node: &str| {
+        obj("resource.k8s.io/v1", "ResourceSlice", None, name, name)
+            .with("spec", json!({"driver": "gpu.example.com", "nodeName": node, "pool": {"name": node}}))
+    };
+    // the driver publishes for worker-1 only: its plugin on worker-2 is gone
+    objects.push(slice("worker-1-gpu", "worker-1"));
+    let (g, d) = answer(objects.clone(), 3600);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::PodTerminationStalled).expect("stalled");
+    assert!(
+        f.message.contains(
+            "DRA driver gpu.example.com, which publishes ResourceSlices for other nodes but none for worker-2"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(f.related.contains(&Related::Node(node(&g, "ResourceClaim", "renderer-x-gpu-7k2"))));
+    assert!(f.remedy.iter().any(|s| s.text.contains("gpu.example.com's kubelet plugin on worker-2")));
+    // a slice for worker-2 too: the plugin is there, nothing is said of it
+    objects.push(slice("worker-2-gpu", "worker-2"));
+    let (_, d) = answer(objects, 3600);
+    let f = d.findings.iter().find(|f| f.code == FindingCode::PodTerminationStalled).expect("stalled");
+    assert!(!f.message.contains("publishes ResourceSlices"), "{}", f.message);
+    assert!(f.message.contains("It holds ResourceClaim reports/renderer-x-gpu-7k2"), "{}", f.message);
+}
