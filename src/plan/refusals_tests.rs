@@ -127,3 +127,29 @@ fn a_policy_whose_cel_denies_the_removal_blocks_it_and_one_that_admits_it_says_n
     assert!(o.gone("ConfigMap/d/cm"), "{:?}", o.plan.result.blocked);
     assert!(o.plan.notes.iter().all(|n| !n.contains("ValidatingAdmissionPolicy keep")), "{:?}", o.plan.notes);
 }
+
+#[test]
+fn a_pod_its_live_kubelet_has_not_finished_long_past_its_grace_period_is_blocked() {
+    use super::scenarios::ready_node;
+    let pod = |ended: &str| {
+        obj("v1", "Pod", Some("d"), "pod").on_node("node-1").set("metadata", "deletionTimestamp", json!(ended)).set(
+            "metadata",
+            "deletionGracePeriodSeconds",
+            json!(30),
+        )
+    };
+    // ninety minutes past its grace period: why-stuck's PodTerminationStalled, blocked here
+    let p = pod("2026-11-29T10:30:00Z");
+    let g = graph(&[namespace("d"), p.clone(), ready_node("node-1")]);
+    let t = id(&g, &p);
+    let o = run_with(&g, None, |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert_eq!(o.blocked, ["Pod/d/pod"]);
+    let why = blocked_reason(&o, &g, "Pod/d/pod");
+    assert!(why.contains("grace period ended 90m ago") && why.contains("kubelet cannot finish it"), "{why}");
+    // ten minutes past it: the kubelet still finishes it
+    let p = pod("2026-11-29T11:50:00Z");
+    let g = graph(&[namespace("d"), p.clone(), ready_node("node-1")]);
+    let t = id(&g, &p);
+    let o = run_with(&g, None, |s| s.delete(t, "kubectl", Some(Cascade::Background)));
+    assert!(o.gone("Pod/d/pod"), "{:?}", o.plan.result.blocked);
+}
