@@ -120,6 +120,7 @@ pub fn judge(g: &Graph, m: &PolicyMatch, x: NodeId) -> Judged {
         return Judged::Undecided("only the UPDATE that removes a finalizer is evaluated".into());
     }
     let stored = known_object(o);
+    let custom = !o.group().is_empty() && super::conversion::crd_of(g, o.group(), &o.kind).is_some();
     let namespace = o.namespace.as_deref().and_then(|ns| g.find("", "Namespace", None, ns)).and_then(|n| g.object(n));
     let mut base = Inputs {
         request: json!({
@@ -144,7 +145,13 @@ pub fn judge(g: &Graph, m: &PolicyMatch, x: NodeId) -> Judged {
             .map(|f| {
                 let mut new = stored.clone();
                 let rest: Vec<&String> = o.finalizers.iter().filter(|g| *g != f).collect();
-                new["metadata"]["finalizers"] = json!(rest);
+                match new["metadata"].as_object_mut() {
+                    // a built-in kind's typed object drops an empty list (`omitempty`)
+                    Some(meta) if rest.is_empty() && !custom => {
+                        meta.remove("finalizers");
+                    }
+                    _ => new["metadata"]["finalizers"] = json!(rest),
+                }
                 (Some(f.clone()), new)
             })
             .collect(),
@@ -376,6 +383,15 @@ fn evaluate_here(
         return Err(format!("{source:?} reads {v}, which is not evaluated here"));
     }
     fields_known(source, &inputs.known)?;
+    // the last finalizer removed from a custom resource: whether its emptied list is in the
+    // request (as the client sent it) or not cannot be told
+    let emptied = inputs.object.pointer("/metadata/finalizers").and_then(Value::as_array).is_some_and(Vec::is_empty);
+    let reads_it = || paths(source).iter().any(|(v, p)| v == "object" && p.len() > 1 && p[1] == "finalizers");
+    if emptied && reads_it() {
+        return Err(format!(
+            "{source:?} reads the finalizers of the request, and whether a custom resource's emptied list is in it cannot be told"
+        ));
+    }
     let lists = [&inputs.object, &inputs.old_object, &inputs.namespace_object].map(widest_list);
     let cost = estimate_cost(source, lists.into_iter().max().unwrap_or(0));
     if cost > COST_BUDGET {

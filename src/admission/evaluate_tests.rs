@@ -99,6 +99,7 @@ fn what_is_not_evaluated_is_named_and_leaves_it_undecided() {
     assert!(undecided("params.keep").contains("reads params"));
     assert!(undecided("object == oldObject").contains("as a whole"));
     assert!(undecided("object.metadata.?labels.orValue({}) == {}").contains("does not parse"));
+
     // a string literal that names a field is not a read of it
     assert_eq!(judged(validation("'object.metadata.annotations' != ''", "no"), Operation::Update), Judged::Admits);
 }
@@ -135,4 +136,32 @@ fn deep_nesting_is_refused_before_any_parser_sees_it_and_what_is_allowed_evaluat
     for e in [lists, parens] {
         assert_eq!(judged(validation(&e, "no"), Operation::Update), Judged::Admits, "{e}");
     }
+}
+
+#[test]
+fn the_last_finalizer_removed_is_absent_from_a_built_in_object_and_unknown_in_a_custom_one() {
+    let spec = validation("has(object.metadata.finalizers)", "keep one");
+    // a ConfigMap (typed: an empty list is omitted): has() is false, the removal denied
+    let g = graph([vec![cm().finalizers(&["example.com/archive"])], policy(spec.clone())].concat());
+    let x = node(&g, "ConfigMap", "ledger");
+    let m = Index::new(&g).policies(&g, x, Operation::Update).into_iter().next().expect("applies");
+    assert!(matches!(judge(&g, &m, x), Judged::Denies { .. }), "{:?}", judge(&g, &m, x));
+    // a custom resource: the list the client sent may stay, empty
+    let crd = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, "ledgers.example.com", "crd").with(
+        "spec",
+        json!({"group": "example.com", "scope": "Namespaced",
+               "names": {"kind": "Ledger", "plural": "ledgers", "singular": "ledger", "listKind": "LedgerList"},
+               "versions": [{"name": "v1", "served": true, "storage": true}]}),
+    );
+    let ledger = obj("example.com/v1", "Ledger", Some("shop"), "q3", "l1")
+        .deleting("2026-11-29T11:00:00Z")
+        .finalizers(&["example.com/archive"]);
+    let mut spec = spec;
+    spec["matchConstraints"] = json!({"resourceRules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["ledgers"]}]});
+    let [p, b] = <[Value; 2]>::try_from(policy(json!({}))).unwrap();
+    let p = p.with("spec", spec);
+    let g = graph(vec![crd, ledger, p, b]);
+    let x = node(&g, "Ledger", "q3");
+    let m = Index::new(&g).policies(&g, x, Operation::Update).into_iter().next().expect("applies");
+    assert!(matches!(judge(&g, &m, x), Judged::Undecided(why) if why.contains("emptied list")));
 }

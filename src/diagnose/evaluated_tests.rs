@@ -14,7 +14,7 @@ const NOW: &str = "2026-11-29T12:00:00Z";
 fn world(expression: &str) -> Graph {
     let cm = obj("v1", "ConfigMap", Some("ledger"), "q3", "cm1")
         .deleting("2026-11-29T11:00:00Z")
-        .finalizers(&["ledger.example.org/archive"]);
+        .finalizers(&["ledger.example.org/archive", "ledger.example.org/audit"]);
     let policy = obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", None, "keep-archive", "p1").with(
         "spec",
         json!({"failurePolicy": "Fail",
