@@ -95,7 +95,7 @@ impl Controllers {
             let past = kubelet_stalled(w, n)?;
             return Some(format!(
                 "the pod's grace period ended {} ago and it is still Terminating on {node}, whose kubelet is alive: the kubelet cannot finish it (why-stuck's PodTerminationStalled says what it reports)",
-                crate::age::human(past)
+                hours_minutes(past)
             ));
         }
         let why = match w.g.find("", "Node", None, &node) {
@@ -273,6 +273,12 @@ pub const KUBELET_STALLED_AFTER: i64 = 3600;
 fn kubelet_stalled(w: &World, n: NodeId) -> Option<i64> {
     let past = w.now.as_second() - w.deletion_of(n)?.as_second();
     (past > KUBELET_STALLED_AFTER).then_some(past)
+}
+
+/// `1h30m`, `45m`: a duration long past an hour as the plan says it.
+fn hours_minutes(seconds: i64) -> String {
+    let (h, m) = (seconds / 3600, (seconds % 3600) / 60);
+    if h > 0 { format!("{h}h{m}m") } else { format!("{m}m") }
 }
 
 /// Whether a Node exists and reports Ready=True.

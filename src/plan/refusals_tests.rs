@@ -148,7 +148,7 @@ fn a_pod_its_live_kubelet_has_not_finished_long_past_its_grace_period_is_blocked
     let o = run_with(&g, None, |s| s.delete(t, "kubectl", Some(Cascade::Background)));
     assert_eq!(o.blocked, ["Pod/d/pod"]);
     let why = blocked_reason(&o, &g, "Pod/d/pod");
-    assert!(why.contains("grace period ended 90m ago") && why.contains("kubelet cannot finish it"), "{why}");
+    assert!(why.contains("grace period ended 1h30m ago") && why.contains("kubelet cannot finish it"), "{why}");
     // ten minutes past it: the kubelet still finishes it
     let p = pod("2026-11-29T11:50:00Z");
     let g = graph(&[namespace("d"), p.clone(), ready_node("node-1")]);
