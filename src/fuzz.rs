@@ -127,6 +127,45 @@ pub fn admission(bytes: &[u8]) {
     }
 }
 
+/// Arbitrary bytes as a CEL expression (UTF-8, lossily): the variable, matchCondition,
+/// validation and messageExpression of a ValidatingAdmissionPolicy bound with Deny to the
+/// ConfigMaps being deleted, evaluated on the removal of their finalizer and on their DELETE
+/// (`admission::evaluate`), then every answer.
+pub fn cel_expression(bytes: &[u8]) {
+    let e = String::from_utf8_lossy(bytes);
+    const V1: &str = "admissionregistration.k8s.io/v1";
+    let policy = json!({"apiVersion": V1, "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "fuzz", "uid": "uid-fuzz"},
+        "spec": {"failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["UPDATE", "DELETE"], "resources": ["configmaps"]}]},
+            "variables": [{"name": "v", "expression": e}],
+            "matchConditions": [{"name": "m", "expression": e}],
+            "validations": [{"expression": e, "messageExpression": e},
+                            {"expression": format!("variables.v == {e}")}]}});
+    let binding = json!({"apiVersion": V1, "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "fuzz-all", "uid": "uid-fuzz-all"},
+        "spec": {"policyName": "fuzz", "validationActions": ["Deny"]}});
+    let mut items = base();
+    items.extend([policy, binding]);
+    let list = json!({"kind": "List", "items": items, "metadata": {}});
+    let mut flat = Flattened::default();
+    if crate::source::file::parse_into(Path::new("fuzz.json"), list.to_string().as_bytes(), &mut flat).is_err() {
+        return;
+    }
+    let snapshot = Snapshot::from_flattened(flat);
+    let g = Graph::build(snapshot.clone());
+    let index = crate::admission::Index::new(&g);
+    for &x in g.of_kind("", "ConfigMap") {
+        for op in [crate::admission::Operation::Update, crate::admission::Operation::Delete] {
+            for m in index.policies(&g, x, op) {
+                let _ = crate::admission::evaluate::judge(&g, &m, x);
+            }
+        }
+    }
+    answer(snapshot);
+}
+
 /// Arbitrary bytes as JSON (else as a message): an Event about the ConfigMap being deleted,
 /// the input's fields over a well-formed Event's, and the input as a whole Event.
 pub fn events(bytes: &[u8]) {
@@ -361,6 +400,16 @@ mod tests {
         #[test]
         fn admission_like_input_never_panics(v in jsonish()) {
             super::admission(v.to_string().as_bytes());
+        }
+
+        #[test]
+        fn arbitrary_bytes_as_a_cel_expression_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..128)) {
+            super::cel_expression(&bytes);
+        }
+
+        #[test]
+        fn cel_like_expressions_never_panic(e in "[a-zA-Z_.()'\\[\\]{}:?!=<>&|+*/%, 0-9-]{0,96}") {
+            super::cel_expression(e.as_bytes());
         }
 
         #[test]

@@ -80,6 +80,8 @@ enum Code {
     ConversionWebhookUnavailable,
     NamespaceContentDeletionFailure,
     NamespaceWaitingForPods,
+    PodTerminationStalled,
+    FinalizerReAdded,
 }
 
 /// Contract §4.3.1.

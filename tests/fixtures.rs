@@ -589,6 +589,31 @@ fn owner_kind_unreadable_is_not_dangling_why_stuck() {
     check_fixture("owner-kind-unreadable-is-not-dangling", &["why-stuck"]);
 }
 
+#[test]
+fn pod_past_grace_on_live_node_why_stuck() {
+    check_fixture("pod-past-grace-on-live-node", DIAGNOSIS);
+}
+
+#[test]
+fn pod_just_past_grace_why_stuck() {
+    check_fixture("pod-just-past-grace", DIAGNOSIS);
+}
+
+#[test]
+fn managed_control_plane_repeats_a_failure_why_stuck() {
+    check_fixture("managed-control-plane-repeats-a-failure", DIAGNOSIS);
+}
+
+#[test]
+fn mutation_re_adds_finalizer_why_stuck() {
+    check_fixture("mutation-re-adds-finalizer", DIAGNOSIS);
+}
+
+#[test]
+fn namespace_conditions_stale_during_pod_wave_why_stuck() {
+    check_fixture("namespace-conditions-stale-during-pod-wave", DIAGNOSIS);
+}
+
 /// Every fixture directory has a test above: a fixture copied in without one would never run.
 #[test]
 fn every_fixture_is_checked() {

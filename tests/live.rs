@@ -85,6 +85,15 @@ fn records_gaps(fixture: &Path) -> bool {
     v["incomplete"].as_array().is_some_and(|a| !a.is_empty())
 }
 
+/// The server version and the context a fixture's snapshot recorded (a `kubectl gc snapshot`
+/// file), else the test server's version and none.
+fn recorded(fixture: &Path) -> (&'static str, Option<String>) {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(fixture.join("snapshot.json")).unwrap()).unwrap();
+    let version =
+        v["serverVersion"].as_str().map_or(support::apiserver::VERSION, |s| Box::leak(s.to_string().into_boxed_str()));
+    (version, v["capturedContext"].as_str().map(String::from))
+}
+
 /// Every fixture live == offline, with servers that honour `drop=metadata.managedFields`
 /// (KEP-5958, gate on), ignore it (gate off, before 1.37) and skip media types carrying it.
 #[test]
@@ -101,10 +110,24 @@ fn live_answers_equal_offline_answers_on_every_fixture() {
                 (args, want)
             })
             .collect();
+        // a capture of another cluster (`kubectl gc snapshot`): served as that cluster's version,
+        // and its printed commands name its context where live ones name the test's
+        let (version, context) = recorded(&fixture);
+        let wanted: Vec<(Vec<String>, Output)> = wanted
+            .into_iter()
+            .map(|(args, mut want)| {
+                if let Some(ctx) = &context {
+                    want.stdout = String::from_utf8_lossy(&want.stdout)
+                        .replace(&format!("kubectl --context={ctx} "), "kubectl --context=test ")
+                        .into_bytes();
+                }
+                (args, want)
+            })
+            .collect();
         for mode in [DropManagedFields::Honour, DropManagedFields::Ignore, DropManagedFields::Skip] {
             let server = ApiServer::start_with(
                 &fixture.join("snapshot.json"),
-                Options { drop_managed_fields: mode, ..Options::default() },
+                Options { drop_managed_fields: mode, version, ..Options::default() },
                 0,
             );
             let env = Env::new(&server.url(), None);

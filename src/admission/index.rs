@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::backend::{self, Backends, Target};
 use super::denials::{Denial, Denials, Denier};
 use super::policies::{Policies, PolicyMatch};
+use super::readds::{ReAdded, Refusals};
 use super::webhooks::{self, Interceptor, Match, Operation};
 use crate::graph::{Graph, NodeId};
 
@@ -51,6 +52,8 @@ pub struct Index {
     policies: Policies,
     /// The denials quoted in Events, read on first use (one pass over the Events).
     denials: OnceLock<Denials>,
+    /// The refusals of finalizer removals a mutation undid, read on first use.
+    refusals: OnceLock<Refusals>,
 }
 
 impl Index {
@@ -156,6 +159,18 @@ impl Index {
     /// The denials of `op` on `x` quoted in Events, most recent first.
     pub fn denials(&self, g: &Graph, x: NodeId, op: Operation) -> Vec<&Denial> {
         self.denials.get_or_init(|| Denials::new(g)).of(g, &self.policies, x, op)
+    }
+
+    /// The refusal of `x`'s finalizer removal because a mutation put a finalizer back, and
+    /// who mutates that UPDATE (see [`super::readds`]).
+    pub fn readded(&self, g: &Graph, x: NodeId) -> Option<ReAdded<'_>> {
+        self.refusals.get_or_init(|| Refusals::new(g)).of(g, &self.policies, x)
+    }
+
+    /// A create refused in a namespace, quoted in a Warning about `x` since its deletion, and
+    /// that namespace's name (see [`Refusals::create_refused`]).
+    pub fn create_refused(&self, g: &Graph, x: NodeId) -> Option<(&str, &super::readds::Refusal)> {
+        self.refusals.get_or_init(|| Refusals::new(g)).create_refused(g, x)
     }
 
     /// Who `message` quotes as denying a request (see [`Denials::quoted`]).

@@ -1,7 +1,7 @@
 //! The API server's admission in front of the requests a deletion needs: which webhooks
 //! intercept a request ([`webhooks`], with [`selector`]), whether the backend they call can
 //! serve ([`backend`]), which admission policies apply ([`policies`]), which denials Events
-//! quote ([`denials`]), which objects need a conversion webhook to be read at all
+//! quote ([`denials`]), which finalizer removals a mutation undoes ([`readds`]), which objects need a conversion webhook to be read at all
 //! ([`conversion`]), and the verdict on one request in a world that changes as a plan
 //! proceeds ([`review`]).
 //!
@@ -11,9 +11,11 @@
 pub mod backend;
 pub mod conversion;
 pub mod denials;
+pub mod evaluate;
 pub mod index;
 pub mod params;
 pub mod policies;
+pub mod readds;
 pub mod review;
 pub mod selector;
 pub mod webhooks;

@@ -15,7 +15,7 @@
 //! removal. Requests for the admission configuration resources themselves are exempt (the
 //! plugin's `isExcludedFromAPIHooks`).
 //!
-//! CEL is not evaluated here. A policy that applies and whose expressions (validations,
+//! CEL is not evaluated here but in [`super::evaluate`], where it can be. A policy that applies and whose expressions (validations,
 //! matchConditions, variables, mutations) read `finalizers` or `deletionTimestamp` is what a
 //! deletion may run into; only a denial quoted in Events ([`super::denials`]) says it does.
 //! What does not need CEL is told: a ValidatingAdmissionPolicy whose paramKind is not served,

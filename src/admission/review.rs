@@ -17,8 +17,9 @@
 //! namespace), or one whose ready endpoints' pods the plan deletes along with their owners, is
 //! dead from then on. A webhook configuration the plan deletes intercepts nothing afterwards.
 //!
-//! Admission policies ([`super::policies`]) and denials quoted in Events ([`super::denials`])
-//! are judged as `why-stuck` judges them: a request whose denial was seen is denied again; a
+//! Admission policies ([`super::policies`]), denials quoted in Events ([`super::denials`]) and
+//! mutations seen putting a finalizer back ([`super::readds`]) are judged as `why-stuck`
+//! judges them: a request whose denial or refusal was seen is refused again; a
 //! policy that fails to configure denies; one whose expressions may refuse the request may
 //! deny (a note). And the plan's own progress counts here too: a binding whose params the plan
 //! has deleted (with `parameterNotFoundAction: Deny`) fails to configure from then on.
@@ -86,8 +87,9 @@ pub struct Request<'a> {
     pub preferred_version: bool,
 }
 
-/// Whether admission can refuse anything here: a webhook configuration, an admission policy
-/// or a CRD converting through a webhook was read. Without one, requests are not reviewed at all.
+/// Whether admission can refuse anything here: a webhook configuration, an admission policy,
+/// a CRD converting through a webhook or a namespace being deleted (NamespaceLifecycle refuses
+/// creates there) was read. Without one, requests are not reviewed at all.
 pub fn applies(g: &Graph) -> bool {
     [
         "ValidatingWebhookConfiguration",
@@ -100,6 +102,7 @@ pub fn applies(g: &Graph) -> bool {
         || g.of_kind(CRD.0, CRD.1)
             .iter()
             .any(|&c| g.object(c).is_some_and(|o| o.str_field("/spec/conversion/strategy") == Some("Webhook")))
+        || g.of_kind("", "Namespace").iter().any(|&n| g.object(n).is_some_and(|n| n.is_deleting()))
 }
 
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
@@ -151,6 +154,35 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
         let why = format!("is denied: {by} denied it before; {} quotes: {:?}", d.quoted_by(), d.message);
         return (Some(reject(why, describe(g, d.by))), notes);
     }
+    // a mutation seen putting a finalizer back on the UPDATE that removes one: refused again
+    // while that mutator is stored (`readds`)
+    if *op == Operation::Update
+        && finalizer.is_some()
+        && w.deleting(n)
+        && let Some(r) = index.readded(g, n)
+        && let Some(m) = r.mutators.iter().find(|m| w.stored(m.by) && m.binding.is_none_or(|b| w.stored(b)))
+    {
+        let why = format!(
+            "is refused: {} mutates it to add a finalizer back, which the API server refuses for an object being deleted; a Warning Event about {obj} quotes: {:?}",
+            super::denier(g, m.by, m.binding),
+            r.refusal.message
+        );
+        return (Some(reject(why, describe(g, m.by))), notes);
+    }
+    // a cleanup refused a create in a namespace being deleted: the controller's UPDATE that
+    // removes its finalizer never comes while that namespace is being deleted (NamespaceLifecycle)
+    if *op == Operation::Update
+        && finalizer.is_some()
+        && w.deleting(n)
+        && let Some((ns, r)) = index.create_refused(g, n)
+        && g.find("", "Namespace", None, ns).is_some_and(|ns| w.deleting(ns))
+    {
+        let why = format!(
+            "never comes: its cleanup must create something in namespace {ns}, which is being deleted, and the API server creates nothing new there; a Warning Event about {obj} quotes: {:?}",
+            r.message
+        );
+        return (Some(reject(why, format!("the deletion of namespace {ns}"))), notes);
+    }
     // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL
     // is not evaluated, so the step is taken, with a note (one per policy, binding and
     // operation, not per object)
@@ -191,8 +223,20 @@ pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -
             ));
             continue;
         }
+        // its CEL, evaluated against the request where it can be (`evaluate`)
+        let why = match super::evaluate::judge(g, &m, n) {
+            super::evaluate::Judged::Denies { message, .. } => {
+                let why = format!(
+                    "is denied: {}'s CEL, evaluated against it, fails a validation: {message:?}",
+                    m.describe(g)
+                );
+                return (Some(reject(why, describe(g, m.policy))), notes);
+            }
+            super::evaluate::Judged::Admits => continue,
+            super::evaluate::Judged::Undecided(why) => why,
+        };
         notes.push(format!(
-            "{} applies to {} requests of this plan and {} ({}): CEL is not evaluated here, so they may be rejected and the plan not go as shown",
+            "{} applies to {} requests of this plan and {} ({}): its CEL was evaluated as far as it could be ({why}), so they may be rejected and the plan not go as shown",
             m.describe(g),
             op.as_str(),
             m.why_deciding(),

@@ -51,6 +51,13 @@ impl Explainer<'_, '_> {
             }
             self.local_stuck.push(x);
         }
+        // a mutation that puts a finalizer back on the UPDATE removing one: refused every time
+        let readded = o.is_deleting().then(|| index.readded(g, x)).flatten().filter(|_| denial.is_none());
+        let mutators: Vec<NodeId> = readded.iter().flat_map(|r| r.mutators.iter().map(|m| m.by)).collect();
+        if let Some(r) = &readded {
+            self.findings.push(super::readded::finding(g, x, r, self.now));
+            self.local_stuck.push(x);
+        }
         // policies that may deny, each (policy, binding) once with every request it applies to;
         // and those whose params are going with a namespace being deleted: once they are gone,
         // the binding fails to configure and denies
@@ -70,7 +77,7 @@ impl Explainer<'_, '_> {
                 .into_iter()
                 .filter(|m| (m.may_deny() && !(patch && m.misconfigured.is_none())) || going(m))
             {
-                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) {
+                if denial.as_ref().is_some_and(|(_, d)| d.by == m.policy) || mutators.contains(&m.policy) {
                     continue;
                 }
                 match may.iter_mut().find(|(k, _)| k.policy == m.policy && k.binding == m.binding) {
@@ -91,6 +98,16 @@ impl Explainer<'_, '_> {
             if m.denies() {
                 self.findings.push(fails_to_configure(g, x, &m, &on, None));
                 self.local_stuck.push(x);
+            } else if m.may_deny() && m.misconfigured.is_none() {
+                // its CEL, evaluated against the request, where it can be
+                match super::evaluated::verdict(g, x, &m, &on) {
+                    super::evaluated::Verdict::Denies(found) => {
+                        self.findings.push(found);
+                        self.local_stuck.push(x);
+                    }
+                    super::evaluated::Verdict::Admits => {}
+                    super::evaluated::Verdict::MayDeny(found) => self.findings.push(found),
+                }
             } else if m.may_deny() {
                 self.findings.push(may_deny(g, x, &m, &on));
             } else {
@@ -416,12 +433,22 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
             denied.entry(f.object).or_insert(d.by);
         } else if let Some(m) = index.policies(g, f.object, Operation::Update).iter().find(|m| m.denies()) {
             denied.entry(f.object).or_insert(m.policy);
+        } else if let Some(Related::Node(p)) = f.related.first() {
+            // a policy whose CEL, evaluated, denies (`evaluated`)
+            denied.entry(f.object).or_insert(*p);
+        }
+    }
+    // object → the first mutator that puts a finalizer back on its finalizer removal
+    let mut readded: HashMap<NodeId, NodeId> = HashMap::new();
+    for f in findings.iter().filter(|f| f.code == FindingCode::FinalizerReAdded) {
+        if let Some(Related::Node(c)) = f.related.first() {
+            readded.entry(f.object).or_insert(*c);
         }
     }
     let mut patches: HashMap<NodeId, (HashSet<Command>, String)> = HashMap::new();
     for f in findings.iter_mut() {
-        let (confs, by) = (blocked.get(&f.object), denied.get(&f.object));
-        if confs.is_none() && by.is_none() {
+        let (confs, by, mutated) = (blocked.get(&f.object), denied.get(&f.object), readded.get(&f.object));
+        if confs.is_none() && by.is_none() && mutated.is_none() {
             continue;
         }
         let (commands, sentence) = patches.entry(f.object).or_insert_with(|| {
@@ -433,6 +460,12 @@ pub fn warn_rejected_patches(g: &Graph, index: &Index, findings: &mut [Finding])
                 sentence.push_str(&format!(
                     " Until {} allows it, this patch is denied like the controller's.",
                     describe(g, by)
+                ));
+            }
+            if let Some(&m) = mutated {
+                sentence.push_str(&format!(
+                    " Until {} no longer puts a finalizer back on it (the step above), this patch is refused like the controller's.",
+                    describe(g, m)
                 ));
             }
             (commands, sentence)

@@ -163,10 +163,17 @@ pub fn by_the_controller(component: &str, owner: &FinalizerOwner, finalizer: &st
     let by_name = owner.removed_by.as_deref().is_some_and(|r| {
         r.to_ascii_lowercase().split(|ch: char| ch.is_whitespace() || "/()\"".contains(ch)).any(|word| word == c)
     });
+    // a built-in component's controller in words reports as those words hyphenated:
+    // `cloud-controller-manager (service controller)` as `service-controller`
+    let by_controller_name = owner
+        .removed_by
+        .as_deref()
+        .and_then(|r| r.split_once('(')?.1.strip_suffix(')'))
+        .is_some_and(|inner| inner.to_ascii_lowercase().split_whitespace().collect::<Vec<_>>().join("-") == c);
     let by_domain = finalizer_domain(finalizer)
         .map(str::to_ascii_lowercase)
         .is_some_and(|d| c == d || c.strip_prefix(&d).is_some_and(|rest| rest.starts_with('/')));
-    by_workload || by_name || by_domain
+    by_workload || by_name || by_controller_name || by_domain
 }
 
 #[cfg(test)]

@@ -192,7 +192,7 @@ pub(super) fn may_deny(g: &Graph, x: NodeId, m: &PolicyMatch, ops: &[Operation])
 /// admission (policies, and webhooks that declare themselves free of side effects) and stores
 /// nothing. The finalizer's removal for an UPDATE (its first finalizer: any one sends the
 /// UPDATE), the DELETE for a DELETE.
-fn ask_admission(g: &Graph, x: NodeId, o: &crate::snapshot::Object, ops: &[Operation]) -> Option<Step> {
+pub(super) fn ask_admission(g: &Graph, x: NodeId, o: &crate::snapshot::Object, ops: &[Operation]) -> Option<Step> {
     let (what, command) = if ops.contains(&Operation::Update) {
         // a finalizer's removal; a reference patch is the garbage collector's, not printed
         if !o.is_deleting() {

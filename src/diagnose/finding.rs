@@ -66,6 +66,12 @@ pub enum FindingCode {
     /// but pods until every pod is gone; `related` names the pods that remain, and the rest of
     /// the content has not been attempted yet.
     NamespaceWaitingForPods,
+    /// A pod past the end of its grace period by more than `--stuck-after`, on a node whose
+    /// kubelet is alive: the kubelet cannot finish it (`diagnose::kubelet`).
+    PodTerminationStalled,
+    /// A mutating webhook or MutatingAdmissionPolicy puts the finalizer back on the UPDATE that
+    /// removes it, so the API server refuses that update; `related` names the configuration.
+    FinalizerReAdded,
 }
 
 impl FindingCode {
@@ -87,6 +93,20 @@ impl FindingCode {
 }
 
 impl FindingCode {
+    /// Whether the code says the API server refuses a request the deletion needs (a denial, a
+    /// dead webhook, a re-adding mutation, an unconvertible object): at severity Error such a
+    /// finding explains why whoever sends that request has not finished, and subsumes the
+    /// stall codes (contract §4.3.4).
+    pub fn is_refusal(self) -> bool {
+        matches!(
+            self,
+            FindingCode::AdmissionDenied
+                | FindingCode::AdmissionWebhookUnavailable
+                | FindingCode::ConversionWebhookUnavailable
+                | FindingCode::FinalizerReAdded
+        )
+    }
+
     /// The stable wire name (contract §4.3), the same as the variant's.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -112,6 +132,8 @@ impl FindingCode {
             FindingCode::ConversionWebhookUnavailable => "ConversionWebhookUnavailable",
             FindingCode::NamespaceContentDeletionFailure => "NamespaceContentDeletionFailure",
             FindingCode::NamespaceWaitingForPods => "NamespaceWaitingForPods",
+            FindingCode::PodTerminationStalled => "PodTerminationStalled",
+            FindingCode::FinalizerReAdded => "FinalizerReAdded",
         }
     }
 }

@@ -18,16 +18,21 @@ mod answer;
 pub mod builtin_conditions;
 pub mod causes;
 pub mod clock;
+mod create_refused;
 mod denials;
+mod evaluated;
 pub mod events;
 pub mod finding;
 mod gc_steps;
 mod grounds;
+mod kubelet;
 mod leaves;
 mod namespace;
+mod out_of_sight;
 mod owners;
 mod patches;
 pub mod progress;
+mod readded;
 pub mod reads;
 pub mod remedy;
 mod self_hold;
@@ -49,6 +54,7 @@ use crate::graph::{Graph, NodeId};
 
 pub use crate::collector::GcVerdict;
 pub use finding::{Finding, FindingCode, Related, Severity, Subject};
+pub use kubelet::kills_at;
 pub use owners::owner_findings;
 pub use progress::Options;
 pub use shared::Shared;
@@ -377,6 +383,12 @@ impl Explainer<'_, '_> {
             }
             return;
         }
+        // a mutation refusing the removal explains why the live controller has not removed it:
+        // neither pending nor stalled (contract §4.3.4)
+        let refused = self.findings.iter().any(|r| r.object == x && r.code == FindingCode::FinalizerReAdded);
+        if refused && !matches!(f, FOREGROUND_DELETION | ORPHAN) {
+            return;
+        }
         let age = self.deleting_for(x);
         match f {
             FOREGROUND_DELETION => {
@@ -524,6 +536,14 @@ impl Explainer<'_, '_> {
         // --stuck-after only (contract §4.3): within it in progress, past it unknown
         let out_of_sight =
             (owner.controller == ControllerState::Unknown).then(|| self.live.out_of_sight(x, f)).flatten();
+        // its own repeated failure ends that presumption (contract §4.3, time rules)
+        if let Some(found) = out_of_sight.and_then(|who| {
+            out_of_sight::repeats_a_failure(g, &self.shared.events, x, at, f, owner, who, self.now, &self.opts)
+        }) {
+            self.findings.push(found);
+            self.local_stuck.push(x);
+            return;
+        }
         let (code, severity, stuck, cannot_tell) = match owner.controller {
             ControllerState::Down => (FindingCode::FinalizerControllerDown, Severity::Error, true, false),
             ControllerState::Missing => (FindingCode::FinalizerControllerMissing, Severity::Error, true, false),
@@ -751,13 +771,21 @@ impl Explainer<'_, '_> {
         }
         let Some(node_name) = pod.str_field("/spec/nodeName") else { return };
         let node = g.find("", "Node", None, node_name).and_then(|n| g.object(n));
-        let problem = match node {
-            None => Some(format!("its node {node_name} no longer exists")),
-            Some(n) => match n.condition("Ready") {
-                Some(c) if c.is_true() => None,
-                Some(c) => Some(format!("its node {node_name} is NotReady ({} {})", c.reason, c.message)),
-                None => None,
-            },
+        let problem = match kubelet::node_state(g, node_name, self.now) {
+            kubelet::NodeState::Lost(problem) => Some(problem),
+            kubelet::NodeState::Alive(alive) => {
+                // a refusal of the kubelet's DELETE explains the wait (contract §4.3.4)
+                let refused =
+                    self.findings.iter().any(|f| f.object == x && f.code.is_refusal() && f.severity == Severity::Error);
+                let stalled =
+                    kubelet::stalled(g, &self.shared.events, x, node_name, &alive, self.now, self.opts.stuck_after);
+                if let Some(found) = stalled.filter(|_| !refused) {
+                    self.findings.push(found);
+                    self.local_stuck.push(x);
+                }
+                None
+            }
+            kubelet::NodeState::Unjudged => None,
         };
         if let Some(problem) = problem {
             self.finding(

@@ -136,6 +136,10 @@ pub fn alive_finding(
         ),
     };
     let mut steps = look_at(g, x, owner, waited_all);
+    // a create its cleanup needs, refused in a namespace being deleted: a deadlock, at once
+    if let Some(r) = super::create_refused::find(g, idx, x, finalizer, owner) {
+        return (r.finding(g, x, at, finalizer, owner, now, steps), true);
+    }
     let related: Vec<Related> = clock.in_grace.iter().map(|&p| Related::Node(p)).collect();
     if !clock.in_grace.is_empty() {
         // the pods' own promise of time: in progress whatever --stuck-after says

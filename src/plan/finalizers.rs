@@ -45,6 +45,7 @@ impl Controllers {
             }
             if let Some(node) = self.kubelet_target(w, n)
                 && node_ready(w, &node)
+                && kubelet_stalled(w, n).is_none()
             {
                 // a rejected DELETE leaves the pod as it was: nothing moved
                 changed |= w.delete(n, KUBELET, None, Some(0));
@@ -91,7 +92,11 @@ impl Controllers {
     pub fn kubelet_blocked(&self, w: &World, n: NodeId) -> Option<String> {
         let node = self.kubelet_target(w, n)?;
         if node_ready(w, &node) {
-            return None;
+            let past = kubelet_stalled(w, n)?;
+            return Some(format!(
+                "the pod's grace period ended {} ago and it is still Terminating on {node}, whose kubelet is alive: the kubelet cannot finish it (why-stuck's PodTerminationStalled says what it reports)",
+                hours_minutes(past)
+            ));
         }
         let why = match w.g.find("", "Node", None, &node) {
             Some(id) if w.stored(id) => format!("node {node} is NotReady"),
@@ -256,6 +261,24 @@ fn instances(w: &World, crd: NodeId) -> Vec<NodeId> {
             id.kind == kind && id.group() == group
         })
         .collect()
+}
+
+/// How long past the end of its grace period a pod on a Ready node is left to its kubelet:
+/// `why-stuck`'s default `--stuck-after`, past which it calls the pod `PodTerminationStalled`
+/// (contract §4.3). A plan takes no `--stuck-after`; it blocks what the default calls stuck.
+pub const KUBELET_STALLED_AFTER: i64 = 3600;
+
+/// How long ago the grace period of pod `n` ended, when that is more than
+/// [`KUBELET_STALLED_AFTER`]: its kubelet has not finished it and will not.
+fn kubelet_stalled(w: &World, n: NodeId) -> Option<i64> {
+    let past = w.now.as_second() - w.deletion_of(n)?.as_second();
+    (past > KUBELET_STALLED_AFTER).then_some(past)
+}
+
+/// `1h30m`, `45m`: a duration long past an hour as the plan says it.
+fn hours_minutes(seconds: i64) -> String {
+    let (h, m) = (seconds / 3600, (seconds % 3600) / 60);
+    if h > 0 { format!("{h}h{m}m") } else { format!("{m}m") }
 }
 
 /// Whether a Node exists and reports Ready=True.

@@ -38,6 +38,8 @@ mod fixtures_test;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod refusals_tests;
+#[cfg(test)]
 pub(crate) mod scenarios;
 
 use k8s_openapi::jiff::Timestamp;

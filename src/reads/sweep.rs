@@ -16,8 +16,8 @@
 //!   cluster's, at most 16 lists of every namespace but the others replace a list each ([`in_full`]).
 //! - Workloads and ServiceAccounts in full in the namespaces where pods are being deleted (or
 //!   that are): a pod's answer judges its own workload (a controller that holds itself).
-//! - A pod being deleted elsewhere, by name ([`OWN_BODIES`]: its grace and node are in its own
-//!   body; [`OWN_GETS_PER_NAMESPACE`]: a GET each where they are few among their namespace's,
+//! - A pod or Service being deleted elsewhere, by name ([`OWN_BODIES`]: a pod's grace and node,
+//!   a Service's load balancer, are in its own body; [`OWN_GETS_PER_NAMESPACE`]: a GET each where they are few among their namespace's,
 //!   else a list of that namespace kept to them).
 //! - Workloads, pods and ServiceAccounts where controllers live, managedFields for the
 //!   finalizers no built-in controller removes, workloads named like their managers, the CRDs
@@ -63,7 +63,8 @@ pub const EVENTS_BY_UID_PER_NAMESPACE: usize = 4;
 /// workload's replicas, a Service's type or a Lease's renewals are read where they judge a
 /// controller or a webhook's backend, by those steps. Cluster-scoped objects are listed in
 /// full by the metadata pass.
-const OWN_BODIES: [(&str, &str); 1] = [("", "Pod")];
+// a Service's: the load balancer a removal of its finalizer leaves behind (`diagnose::leaves`)
+const OWN_BODIES: [(&str, &str); 2] = [("", "Pod"), ("", "Service")];
 
 fn among(t: &ListType, kinds: &[(&str, &str)]) -> bool {
     kinds.iter().any(|&(g, k)| t.group == g && t.kind == k)

@@ -60,19 +60,14 @@ fn verdict_line(g: &Graph, d: &Diagnosis, st: Style) -> String {
             st.strong("UNKNOWN")
         ),
         Verdict::InProgress => {
-            // where the end is known, when: a pod's grace period ends at its deletionTimestamp,
-            // and then the kubelet kills what still runs
-            let id = g.identity(d.object);
-            let ends = d
-                .deletion_timestamp
-                .filter(|t| id.kind == "Pod" && id.group().is_empty() && *t > d.now)
-                .map(|t| {
-                    let left = age::human(t.as_second() - d.now.as_second());
-                    format!(" Its grace period ends at {t} (in {left}): the kubelet then kills what still runs.")
+            // where the end is known, when (a pod in its grace period on a live node)
+            let when = crate::diagnose::kills_at(g, d)
+                .map(|(t, left)| {
+                    format!(" The kubelet kills it at {}, in {}.", t.strftime("%H:%M:%S"), age::human(left))
                 })
                 .unwrap_or_default();
             format!(
-                "{} {target} has been terminating for {age}; its deletion is in progress.{ends}",
+                "{} {target} has been terminating for {age}; its deletion is in progress.{when}",
                 st.good("IN PROGRESS")
             )
         }

@@ -359,6 +359,8 @@ pub fn keeps_body(group: &str, kind: &str) -> bool {
             | ("rbac.authorization.k8s.io", "ClusterRoleBinding")
             | ("discovery.k8s.io", "EndpointSlice")
             | ("storage.k8s.io", "VolumeAttachment")
+            | ("resource.k8s.io", "ResourceClaim")
+            | ("resource.k8s.io", "ResourceSlice")
             | ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration")
             | ("admissionregistration.k8s.io", "MutatingWebhookConfiguration")
             | ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")
