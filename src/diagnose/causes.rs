@@ -2,7 +2,7 @@
 //! answer. This is where subsumption is decided, and only here (contract §4.3.4).
 //!
 //! A refusal (a denial seen, a dead webhook with `failurePolicy: Fail`, a policy that fails to
-//! configure, a dead conversion webhook) explains why a controller that is alive has not acted.
+//! configure, a mutation that puts the finalizer back, a dead conversion webhook) explains why a controller that is alive has not acted.
 //! Every stall finding (`ControllerStalled`, `GarbageCollectorStalled`,
 //! `FinalizerNotProgressing`) asks [`refusal`] first and is not said when a refusal explains
 //! it: the refusal is the root cause, and the stall's steps (re-queue the object, restart the
@@ -20,7 +20,7 @@ use crate::admission::{Index, Operation};
 use crate::graph::{Graph, NodeId};
 
 use super::describe;
-use super::finding::{Finding, FindingCode, Severity, Subject};
+use super::finding::Finding;
 use super::step::{Effect, Step};
 
 /// Why a request on an object is refused, every time it is sent.
@@ -58,6 +58,14 @@ pub fn refusal(g: &Graph, index: &Index, x: NodeId, op: Operation) -> Option<Ref
     }
     for i in index.interceptors(g, x, op).iter().filter(|i| i.backend.is_dead()) {
         add(i.configuration);
+    }
+    // a mutation that puts a finalizer back on the UPDATE removing one
+    if op == Operation::Update
+        && let Some(r) = index.readded(g, x)
+    {
+        for m in &r.mutators {
+            add(m.by);
+        }
     }
     // a dead converter refuses every request at the preferred version: the GC's, the
     // namespace controller's and kubectl's
@@ -121,20 +129,9 @@ fn says_refused(text: &str) -> bool {
     ["refused", "rejected", "denied"].iter().any(|w| text.contains(w))
 }
 
-/// What is said of a finalizer whose remover is at work but whose UPDATE is refused: neither a
-/// wait nor a stall (the refusal's own finding is the root cause, and makes the answer stuck).
-pub fn refused_finalizer(g: &Graph, x: NodeId, f: &str, who: &str, r: &Refusal, subject: Subject) -> Finding {
-    Finding {
-        code: FindingCode::FinalizerPending,
-        severity: Severity::Info,
-        object: x,
-        related: Vec::new(),
-        message: format!(
-            "The UPDATE that removes {f} is refused (by {}, above): waiting will not finish it. {who} removes it once the request is allowed; nothing shows that it missed anything",
-            r.named(g)
-        ),
-        remedy: Vec::new(),
-        subject,
-        cannot_tell: false,
-    }
+/// What is said of a finalizer whose remover is at work but whose UPDATE is refused, in its
+/// evidence: neither a wait nor a stall, so no finding of its own (the refusal's finding is the
+/// root cause, and makes the answer stuck).
+pub fn refused_evidence(g: &Graph, r: &Refusal) -> String {
+    format!("its removal is refused (by {}, above): waiting will not finish it", r.named(g))
 }

@@ -283,6 +283,16 @@ impl Explainer<'_, '_> {
             .any(|d| self.refused(d, Operation::Delete).is_some() || self.refused(d, Operation::Update).is_some())
     }
 
+    /// A finalizer `f` of `x` whose removal `r` refuses: said in the target's finalizer
+    /// evidence, never as a wait or a stall.
+    fn say_refused(&mut self, x: NodeId, f: &str, r: &causes::Refusal) {
+        if x == self.target
+            && let Some(report) = self.finalizers.iter_mut().rev().find(|rep| rep.name == f)
+        {
+            report.owner.evidence.push(causes::refused_evidence(self.g, r));
+        }
+    }
+
     fn wait_for(&mut self, x: NodeId, on: NodeId) {
         self.waits_on.entry(x).or_default().push(on);
         self.waited_by.entry(on).or_default().push(x);
@@ -383,12 +393,6 @@ impl Explainer<'_, '_> {
             }
             return;
         }
-        // a mutation refusing the removal explains why the live controller has not removed it:
-        // neither pending nor stalled (contract §4.3.4)
-        let refused = self.findings.iter().any(|r| r.object == x && r.code == FindingCode::FinalizerReAdded);
-        if refused && !matches!(f, FOREGROUND_DELETION | ORPHAN) {
-            return;
-        }
         let age = self.deleting_for(x);
         match f {
             FOREGROUND_DELETION => {
@@ -409,10 +413,7 @@ impl Explainer<'_, '_> {
                     self.builtin_condition(x, f, &owner, &who, j);
                 }
             }
-            _ if let Some(r) = self.refused(x, Operation::Update) => {
-                let subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
-                self.findings.push(causes::refused_finalizer(g, x, f, &who, &r, subject));
-            }
+            _ if let Some(r) = self.refused(x, Operation::Update) => self.say_refused(x, f, &r),
             _ => {
                 let (found, stuck) =
                     progress::alive_finding(g, &self.shared.events, x, at, f, &owner, self.now, &self.opts);
@@ -475,9 +476,7 @@ impl Explainer<'_, '_> {
         let subject = Subject::Finalizer { name: f.to_string(), owner: owner.clone() };
         match j {
             // the condition holds, but the removal is refused: not a missed event
-            Judgement::Holds { .. } if let Some(r) = self.refused(x, Operation::Update) => {
-                self.findings.push(causes::refused_finalizer(g, x, f, who, &r, subject));
-            }
+            Judgement::Holds { .. } if let Some(r) = self.refused(x, Operation::Update) => self.say_refused(x, f, &r),
             Judgement::Holds { what, since } => {
                 let (found, stuck) = builtin_conditions::holds_finding(g, x, f, who, &what, since, self.now);
                 self.findings.push(Finding { subject, ..found });
@@ -600,14 +599,7 @@ impl Explainer<'_, '_> {
         let g = self.g;
         // nothing left to wait for, and the GC's UPDATE removing f is refused: not a missed event
         if let Some(r) = self.refused(x, Operation::Update) {
-            self.findings.push(causes::refused_finalizer(
-                g,
-                x,
-                f,
-                "The garbage collector",
-                &r,
-                Subject::GarbageCollector,
-            ));
+            self.say_refused(x, f, &r);
             return;
         }
         if age <= GC_GRACE_SECONDS {

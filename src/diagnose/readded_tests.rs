@@ -62,7 +62,10 @@ fn codes(d: &Diagnosis) -> Vec<FindingCode> {
 fn a_refused_removal_with_a_mutator_in_its_path_is_the_answer_and_no_stall_beside_it() {
     let (g, d) = answer(vec![claim(), stamper("persistentvolumeclaims", None), refused("2026-11-29T11:58:00Z")]);
     assert_eq!(d.verdict(), Verdict::Stuck);
+    // the refusal alone; the finalizer's evidence says it is refused (never a wait, never a stall)
     assert_eq!(codes(&d), [FindingCode::FinalizerReAdded], "{:#?}", d.findings);
+    let evidence = d.finalizers[0].owner.evidence.join("\n");
+    assert!(evidence.contains("is refused (by MutatingWebhookConfiguration stamper"), "{evidence}");
     let f = &d.findings[0];
     assert_eq!(f.related, [Related::Node(node(&g, "MutatingWebhookConfiguration", "stamper"))]);
     assert!(f.message.contains("no new finalizers can be added"), "quoted: {}", f.message);
