@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
+use k8s_openapi::jiff::Timestamp;
+
+use super::invocation::parse_now;
 use super::request::{KubeDuration, kube_bool};
 
 const EXAMPLES: &str = "\
@@ -301,8 +304,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "PATH", help_heading = "Input")]
     pub snapshot: Vec<PathBuf>,
     /// Reference time for ages and lease freshness (default: the snapshot's capture time, else now)
-    #[arg(long, global = true, value_name = "RFC3339", help_heading = "Input")]
-    pub now: Option<String>,
+    #[arg(long, global = true, value_name = "RFC3339", help_heading = "Input", value_parser = parse_now)]
+    pub now: Option<Timestamp>,
     /// Namespace of the object (default: the context's namespace, else "default")
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod complete;
 pub mod exit;
+pub mod invocation;
 pub mod live;
 pub mod output;
 pub mod request;
