@@ -7,8 +7,9 @@ use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::duration::KubeDuration;
 use super::invocation::parse_now;
-use super::request::{KubeDuration, kube_bool};
+use super::request::kube_bool;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod complete;
+pub mod duration;
 pub mod exit;
 pub mod invocation;
 pub mod live;

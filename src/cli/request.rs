@@ -5,11 +5,9 @@
 //! live, by discovery, into the [`TargetRef`] the read plan uses and the graph is searched for;
 //! offline, by the snapshot's own mapper. The namespace `-n` defaults to is the one the live
 //! session's kubeconfig context names (else `default`), returned with the read and decided by
-//! [`Invocation::namespace`]. Every duration flag is a [`KubeDuration`], parsed by one parser.
+//! [`Invocation::namespace`].
 
 use std::path::PathBuf;
-use std::str::FromStr;
-use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::Timestamp;
@@ -31,41 +29,6 @@ pub fn kube_bool(s: &str) -> Result<bool, String> {
         "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
         _ => Err(format!("invalid boolean {s:?}: use true or false")),
-    }
-}
-
-/// A duration flag, as kubectl takes durations (Go's `time.ParseDuration`: `90s`, `15m`,
-/// `1h30m`, `500ms`; `0`). One type and one parser for `--stuck-after`, `--request-timeout`
-/// and `--timeout`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KubeDuration(pub Duration);
-
-impl KubeDuration {
-    /// `--request-timeout` also takes a bare number of seconds, as kubectl does (client-go
-    /// reads an integer as seconds before it tries a duration).
-    pub fn parse_or_seconds(s: &str) -> Result<KubeDuration, String> {
-        match s.trim().parse::<u64>() {
-            Ok(n) => Ok(KubeDuration(Duration::from_secs(n))),
-            Err(_) => s.parse(),
-        }
-    }
-
-    /// Whole seconds, as the analysis counts ages.
-    pub fn seconds(self) -> i64 {
-        i64::try_from(self.0.as_secs()).unwrap_or(i64::MAX)
-    }
-
-    /// `None` for zero ("no limit", as kubectl's `--request-timeout=0`).
-    pub fn limit(self) -> Option<Duration> {
-        (!self.0.is_zero()).then_some(self.0)
-    }
-}
-
-impl FromStr for KubeDuration {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<KubeDuration, String> {
-        diagnose::progress::parse_go_duration(s).map(KubeDuration)
     }
 }
 
@@ -255,30 +218,5 @@ pub fn locate(g: &Graph, t: &TargetRef) -> Result<NodeId> {
             Some(ns) => bail!("{plural} \"{name}\" not found in namespace \"{ns}\""),
             None => bail!("{plural} \"{name}\" not found"),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_are_parsed_alike_and_request_timeouts_also_take_seconds() {
-        let d = |s: &str| s.parse::<KubeDuration>().map(|d| d.0);
-        assert_eq!(d("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(d("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(d("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(d("0"), Ok(Duration::ZERO));
-        for bad in ["60", "1d", "-1h", "soon"] {
-            assert!(d(bad).is_err(), "{bad}");
-        }
-        let r = |s: &str| KubeDuration::parse_or_seconds(s).map(|d| d.limit());
-        assert_eq!(r("0"), Ok(None));
-        assert_eq!(r("5"), Ok(Some(Duration::from_secs(5))));
-        assert_eq!(r("30s"), Ok(Some(Duration::from_secs(30))));
-        assert_eq!(r("1m"), Ok(Some(Duration::from_secs(60))));
-        assert_eq!(r("500ms"), Ok(Some(Duration::from_millis(500))));
-        assert!(r("soon").is_err());
-        assert_eq!(KubeDuration(Duration::from_millis(1500)).seconds(), 1);
     }
 }

@@ -19,10 +19,11 @@ use super::args::{
     Args, AssumeArg, CascadeArg, Command, CompleteArgs, CompletionArgs, Format, PlanArgs, SnapshotArgs, Target,
     TreeArgs, TreeFormat, WatchFlags, WhyStuckArgs,
 };
+use super::duration::KubeDuration;
 use super::exit::{Exit, written};
 use super::invocation::Invocation;
 use super::output;
-use super::request::{self, KubeDuration, Loaded, Request, exit_without_freeing, warn_about};
+use super::request::{self, Loaded, Request, exit_without_freeing, warn_about};
 use super::watch::{Format as WatchFormat, Options as WatchOptions, Subject};
 
 /// Runs the subcommand the arguments name.
