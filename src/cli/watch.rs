@@ -111,10 +111,8 @@ pub fn run(inv: &Invocation, request: &Request, subject: Subject, o: &Options) -
     let mut live = Live::open(inv)?;
     let (wants, target) = live.wants(inv, request)?;
     // `--all`: `-A`, else `-n`, else the context's namespace
-    let scope = match inv.all_namespaces {
-        true => sweep::Scope::Cluster,
-        false => sweep::Scope::Namespace(live.namespace(inv).name),
-    };
+    let scope =
+        if inv.all_namespaces { sweep::Scope::Cluster } else { sweep::Scope::Namespace(live.namespace(inv).name) };
     let conn = inv.bound(ReadThrough::Live {
         context: live.session.context.as_deref(),
         kubeconfig: live.session.kubeconfig.as_deref(),
