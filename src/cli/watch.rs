@@ -42,7 +42,7 @@ use kubectl_gc::watch::lag::Lag;
 use kubectl_gc::watch::{Changes, Observed, Verdict, controller_back};
 
 use super::args::{Until, WatchFlags};
-use super::exit::Exit;
+use super::exit::{Exit, is_broken_pipe};
 use super::invocation::{Invocation, ReadThrough};
 use super::live::Live;
 use super::output;
@@ -134,12 +134,19 @@ pub fn run(inv: &Invocation, request: &Request, subject: Subject, o: &Options) -
         last: String::new(),
         status: Vec::new(),
         ignored: 0,
+        shown: None,
     };
     if matches!(out.mode, Mode::Terminal { .. }) {
         terminal::hide_cursor();
     }
     let result = live.rt.block_on(follow(&live, inv, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
     terminal::show_cursor();
+    // the reader went away (`… --watch | head -1`): the watch ends there with the code of the
+    // answer it was writing, as at --timeout; a reader gone is not the object gone (0)
+    let result = match result {
+        Err(e) if is_broken_pipe(&e) => Ok(reader_gone(out.shown)),
+        r => r,
+    };
     if out.ignored > 0 {
         output::note(&format!(
             "{} watch events were about something not watched (another kind, namespace or name, or not selected), and were ignored",
@@ -295,6 +302,16 @@ fn at_timeout(verdict: Verdict) -> Exit {
     }
     output::note(&format!("--timeout passed and the deletion is still undecided ({})", verdict.as_str()));
     Exit::Unknown
+}
+
+/// How a watch ends when its reader goes away: 0 when the last answer written was gone, 2
+/// when Stuck, else 3 (still undecided).
+fn reader_gone(shown: Option<Verdict>) -> Exit {
+    match shown {
+        Some(Verdict::Gone) => Exit::Ok,
+        Some(Verdict::Stuck) => Exit::Stuck,
+        _ => Exit::Unknown,
+    }
 }
 
 /// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
