@@ -62,6 +62,9 @@ fn main() -> ExitCode {
     };
     match cli::run::run(args) {
         Ok(exit) => exit.into(),
+        // an answer keeps its code when its reader goes (`exit::written`, and a watch's
+        // `reader_gone`); what else meets a closed pipe answers nothing (a completion script):
+        // the reader leaving is not a failure
         Err(e) if is_broken_pipe(&e) => Exit::Ok.into(),
         Err(e) => {
             cli::output::error(&format!("{e:#}"));

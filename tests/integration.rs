@@ -11,6 +11,7 @@ mod contract;
 mod fixtures;
 mod forged_events;
 mod hostile;
+mod invocation;
 mod krew;
 mod live;
 mod live_hostile;

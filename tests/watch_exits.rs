@@ -25,6 +25,7 @@ const ROWS: &[(&str, &str)] = &[
     ("unknown-quiet", "unknown_is_the_single_answers_verdict_and_is_watched_on_not_taken_for_stuck"),
     ("failure", "a_watch_that_keeps_failing_gives_up_and_says_why"),
     ("interrupted", "on_a_terminal_the_answer_is_redrawn_in_place_and_ctrl_c_leaves_it_clean"),
+    ("reader-gone", "a_reader_gone_ends_the_watch_with_the_code_of_the_answer_it_was_writing"),
 ];
 
 #[test]
@@ -113,5 +114,38 @@ fn in_progress_not_deleting_or_unknown_at_the_timeout_is_3() {
         assert!(err.contains(&format!("--timeout passed and the deletion is still undecided ({verdict})")), "{err}");
         let last: &Value = &lines(&out).last().cloned().unwrap();
         assert_eq!(last["verdict"], verdict, "{out}");
+    }
+}
+
+/// The reader goes away (`… --watch | head -1`): the watch ends at its next write with the
+/// code of the answer it was writing, as at `--timeout` (2 Stuck, 3 undecided): a reader gone
+/// is not the deletion gone, so never 0 for one still there.
+#[test]
+fn a_reader_gone_ends_the_watch_with_the_code_of_the_answer_it_was_writing() {
+    let asks: [(&str, &[&str], i32); 2] = [
+        ("site-operator-gone", &["why-stuck", "site/alpha", "-n", "labs"], 2),
+        ("admin-bound-controller", &["why-stuck", "restore/ledger-2026-11-29", "-n", "archive"], 3),
+    ];
+    for (fixture, ask, want) in asks {
+        let srv = server(fixture, Vec::new(), Vec::new());
+        for o in ["text", "json"] {
+            let env = crate::support::Env::new(&srv.url(), None);
+            let mut c = env.gc();
+            c.args(["--now", crate::support::NOW, "--request-timeout", "5s"]).args(ask);
+            c.args(["--watch", "--timeout", "25s", "-o", o]);
+            // the reading end is closed before the watch starts: its first answer meets it
+            let (reader, writer) = std::io::pipe().expect("a pipe");
+            drop(reader);
+            c.stdout(std::process::Stdio::from(writer)).stderr(std::process::Stdio::piped());
+            let t = std::time::Instant::now();
+            let out = c.output().expect("runs");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(want), "{fixture} -o {o}: {err}");
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "{fixture} -o {o}: ended at --timeout, not when the reader went"
+            );
+            assert!(!err.contains("error"), "{fixture} -o {o}: {err}");
+        }
     }
 }

@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use super::selector::selector_matches;
+use super::selector::Parsed;
 use super::webhooks::labels_kept;
 use crate::discovery::{Origin, ResourceType};
 use crate::graph::{Graph, NodeId};
@@ -144,6 +144,7 @@ pub fn collect(g: &Graph, spec: &Value, bspec: &Value, o: &Object) -> Params {
         ),
         (None, Some(sel)) => {
             let mut unread = false;
+            let selector = Parsed::new(Some(sel));
             let found = g
                 .of_kind(&t.group, &t.kind)
                 .iter()
@@ -153,7 +154,7 @@ pub fn collect(g: &Graph, spec: &Value, bspec: &Value, o: &Object) -> Params {
                     if t.namespaced && p.namespace.as_deref() != namespace {
                         return false;
                     }
-                    match selector_matches(Some(sel), labels_kept(p).then_some(p.labels.as_slice())) {
+                    match selector.matches(labels_kept(p).then_some(p.labels.as_slice())) {
                         Some(m) => m,
                         None => {
                             unread = true;

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
-use super::request::{KubeDuration, kube_bool};
+use k8s_openapi::jiff::Timestamp;
+
+use super::duration::KubeDuration;
+use super::invocation::parse_now;
+use super::request::kube_bool;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -301,8 +305,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "PATH", help_heading = "Input")]
     pub snapshot: Vec<PathBuf>,
     /// Reference time for ages and lease freshness (default: the snapshot's capture time, else now)
-    #[arg(long, global = true, value_name = "RFC3339", help_heading = "Input")]
-    pub now: Option<String>,
+    #[arg(long, global = true, value_name = "RFC3339", help_heading = "Input", value_parser = parse_now)]
+    pub now: Option<Timestamp>,
     /// Namespace of the object (default: the context's namespace, else "default")
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,

@@ -45,6 +45,17 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// The exit of an answer once it is written: a closed pipe (`kubectl gc why-stuck … | head
+/// -0`) leaves the answer as it was, so the code is the answer's, as ripgrep keeps its status
+/// when its reader goes; any other failure to write is a failure.
+pub fn written(exit: Exit, result: anyhow::Result<()>) -> anyhow::Result<Exit> {
+    match result {
+        Ok(()) => Ok(exit),
+        Err(e) if is_broken_pipe(&e) => Ok(exit),
+        Err(e) => Err(e),
+    }
+}
+
 /// Whether an error chain ends in a closed pipe (`kubectl gc tree … | head`): the reader has
 /// gone, which is not a failure.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -64,5 +75,14 @@ mod tests {
         let e = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).context("writing output");
         assert!(is_broken_pipe(&e));
         assert!(!is_broken_pipe(&anyhow::anyhow!("other")));
+    }
+
+    #[test]
+    fn a_closed_pipe_keeps_the_answers_code_and_other_failures_fail() {
+        let closed = || Err(anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        assert_eq!(written(Exit::Stuck, closed()).unwrap(), Exit::Stuck);
+        assert_eq!(written(Exit::Unknown, closed()).unwrap(), Exit::Unknown);
+        assert_eq!(written(Exit::Ok, Ok(())).unwrap(), Exit::Ok);
+        assert!(written(Exit::Stuck, Err(anyhow::anyhow!("disk full"))).is_err());
     }
 }

@@ -12,16 +12,9 @@ use kubectl_gc::reads::{self, Scope, TargetRef, Wants};
 use kubectl_gc::snapshot::Snapshot;
 use kubectl_gc::source::live::{self, ConnectOptions, Progress, ReadOptions};
 
-use super::args::{Connection, Global};
+use super::args::Connection;
+use super::invocation::{Invocation, Namespace, NamespaceFrom, ObjectArg};
 use super::request::{LiveRead, Request};
-
-static KUBECONFIG_READ: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
-
-/// The kubeconfig file the live path read its context through, when not the default path
-/// (see `kubeconfig::Loaded::kubeconfig`); `None` before a live read, or when there was none.
-pub fn kubeconfig_read() -> Option<std::path::PathBuf> {
-    KUBECONFIG_READ.get().cloned().flatten()
-}
 
 /// An open connection: the async runtime, the session and the discovery it reads with.
 pub struct Live {
@@ -42,9 +35,9 @@ pub struct Live {
 
 /// Reads what `request` needs from the cluster (or, without a target, the `-n`/`-A` scope of
 /// `kubectl gc snapshot`): see [`Live::wants`].
-pub fn read(global: &Global, request: &Request) -> Result<LiveRead> {
-    let mut live = Live::open(global)?;
-    let (wants, target) = live.wants(global, request)?;
+pub fn read(inv: &Invocation, request: &Request) -> Result<LiveRead> {
+    let mut live = Live::open(inv)?;
+    let (wants, target) = live.wants(inv, request)?;
     let mut snapshot = live.read(&wants)?;
     if request.version.wanted(wants.target.as_ref(), &snapshot) {
         match live.rt.block_on(live.session.server_version()) {
@@ -52,32 +45,34 @@ pub fn read(global: &Global, request: &Request) -> Result<LiveRead> {
             Err(why) => snapshot.warnings.push(format!("the server's version could not be read: {why}")),
         }
     }
-    Ok(LiveRead { snapshot, target, context_namespace: live.session.default_namespace.clone() })
+    let Live { session, .. } = live;
+    Ok(LiveRead { snapshot, target, context_namespace: session.default_namespace, kubeconfig: session.kubeconfig })
 }
 
 impl Live {
     /// Connects (kubeconfig and flags) and discovers the served types (from the cache when fresh).
-    pub fn open(global: &Global) -> Result<Live> {
-        let opts = connect_options(&global.connection)?;
+    pub fn open(inv: &Invocation) -> Result<Live> {
+        let opts = connect_options(&inv.connection)?;
         let now = Timestamp::now();
-        let judged_at = match &global.now {
-            Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time"))?,
-            None => now,
-        };
+        let judged_at = inv.clock.judged_at(Some(now));
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        let concurrency = global.connection.concurrency.max(1);
-        let cache_dir = cache_dir(&global.connection);
+        let concurrency = inv.connection.concurrency.max(1);
+        let cache_dir = cache_dir(&inv.connection);
         let (session, discovery) = rt.block_on(async {
             let session = live::connect(&opts).await?;
-            let _ = KUBECONFIG_READ.set(session.kubeconfig.clone());
             let discovery = session.discover_cached(concurrency, cache_dir.as_deref(), now.as_second(), false).await?;
             anyhow::Ok((session, discovery))
         })?;
         Ok(Live { rt, session, discovery, concurrency, cache_dir, opened_at: now, judged_at })
+    }
+
+    /// The namespace `-n` stands for, this session's context's when not given.
+    pub fn namespace(&self, inv: &Invocation) -> Namespace {
+        inv.namespace(Some((&self.session.default_namespace, NamespaceFrom::Context)))
     }
 
     /// What an answer about the request's target needs (or, without one, the `-n`/`-A` scope
@@ -87,15 +82,15 @@ impl Live {
     /// them. `why_stuck`: the answer is why-stuck's, judged with these options: its webhooks
     /// and the Events of the objects it names are read too. A target that is not there is an
     /// error here, before anything else is read.
-    pub fn wants(&mut self, global: &Global, request: &Request) -> Result<(Wants, Option<TargetRef>)> {
-        let namespace = global.namespace.clone().unwrap_or_else(|| self.session.default_namespace.clone());
+    pub fn wants(&mut self, inv: &Invocation, request: &Request) -> Result<(Wants, Option<TargetRef>)> {
+        let namespace = self.namespace(inv).name;
         let unix = self.opened_at.as_second();
         let mut focus = None;
         let mut target_ref = None;
-        let scope = match (global.all_namespaces, &request.target) {
+        let scope = match (inv.all_namespaces, &request.target) {
             (true, None) => Scope::Cluster,
             (false, None) => Scope::Namespace(namespace),
-            (_, Some((type_arg, name))) => {
+            (_, Some(ObjectArg { type_arg, name })) => {
                 let mapper = |d: &live::Discovery| {
                     RestMapper::from_snapshot(&Snapshot { resource_lists: d.lists.clone(), ..Default::default() })
                 };
@@ -132,7 +127,7 @@ impl Live {
                 focus =
                     ns.clone().or_else(|| (rt.group.is_empty() && rt.kind == "Namespace").then(|| name.to_string()));
                 match ns {
-                    _ if request.dependents_anywhere || global.all_namespaces => Scope::Cluster,
+                    _ if request.dependents_anywhere || inv.all_namespaces => Scope::Cluster,
                     Some(ns) => Scope::Namespace(ns),
                     None if rt.group.is_empty() && rt.kind == "Namespace" => Scope::Namespace(name.to_string()),
                     // a cluster-scoped owner's dependents may be in any namespace

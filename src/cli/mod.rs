@@ -2,7 +2,9 @@
 
 pub mod args;
 pub mod complete;
+pub mod duration;
 pub mod exit;
+pub mod invocation;
 pub mod live;
 pub mod output;
 pub mod request;

@@ -1,15 +1,13 @@
 //! The request layer: what one invocation asks, resolved once, and the one path every answer
 //! is read through (a single answer, `why-stuck --all`, and each answer of `--watch`).
 //!
-//! The target is split (`TYPE/NAME` or `TYPE NAME`) once, here, and resolved once by the
-//! source that reads it: live, by discovery, into the [`TargetRef`] the read plan uses and the
-//! graph is searched for; offline, by the snapshot's own mapper. The namespace `-n` defaults to
-//! is the one the live session's kubeconfig context names (else `default`), returned with the
-//! read rather than kept in a global. Every duration flag is a [`KubeDuration`], parsed by one
-//! parser.
+//! The target, split once by [`Invocation`], is resolved once by the source that reads it:
+//! live, by discovery, into the [`TargetRef`] the read plan uses and the graph is searched for;
+//! offline, by the snapshot's own mapper. The namespace `-n` defaults to is the one the live
+//! session's kubeconfig context names (else `default`), returned with the read and decided by
+//! [`Invocation::namespace`].
 
-use std::str::FromStr;
-use std::time::Duration;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::jiff::Timestamp;
@@ -17,11 +15,10 @@ use k8s_openapi::jiff::Timestamp;
 use kubectl_gc::diagnose::{self, Connection};
 use kubectl_gc::graph::{Graph, NodeId};
 use kubectl_gc::reads::TargetRef;
-use kubectl_gc::render::style::Style;
 use kubectl_gc::snapshot::{Gap, Missing, Snapshot};
 use kubectl_gc::source;
 
-use super::args::{Global, Target};
+use super::invocation::{Invocation, Namespace, NamespaceFrom, ObjectArg, ReadThrough, Source};
 use super::output;
 
 /// A boolean flag's value, as kubectl (pflag, Go's `strconv.ParseBool`) takes it in
@@ -35,68 +32,11 @@ pub fn kube_bool(s: &str) -> Result<bool, String> {
     }
 }
 
-/// A duration flag, as kubectl takes durations (Go's `time.ParseDuration`: `90s`, `15m`,
-/// `1h30m`, `500ms`; `0`). One type and one parser for `--stuck-after`, `--request-timeout`
-/// and `--timeout`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KubeDuration(pub Duration);
-
-impl KubeDuration {
-    /// `--request-timeout` also takes a bare number of seconds, as kubectl does (client-go
-    /// reads an integer as seconds before it tries a duration).
-    pub fn parse_or_seconds(s: &str) -> Result<KubeDuration, String> {
-        match s.trim().parse::<u64>() {
-            Ok(n) => Ok(KubeDuration(Duration::from_secs(n))),
-            Err(_) => s.parse(),
-        }
-    }
-
-    /// Whole seconds, as the analysis counts ages.
-    pub fn seconds(self) -> i64 {
-        i64::try_from(self.0.as_secs()).unwrap_or(i64::MAX)
-    }
-
-    /// `None` for zero ("no limit", as kubectl's `--request-timeout=0`).
-    pub fn limit(self) -> Option<Duration> {
-        (!self.0.is_zero()).then_some(self.0)
-    }
-}
-
-impl FromStr for KubeDuration {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<KubeDuration, String> {
-        diagnose::progress::parse_go_duration(s).map(KubeDuration)
-    }
-}
-
-/// `TYPE/NAME` or `TYPE NAME`, checked once: (TYPE as typed, NAME).
-pub fn split(t: &Target) -> Result<(String, String)> {
-    let (type_arg, name) = match (t.what.split_once('/'), &t.name) {
-        (Some((ty, name)), None) => (ty, name),
-        (None, Some(name)) => (t.what.as_str(), name.as_str()),
-        (Some(_), Some(extra)) => bail!("there is more than one object named: {} and {extra}; name one object", t.what),
-        (None, None) => bail!("resource name may not be empty: give TYPE/NAME or TYPE NAME"),
-    };
-    // kubectl's own checks, before anything is read: no object's name holds a slash (it is a
-    // path segment), so the slash is a typo, not a name to look up
-    if name.contains('/') {
-        match t.name {
-            None => bail!("arguments in resource/name form may not have more than one slash: {:?}", t.what),
-            Some(_) => bail!("give the object as TYPE/NAME or TYPE NAME, not both ({} {name})", t.what),
-        }
-    }
-    if name.is_empty() || type_arg.is_empty() {
-        bail!("give the object as TYPE/NAME or TYPE NAME, not {:?}", t.what);
-    }
-    Ok((type_arg.to_string(), name.to_string()))
-}
-
 /// What one answer is read for.
 #[derive(Clone, Debug)]
 pub struct Request {
-    /// The object asked about, split (`None`: a scope, for `--all` and `snapshot`).
-    pub target: Option<(String, String)>,
+    /// The object asked about (`None`: a scope, for `--all` and `snapshot`).
+    pub target: Option<ObjectArg>,
     /// The answer follows dependents (`tree`, `plan`): every namespace is read, as the GC
     /// links a dependent to its owner by uid from any of them.
     pub dependents_anywhere: bool,
@@ -108,8 +48,8 @@ pub struct Request {
     pub admission: bool,
 }
 
-/// What a read gave: the graph, the time it is judged at, the target found in it, and the
-/// namespace `-n` stands for.
+/// What a read gave: the graph, the time it is judged at, the target found in it, the
+/// namespace `-n` stands for, and the cluster printed commands are bound to.
 pub struct Loaded {
     /// The objects read.
     pub graph: Graph,
@@ -119,7 +59,9 @@ pub struct Loaded {
     pub target: Option<NodeId>,
     /// `-n`, else the context's namespace (live, or as a `kubectl gc snapshot` file recorded
     /// it), else `default`.
-    pub namespace: String,
+    pub namespace: Namespace,
+    /// What the printed commands name.
+    pub connection: Connection,
 }
 
 /// A live read's outcome, before the graph is built.
@@ -130,55 +72,59 @@ pub struct LiveRead {
     pub target: Option<TargetRef>,
     /// The kubeconfig context's namespace, else `default`.
     pub context_namespace: String,
+    /// The kubeconfig file the context was read through, when not the default one.
+    pub kubeconfig: Option<PathBuf>,
 }
 
 /// Reads what `request` needs, offline (`--snapshot`) or live, and finds its target.
-pub fn load(global: &Global, request: &Request) -> Result<Loaded> {
-    if global.snapshot.is_empty() {
-        let read = super::live::read(global, request)?;
-        loaded(global, read.snapshot, read.context_namespace, |g, ns| match &read.target {
-            Some(t) => locate(g, t).map(Some),
-            None => request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns, None)).transpose(),
-        })
-    } else {
-        let snapshot = source::file::load(&global.snapshot).context("reading the snapshot")?;
-        // as live: the namespace of the context the snapshot was taken through
-        let context_namespace = snapshot.namespace.clone().unwrap_or_else(|| "default".to_string());
-        loaded(global, snapshot, context_namespace, |g, ns| {
-            // an empty file (a failed `kubectl get > file`) answers nothing: not even "nothing
-            // is being deleted"
-            let files = global.snapshot.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-            if g.objects().is_empty() {
-                bail!("the snapshot holds no objects ({files}): nothing can be answered from it");
-            }
-            request.target.as_ref().map(|(ty, name)| resolve(g, ty, name, ns, Some(&files))).transpose()
-        })
+pub fn load(inv: &Invocation, request: &Request) -> Result<Loaded> {
+    match &inv.source {
+        Source::Live => {
+            let read = super::live::read(inv, request)?;
+            let through =
+                ReadThrough::Live { context: read.snapshot.context.as_deref(), kubeconfig: read.kubeconfig.as_deref() };
+            let connection = inv.bound(through);
+            let namespace = inv.namespace(Some((&read.context_namespace, NamespaceFrom::Context)));
+            loaded(inv, read.snapshot, namespace, connection, |g, ns| match &read.target {
+                Some(t) => locate(g, t).map(Some),
+                None => request.target.as_ref().map(|t| resolve(g, t, ns, None)).transpose(),
+            })
+        }
+        Source::Snapshot(paths) => {
+            let snapshot = source::file::load(paths).context("reading the snapshot")?;
+            let through =
+                ReadThrough::Snapshot { context: snapshot.context.as_deref(), server: snapshot.server.as_deref() };
+            let connection = inv.bound(through);
+            // as live: the namespace of the context the snapshot was taken through
+            let namespace = inv.namespace(snapshot.namespace.as_deref().map(|ns| (ns, NamespaceFrom::Snapshot)));
+            loaded(inv, snapshot, namespace, connection, |g, ns| {
+                // an empty file (a failed `kubectl get > file`) answers nothing: not even "nothing
+                // is being deleted"
+                let files = paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+                if g.objects().is_empty() {
+                    bail!("the snapshot holds no objects ({files}): nothing can be answered from it");
+                }
+                request.target.as_ref().map(|t| resolve(g, t, ns, Some(&files))).transpose()
+            })
+        }
     }
 }
 
 /// The graph of a snapshot, its time and its target (`find`, given the graph and the namespace).
-pub fn loaded(
-    global: &Global,
+fn loaded(
+    inv: &Invocation,
     snapshot: Snapshot,
-    context_namespace: String,
+    namespace: Namespace,
+    connection: Connection,
     find: impl FnOnce(&Graph, &str) -> Result<Option<NodeId>>,
 ) -> Result<Loaded> {
     let t0 = std::time::Instant::now();
     warn_about(&snapshot);
-    let now = reference_time(global, snapshot.captured_at)?;
+    let now = inv.clock.judged_at(snapshot.captured_at);
     output::timing("load", t0);
     let graph = build(snapshot);
-    let namespace = global.namespace.clone().unwrap_or(context_namespace);
-    let target = find(&graph, &namespace)?;
-    Ok(Loaded { graph, now, target, namespace })
-}
-
-/// `--now`, else the capture time, else the clock.
-pub fn reference_time(global: &Global, captured_at: Option<Timestamp>) -> Result<Timestamp> {
-    match &global.now {
-        Some(s) => s.parse::<Timestamp>().with_context(|| format!("--now {s:?} is not an RFC 3339 time")),
-        None => Ok(captured_at.unwrap_or_else(Timestamp::now)),
-    }
+    let target = find(&graph, &namespace.name)?;
+    Ok(Loaded { graph, now, target, namespace, connection })
 }
 
 /// The graph of a snapshot, with the kinds named only by the objects present said to rest on
@@ -211,67 +157,6 @@ pub fn exit_without_freeing(g: Graph) {
     std::mem::forget(g);
 }
 
-/// The cluster every printed command is bound to: the connection flags this invocation used
-/// (never a token), else the kubeconfig context the answer was read through (live) or that a
-/// `kubectl gc snapshot` file recorded (offline), so a command pasted later cannot act on
-/// whatever context is current then; live, with the kubeconfig file that context was read
-/// from unless it is the default one, so a shell whose `KUBECONFIG` names another file with
-/// a context of the same name cannot take the command there. Offline, no kubeconfig file is
-/// known: the server URL the file recorded is named beside its context for the same reason.
-pub fn connection(global: &Global, read_context: Option<&str>, read_server: Option<&str>) -> Connection {
-    let c = &global.connection;
-    if !global.snapshot.is_empty() {
-        return match (read_context, read_server) {
-            (Some(ctx), server) => {
-                let conn = Connection::default().with("--context", ctx.to_string());
-                match server {
-                    Some(s) => conn.with("--server", s.to_string()),
-                    None => conn,
-                }
-            }
-            (None, Some(s)) => Connection::default().with("--server", s.to_string()),
-            (None, None) => Connection::unbound(
-                "the snapshot file records no context (only `kubectl gc snapshot` writes one); add --context before running them",
-            ),
-        };
-    }
-    let mut conn = Connection::default();
-    // the file the context was read through (absolute), else the flag as given
-    if let Some(p) = super::live::kubeconfig_read().or_else(|| c.kubeconfig.clone()) {
-        conn = conn.with("--kubeconfig", p.display().to_string());
-    }
-    let words = [
-        ("--context", c.context.as_deref().or(read_context)),
-        ("--cluster", c.cluster.as_deref()),
-        ("--user", c.user.as_deref()),
-        ("--server", c.server.as_deref()),
-        ("--as", c.as_user.as_deref()),
-    ];
-    for (flag, v) in words {
-        if let Some(v) = v {
-            conn = conn.with(flag, v.to_string());
-        }
-    }
-    for group in &c.as_group {
-        conn = conn.with("--as-group", group.clone());
-    }
-    if let Some(uid) = &c.as_uid {
-        conn = conn.with("--as-uid", uid.clone());
-    }
-    for extra in &c.as_user_extra {
-        conn = conn.with("--as-user-extra", extra.clone());
-    }
-    if !conn.is_bound() {
-        conn = Connection::unbound("no context was named; add the one you read from before running them");
-    }
-    conn
-}
-
-/// Colour and width of text output.
-pub fn style(global: &Global) -> Style {
-    Style { color: output::use_color(global.color), width: output::text_width(global.width) }
-}
-
 /// What could not be read of a type where the target would be (its namespace, or every
 /// namespace): an absent object there is unknown, not "not found". Judged by the gaps' typed
 /// fields; a line without them (an older snapshot file) may hide the target too.
@@ -282,8 +167,8 @@ fn unread<'g>(g: &'g Graph, group: &str, plural: &str, ns: Option<&str>) -> Opti
 /// Resolves TYPE (as typed) and NAME, in namespace `ns` for a namespaced type, through the
 /// graph's own mapper (offline: the snapshot's discovery data, CRDs and built-in types, from
 /// `files`).
-pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str, files: Option<&str>) -> Result<NodeId> {
-    let rt = g.mapper().resolve(type_arg).map_err(|e| {
+pub fn resolve(g: &Graph, target: &ObjectArg, ns: &str, files: Option<&str>) -> Result<NodeId> {
+    let rt = g.mapper().resolve(&target.type_arg).map_err(|e| {
         // offline too: a snapshot whose capture could not discover some groups says so
         // (a line without fields, from an older snapshot file, may be such a failure too)
         let failed: Vec<String> = g
@@ -305,7 +190,7 @@ pub fn resolve(g: &Graph, type_arg: &str, name: &str, ns: &str, files: Option<&s
         group: rt.group.clone(),
         kind: rt.kind.clone(),
         namespace: rt.namespaced.then(|| ns.to_string()),
-        name: name.to_string(),
+        name: target.name.clone(),
     };
     locate(g, &t)
 }
@@ -333,44 +218,5 @@ pub fn locate(g: &Graph, t: &TargetRef) -> Result<NodeId> {
             Some(ns) => bail!("{plural} \"{name}\" not found in namespace \"{ns}\""),
             None => bail!("{plural} \"{name}\" not found"),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_are_parsed_alike_and_request_timeouts_also_take_seconds() {
-        let d = |s: &str| s.parse::<KubeDuration>().map(|d| d.0);
-        assert_eq!(d("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(d("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(d("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(d("0"), Ok(Duration::ZERO));
-        for bad in ["60", "1d", "-1h", "soon"] {
-            assert!(d(bad).is_err(), "{bad}");
-        }
-        let r = |s: &str| KubeDuration::parse_or_seconds(s).map(|d| d.limit());
-        assert_eq!(r("0"), Ok(None));
-        assert_eq!(r("5"), Ok(Some(Duration::from_secs(5))));
-        assert_eq!(r("30s"), Ok(Some(Duration::from_secs(30))));
-        assert_eq!(r("1m"), Ok(Some(Duration::from_secs(60))));
-        assert_eq!(r("500ms"), Ok(Some(Duration::from_millis(500))));
-        assert!(r("soon").is_err());
-        assert_eq!(KubeDuration(Duration::from_millis(1500)).seconds(), 1);
-    }
-
-    #[test]
-    fn a_target_is_split_once_and_malformed_ones_refused() {
-        let t = |what: &str, name: Option<&str>| Target { what: what.into(), name: name.map(Into::into) };
-        assert_eq!(split(&t("site/alpha", None)).unwrap(), ("site".into(), "alpha".into()));
-        assert_eq!(split(&t("site", Some("alpha"))).unwrap(), ("site".into(), "alpha".into()));
-        for (what, name) in [("site/alpha", Some("beta")), ("site", None), ("site/", None), ("/alpha", None)] {
-            assert!(split(&t(what, name)).is_err(), "{what} {name:?}");
-        }
-        let refused = |what: &str, name: Option<&str>| split(&t(what, name)).unwrap_err().to_string();
-        assert!(refused("a/b/c", None).contains("may not have more than one slash"));
-        assert!(refused("site/alpha/", None).contains("may not have more than one slash"));
-        assert!(refused("site", Some("sites/alpha")).contains("not both"));
     }
 }

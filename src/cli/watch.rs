@@ -41,11 +41,12 @@ use kubectl_gc::tree::{self, Direction};
 use kubectl_gc::watch::lag::Lag;
 use kubectl_gc::watch::{Changes, Observed, Verdict, controller_back};
 
-use super::args::{Global, Until, WatchFlags};
-use super::exit::Exit;
+use super::args::{Until, WatchFlags};
+use super::exit::{Exit, is_broken_pipe};
+use super::invocation::{Invocation, ReadThrough};
 use super::live::Live;
 use super::output;
-use super::request::{self, Request, connection, style};
+use super::request::{self, Request};
 use super::watch_show::{Judged, Mode, Out, terminal};
 
 /// Reports closer together than this are one change.
@@ -103,20 +104,20 @@ struct Target {
 }
 
 /// Runs a watch; `request` is the same request a single answer makes.
-pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) -> Result<Exit> {
-    if !global.snapshot.is_empty() {
+pub fn run(inv: &Invocation, request: &Request, subject: Subject, o: &Options) -> Result<Exit> {
+    if inv.offline() {
         bail!("--watch follows the cluster live and a snapshot does not change: give --watch or --snapshot, not both");
     }
-    let mut live = Live::open(global)?;
-    let (wants, target) = live.wants(global, request)?;
+    let mut live = Live::open(inv)?;
+    let (wants, target) = live.wants(inv, request)?;
     // `--all`: `-A`, else `-n`, else the context's namespace
-    let scope = match &global.namespace {
-        _ if global.all_namespaces => sweep::Scope::Cluster,
-        Some(ns) => sweep::Scope::Namespace(ns.clone()),
-        None => sweep::Scope::Namespace(live.session.default_namespace.clone()),
-    };
-    let conn = connection(global, live.session.context.as_deref(), None);
-    let st = style(global);
+    let scope =
+        if inv.all_namespaces { sweep::Scope::Cluster } else { sweep::Scope::Namespace(live.namespace(inv).name) };
+    let conn = inv.bound(ReadThrough::Live {
+        context: live.session.context.as_deref(),
+        kubeconfig: live.session.kubeconfig.as_deref(),
+    });
+    let st = inv.style;
     let mode = if o.format == Format::Json {
         Mode::Json
     } else if o.format == Format::Yaml {
@@ -133,12 +134,19 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
         last: String::new(),
         status: Vec::new(),
         ignored: 0,
+        shown: None,
     };
     if matches!(out.mode, Mode::Terminal { .. }) {
         terminal::hide_cursor();
     }
-    let result = live.rt.block_on(follow(&live, global, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
+    let result = live.rt.block_on(follow(&live, inv, &wants, target, (&subject, &scope), o, &conn, st, &mut out));
     terminal::show_cursor();
+    // the reader went away (`… --watch | head -1`): the watch ends there with the code of the
+    // answer it was writing, as at --timeout; a reader gone is not the object gone (0)
+    let result = match result {
+        Err(e) if is_broken_pipe(&e) => Ok(reader_gone(out.shown)),
+        r => r,
+    };
     if out.ignored > 0 {
         output::note(&format!(
             "{} watch events were about something not watched (another kind, namespace or name, or not selected), and were ignored",
@@ -151,7 +159,7 @@ pub fn run(global: &Global, request: &Request, subject: Subject, o: &Options) ->
 #[allow(clippy::too_many_arguments)]
 async fn follow(
     live: &Live,
-    global: &Global,
+    inv: &Invocation,
     wants: &Wants,
     target: Option<TargetRef>,
     subject: (&Subject, &sweep::Scope),
@@ -178,7 +186,7 @@ async fn follow(
     // when a finalizer's controller was last seen to come back: --stuck-after counts from then
     let mut back_at: Option<Timestamp> = None;
     let judge = |g: &Graph, prev: &Observed, back_at: Option<Timestamp>| -> Judged {
-        let now = judged_at(global);
+        let now = inv.clock.now();
         judge(g, (now, back_at), target.as_ref(), subject, o, conn, st, prev)
     };
     let mut changes = Changes::default();
@@ -191,7 +199,7 @@ async fn follow(
     // time alone changes an answer (a grace period ends, a finalizer outstays --stuck-after):
     // judged again from what is kept, without a request; not under --now, whose clock stands
     let mut clock = tokio::time::interval_at(tokio::time::Instant::now() + REJUDGE, REJUDGE);
-    let clock_moves = global.now.is_none();
+    let clock_moves = inv.clock.moves();
     // an answer held back for a cleaner's normal lag is judged again when that is over
     let mut held: Option<tokio::time::Instant> = None;
     let mut catch_up: Option<tokio::time::Instant> = None;
@@ -250,7 +258,7 @@ async fn follow(
         let mut next = judge(&g, &prev.observed, back_at);
         if controller_back(&prev.observed, &next.observed) {
             // a sign of progress: the clock starts again from the controller's return
-            back_at = Some(judged_at(global));
+            back_at = Some(inv.clock.now());
             next = judge(&g, &prev.observed, back_at);
         }
         held = hold(&mut lag, &next.observed, kept.behind(), &mut catch_up);
@@ -296,6 +304,16 @@ fn at_timeout(verdict: Verdict) -> Exit {
     Exit::Unknown
 }
 
+/// How a watch ends when its reader goes away: 0 when the last answer written was gone, 2
+/// when Stuck, else 3 (still undecided).
+fn reader_gone(shown: Option<Verdict>) -> Exit {
+    match shown {
+        Some(Verdict::Gone) => Exit::Ok,
+        Some(Verdict::Stuck) => Exit::Stuck,
+        _ => Exit::Unknown,
+    }
+}
+
 /// Whether the watch ends on this answer: gone, or Stuck under `--until=stuck`. Unknown is
 /// not Stuck (never a false alarm) and not done (never "nothing to do"): it is watched on,
 /// for a change that settles it, until `--timeout` or `--stuck-after` of nothing changing
@@ -313,11 +331,6 @@ fn apply(kept: &mut Kept, id: u64, event: kubectl_gc::source::live::watch::Event
         let (ask, why) = *failed;
         anyhow::anyhow!("the watch keeps failing: watching {} ({}): {why}", ask.kind.qualified(), ask.why)
     })
-}
-
-/// `--now`, else the clock.
-fn judged_at(global: &Global) -> Timestamp {
-    global.now.as_deref().and_then(|s| s.parse().ok()).unwrap_or_else(Timestamp::now)
 }
 
 /// Judges the answer on `g`.

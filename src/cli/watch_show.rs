@@ -12,7 +12,7 @@ use k8s_openapi::jiff::Timestamp;
 use kubectl_gc::render;
 use kubectl_gc::source::live::pace::GIVE_UP;
 use kubectl_gc::source::live::watch::Note;
-use kubectl_gc::watch::{Change, ChangeKind, Observed};
+use kubectl_gc::watch::{Change, ChangeKind, Observed, Verdict};
 
 use super::output;
 use super::watch::human;
@@ -47,6 +47,9 @@ pub struct Out {
     pub status: Vec<(String, String)>,
     /// Watch events ignored as not about what was watched.
     pub ignored: u64,
+    /// The verdict of the last answer written, or being written: how the watch ends when its
+    /// reader goes away.
+    pub shown: Option<Verdict>,
 }
 
 fn mark(k: ChangeKind) -> &'static str {
@@ -84,6 +87,7 @@ impl Out {
 
     /// A new answer, and the changes that led to it.
     pub fn answer(&mut self, j: &Judged, changes: &[Change]) -> Result<()> {
+        self.shown = Some(j.observed.verdict);
         let time = Timestamp::now().round(k8s_openapi::jiff::Unit::Second).unwrap_or_else(|_| Timestamp::now());
         let verdict = j.observed.verdict.as_str();
         let record = || Record {

@@ -34,53 +34,6 @@ impl Default for Options {
     }
 }
 
-/// Parses a duration as kubectl takes one (Go's `time.ParseDuration`): a sequence of decimal
-/// numbers, each with a unit, such as `90s`, `15m`, `4h`, `1h30m`, `1.5h`; `ns`, `us`, `µs`,
-/// `ms`, `s`, `m`, `h`. Returns whole seconds (rounded down); negative durations are refused.
-pub fn parse_duration(s: &str) -> Result<i64, String> {
-    parse_go_duration(s).map(|d| d.as_secs() as i64)
-}
-
-/// [`parse_duration`] to the nanosecond: the one parser of every duration the command line
-/// takes (`--stuck-after`, `--request-timeout`, `--timeout`).
-pub fn parse_go_duration(s: &str) -> Result<std::time::Duration, String> {
-    let bad = || format!("invalid duration {s:?}: use a number with a unit, such as 90s, 15m, 4h or 1h30m");
-    let t = s.trim();
-    if t == "0" {
-        return Ok(std::time::Duration::ZERO);
-    }
-    if t.is_empty() || t.starts_with('-') {
-        return Err(bad());
-    }
-    let mut rest = t.strip_prefix('+').unwrap_or(t);
-    let mut nanos: f64 = 0.0;
-    while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        if num_len == 0 {
-            return Err(bad());
-        }
-        let n: f64 = rest[..num_len].parse().map_err(|_| bad())?;
-        rest = &rest[num_len..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        nanos += n * scale;
-    }
-    // Go refuses what overflows an int64 of nanoseconds (about 292 years)
-    if !nanos.is_finite() || nanos > i64::MAX as f64 {
-        return Err(bad());
-    }
-    Ok(std::time::Duration::from_nanos(nanos.round() as u64))
-}
-
 /// A duration as kubectl's `--since` takes it: `3h0m0s` → `3h`, `4500` s → `1h15m`.
 pub fn go_duration(seconds: i64) -> String {
     let s = seconds.max(1);
@@ -374,22 +327,6 @@ fn leader_pod(g: &Graph, ns: Option<&str>, pods: &[NodeId]) -> Option<(NodeId, S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse_as_kubectl_takes_them() {
-        assert_eq!(parse_duration("90s"), Ok(90));
-        assert_eq!(parse_duration("15m"), Ok(900));
-        assert_eq!(parse_duration("4h"), Ok(14_400));
-        assert_eq!(parse_duration("1h30m"), Ok(5400));
-        assert_eq!(parse_duration("1.5h"), Ok(5400));
-        assert_eq!(parse_duration("2h45m30s"), Ok(9930));
-        assert_eq!(parse_duration("1500ms"), Ok(1));
-        assert_eq!(parse_duration("0"), Ok(0));
-        assert_eq!(parse_go_duration("500ms"), Ok(std::time::Duration::from_millis(500)));
-        for bad in ["", "1", "h", "-1h", "1d", "1h x", "abc", "1..5h"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?} should be refused");
-        }
-    }
 
     #[test]
     fn a_control_plane_leader_is_found_through_its_lease_and_static_pod() {
