@@ -25,14 +25,7 @@ pub use webhooks::Operation;
 
 use crate::graph::{Graph, NodeId};
 
-/// `Kind namespace/name` or `Kind name`, for messages.
-fn describe(g: &Graph, x: NodeId) -> String {
-    let id = g.identity(x);
-    match id.namespace {
-        Some(ns) => format!("{} {ns}/{}", id.kind, id.name),
-        None => format!("{} {}", id.kind, id.name),
-    }
-}
+use crate::graph::describe;
 
 /// A webhook configuration or policy, with the binding it applies through when one is named:
 /// `ValidatingAdmissionPolicy x (binding y)`.

@@ -110,14 +110,7 @@ pub struct Diagnosis {
     pub waits_on_answers: Vec<NodeId>,
 }
 
-/// `Kind namespace/name` or `Kind name`, for messages.
-pub fn describe(g: &Graph, x: NodeId) -> String {
-    let id = &g.identity(x);
-    match &id.namespace {
-        Some(ns) => format!("{} {ns}/{}", id.kind, id.name),
-        None => format!("{} {}", id.kind, id.name),
-    }
-}
+pub use crate::graph::describe;
 
 /// What is said of the controller of a finalizer that is not alive, after "it is removed by":
 /// who, its state and the decisive evidence (`Deployment ops/x, which exists but is not

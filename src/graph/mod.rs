@@ -5,6 +5,7 @@
 
 mod build;
 mod cycles;
+mod describe;
 mod event_scope;
 mod grow;
 
@@ -19,6 +20,7 @@ use crate::discovery::RestMapper;
 use crate::snapshot::{Gap, Object, OwnerRef, Snapshot, Uid};
 
 pub use cycles::{owner_cycle_through, owner_cycles};
+pub use describe::describe;
 pub use event_scope::{event_speaks_about, events_namespace};
 
 /// Index of a node in [`Graph::nodes`].
