@@ -106,183 +106,245 @@ pub fn applies(g: &Graph) -> bool {
 }
 
 /// The admission verdict on `req` for `n`: the rejection, if any, and what could not be judged.
+/// Each kind of refusal is asked in turn, the first found decides: a dead converter, a denial
+/// seen, a finalizer put back, a create refused in a terminating namespace, a policy, a webhook.
 pub fn review(w: &impl AdmissionView, index: &Index, n: NodeId, req: &Request) -> (Option<Rejection>, Vec<String>) {
-    let g = w.graph();
-    let mut notes = Vec::new();
-    let obj = describe(g, n);
-    let Request { op, actor, what, finalizer, preferred_version } = req;
-    let reject = |why: String, by: String| Rejection {
-        finalizer: finalizer.map(str::to_string),
-        reason: format!("{}{actor}'s {what} {why}", finalizer.map(|f| format!("{f}: ")).unwrap_or_default()),
-        short: format!("its {what} is rejected by {by}"),
-    };
+    let mut r = Review { w, index, n, req, notes: Vec::new() };
+    let found = r
+        .conversion()
+        .or_else(|| r.seen_denial())
+        .or_else(|| r.finalizer_put_back())
+        .or_else(|| r.create_refused())
+        .or_else(|| r.policies())
+        .or_else(|| r.webhooks());
+    (found, r.notes)
+}
 
-    if let Some(c) =
-        g.object(n).filter(|o| !o.group().is_empty()).and_then(|o| conversion::crd_of(g, o.group(), &o.kind))
-        && let Some(conv) = conversion::converter_judged_by(g, c, index.backends())
-    {
-        let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
-        if backend.is_dead() {
-            if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
-                notes.push(racy_note(&describe(g, c), namespace));
-            }
-            let why = format!(
-                "{} converts its objects through a webhook whose backend cannot serve ({}{}): {obj} is stored as {} and cannot be read or deleted at {}, the version {actor} uses",
-                describe(g, c),
-                backend.describe(&conv.target),
-                if by_plan { ", by this plan" } else { "" },
-                conv.stored_elsewhere.join(", "),
-                conv.preferred,
-            );
-            if *op == Operation::Delete || *preferred_version {
-                return (Some(reject(format!("fails: {why}"), describe(g, c))), notes);
-            }
-            // one note per CRD, not per object: a namespace may hold thousands
-            notes.push(format!(
+/// One request under review, and the notes gathered on the way.
+struct Review<'a, W> {
+    w: &'a W,
+    index: &'a Index,
+    n: NodeId,
+    req: &'a Request<'a>,
+    notes: Vec<String>,
+}
+
+impl<W: AdmissionView> Review<'_, W> {
+    /// The rejection of this request: `why` it fails, `by` whom.
+    fn reject(&self, why: String, by: String) -> Rejection {
+        let Request { actor, what, finalizer, .. } = self.req;
+        Rejection {
+            finalizer: finalizer.map(str::to_string),
+            reason: format!("{}{actor}'s {what} {why}", finalizer.map(|f| format!("{f}: ")).unwrap_or_default()),
+            short: format!("its {what} is rejected by {by}"),
+        }
+    }
+
+    /// A CRD converting through a dead webhook: no request at the preferred version passes.
+    fn conversion(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        let obj = describe(g, n);
+        let actor = self.req.actor;
+        if let Some(c) =
+            g.object(n).filter(|o| !o.group().is_empty()).and_then(|o| conversion::crd_of(g, o.group(), &o.kind))
+            && let Some(conv) = conversion::converter_judged_by(g, c, index.backends())
+        {
+            let (backend, by_plan) = in_plan(w, &conv.backend, &conv.target);
+            if backend.is_dead() {
+                if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+                    self.notes.push(racy_note(&describe(g, c), namespace));
+                }
+                let why = format!(
+                    "{} converts its objects through a webhook whose backend cannot serve ({}{}): {obj} is stored as {} and cannot be read or deleted at {}, the version {actor} uses",
+                    describe(g, c),
+                    backend.describe(&conv.target),
+                    if by_plan { ", by this plan" } else { "" },
+                    conv.stored_elsewhere.join(", "),
+                    conv.preferred,
+                );
+                if self.req.op == Operation::Delete || self.req.preferred_version {
+                    return Some(self.reject(format!("fails: {why}"), describe(g, c)));
+                }
+                // one note per CRD, not per object: a namespace may hold thousands
+                self.notes.push(format!(
                 "{} converts through a webhook whose backend cannot serve ({}): its controllers' UPDATEs (finalizer removals) are taken as done, which holds only if they read and write a stored version ({}) that needs no conversion",
                 describe(g, c),
                 backend.describe(&conv.target),
                 conv.stored_elsewhere.join(", "),
             ));
+            }
         }
+
+        None
     }
 
-    // a denial quoted in Events: the same request is denied again (a denier the plan deleted
-    // denies nothing any more)
-    if let Some(d) = index.denials(g, n, *op).into_iter().find(|d| w.stored(d.by)) {
-        let by = super::denier(g, d.by, d.binding);
-        let why = format!("is denied: {by} denied it before; {} quotes: {:?}", d.quoted_by(), d.message);
-        return (Some(reject(why, describe(g, d.by))), notes);
-    }
-    // a mutation seen putting a finalizer back on the UPDATE that removes one: refused again
-    // while that mutator is stored (`readds`)
-    if *op == Operation::Update
-        && finalizer.is_some()
-        && w.deleting(n)
-        && let Some(r) = index.readded(g, n)
-        && let Some(m) = r.mutators.iter().find(|m| w.stored(m.by) && m.binding.is_none_or(|b| w.stored(b)))
-    {
-        let why = format!(
-            "is refused: {} mutates it to add a finalizer back, which the API server refuses for an object being deleted; a Warning Event about {obj} quotes: {:?}",
-            super::denier(g, m.by, m.binding),
-            r.refusal.message
-        );
-        return (Some(reject(why, describe(g, m.by))), notes);
-    }
-    // a cleanup refused a create in a namespace being deleted: the controller's UPDATE that
-    // removes its finalizer never comes while that namespace is being deleted (NamespaceLifecycle)
-    if *op == Operation::Update
-        && finalizer.is_some()
-        && w.deleting(n)
-        && let Some((ns, r)) = index.create_refused(g, n)
-        && g.find("", "Namespace", None, ns).is_some_and(|ns| w.deleting(ns))
-    {
-        let why = format!(
-            "never comes: its cleanup must create something in namespace {ns}, which is being deleted, and the API server creates nothing new there; a Warning Event about {obj} quotes: {:?}",
-            r.message
-        );
-        return (Some(reject(why, format!("the deletion of namespace {ns}"))), notes);
-    }
-    // a policy that fails to configure denies under failurePolicy Fail; one that may deny: CEL
-    // is not evaluated, so the step is taken, with a note (one per policy, binding and
-    // operation, not per object)
-    let stored = |m: &PolicyMatch| w.stored(m.policy) && m.binding.is_none_or(|b| w.stored(b));
-    let matches = index.policies(g, n, *op);
-    // a binding whose params the plan has removed by now fails to configure; the namespace
-    // controller deletes a namespace's types in no fixed order, so this is racy: taken as
-    // rejected, never shown done
-    let orphaned = |m: &&PolicyMatch| {
-        m.deny_when_params_gone && stored(m) && !m.params.is_empty() && m.params.iter().all(|&p| !w.stored(p))
-    };
-    if let Some(m) = matches.iter().find(orphaned) {
-        let gone: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
-        let with_namespace = m.params.iter().any(|&p| {
-            g.identity(p).namespace.and_then(|ns| g.find("", "Namespace", None, ns)).is_some_and(|ns| w.deleting(ns))
-        });
-        let why = format!(
-            "may be rejected (taken as rejected): {} fails to configure once its params are gone ({}, removed by this plan): its parameterNotFoundAction is Deny, and failurePolicy Fail then denies whatever its validationActions{}",
-            m.describe(g),
-            gone.join(", "),
-            if with_namespace {
-                "; the namespace controller deletes a namespace's types in no fixed order, so whatever it deletes after them is denied"
-            } else {
-                ""
-            }
-        );
-        return (Some(reject(why, describe(g, m.policy))), notes);
-    }
-    for m in matches.into_iter().filter(|m| m.may_deny() && stored(m)) {
-        if let Some(failing) = m.fails_to_configure(g) {
-            if m.denies() {
-                let why = format!("is denied: {failing}, and its failurePolicy Fail denies every request it matches");
-                return (Some(reject(why, describe(g, m.policy))), notes);
-            }
-            notes.push(format!(
-                "{failing}: with failurePolicy Fail, the {} requests of this plan it matches would be rejected and the plan not go as shown",
-                op.as_str()
-            ));
-            continue;
+    /// A denial quoted in Events: the same request is denied again (a denier the plan deleted
+    /// denies nothing any more).
+    fn seen_denial(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        if let Some(d) = index.denials(g, n, self.req.op).into_iter().find(|d| w.stored(d.by)) {
+            let by = super::denier(g, d.by, d.binding);
+            let why = format!("is denied: {by} denied it before; {} quotes: {:?}", d.quoted_by(), d.message);
+            return Some(self.reject(why, describe(g, d.by)));
         }
-        // its CEL, evaluated against the request where it can be (`evaluate`)
-        let why = match super::evaluate::judge(g, &m, n) {
-            super::evaluate::Judged::Denies { message, .. } => {
-                let why = format!(
-                    "is denied: {}'s CEL, evaluated against it, fails a validation: {message:?}",
-                    m.describe(g)
-                );
-                return (Some(reject(why, describe(g, m.policy))), notes);
-            }
-            super::evaluate::Judged::Admits => continue,
-            super::evaluate::Judged::Undecided(why) => why,
+        None
+    }
+
+    /// A mutation seen putting a finalizer back on the UPDATE that removes one: refused again
+    /// while that mutator is stored (`readds`).
+    fn finalizer_put_back(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        let obj = describe(g, n);
+        if self.req.op == Operation::Update
+            && self.req.finalizer.is_some()
+            && w.deleting(n)
+            && let Some(r) = index.readded(g, n)
+            && let Some(m) = r.mutators.iter().find(|m| w.stored(m.by) && m.binding.is_none_or(|b| w.stored(b)))
+        {
+            let why = format!(
+                "is refused: {} mutates it to add a finalizer back, which the API server refuses for an object being deleted; a Warning Event about {obj} quotes: {:?}",
+                super::denier(g, m.by, m.binding),
+                r.refusal.message
+            );
+            return Some(self.reject(why, describe(g, m.by)));
+        }
+        None
+    }
+
+    /// A cleanup refused a create in a namespace being deleted: the controller's UPDATE that
+    /// removes its finalizer never comes while that namespace is being deleted (NamespaceLifecycle).
+    fn create_refused(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        let obj = describe(g, n);
+        if self.req.op == Operation::Update
+            && self.req.finalizer.is_some()
+            && w.deleting(n)
+            && let Some((ns, r)) = index.create_refused(g, n)
+            && g.find("", "Namespace", None, ns).is_some_and(|ns| w.deleting(ns))
+        {
+            let why = format!(
+                "never comes: its cleanup must create something in namespace {ns}, which is being deleted, and the API server creates nothing new there; a Warning Event about {obj} quotes: {:?}",
+                r.message
+            );
+            return Some(self.reject(why, format!("the deletion of namespace {ns}")));
+        }
+        None
+    }
+
+    /// Admission policies: one that fails to configure denies under failurePolicy Fail; one
+    /// whose CEL, evaluated, fails a validation denies; one that cannot be evaluated may deny
+    /// (a note, one per policy, binding and operation, not per object).
+    fn policies(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        let stored = |m: &PolicyMatch| w.stored(m.policy) && m.binding.is_none_or(|b| w.stored(b));
+        let matches = index.policies(g, n, self.req.op);
+        // a binding whose params the plan has removed by now fails to configure; the namespace
+        // controller deletes a namespace's types in no fixed order, so this is racy: taken as
+        // rejected, never shown done
+        let orphaned = |m: &&PolicyMatch| {
+            m.deny_when_params_gone && stored(m) && !m.params.is_empty() && m.params.iter().all(|&p| !w.stored(p))
         };
-        notes.push(format!(
+        if let Some(m) = matches.iter().find(orphaned) {
+            let gone: Vec<String> = m.params.iter().map(|&p| describe(g, p)).collect();
+            let with_namespace = m.params.iter().any(|&p| {
+                g.identity(p)
+                    .namespace
+                    .and_then(|ns| g.find("", "Namespace", None, ns))
+                    .is_some_and(|ns| w.deleting(ns))
+            });
+            let why = format!(
+                "may be rejected (taken as rejected): {} fails to configure once its params are gone ({}, removed by this plan): its parameterNotFoundAction is Deny, and failurePolicy Fail then denies whatever its validationActions{}",
+                m.describe(g),
+                gone.join(", "),
+                if with_namespace {
+                    "; the namespace controller deletes a namespace's types in no fixed order, so whatever it deletes after them is denied"
+                } else {
+                    ""
+                }
+            );
+            return Some(self.reject(why, describe(g, m.policy)));
+        }
+        for m in matches.into_iter().filter(|m| m.may_deny() && stored(m)) {
+            if let Some(failing) = m.fails_to_configure(g) {
+                if m.denies() {
+                    let why =
+                        format!("is denied: {failing}, and its failurePolicy Fail denies every request it matches");
+                    return Some(self.reject(why, describe(g, m.policy)));
+                }
+                self.notes.push(format!(
+                "{failing}: with failurePolicy Fail, the {} requests of this plan it matches would be rejected and the plan not go as shown",
+                self.req.op.as_str()
+            ));
+                continue;
+            }
+            // its CEL, evaluated against the request where it can be (`evaluate`)
+            let why = match super::evaluate::judge(g, &m, n) {
+                super::evaluate::Judged::Denies { message, .. } => {
+                    let why = format!(
+                        "is denied: {}'s CEL, evaluated against it, fails a validation: {message:?}",
+                        m.describe(g)
+                    );
+                    return Some(self.reject(why, describe(g, m.policy)));
+                }
+                super::evaluate::Judged::Admits => continue,
+                super::evaluate::Judged::Undecided(why) => why,
+            };
+            self.notes.push(format!(
             "{} applies to {} requests of this plan and {} ({}): its CEL was evaluated as far as it could be ({why}), so they may be rejected and the plan not go as shown",
             m.describe(g),
-            op.as_str(),
+            self.req.op.as_str(),
             m.why_deciding(),
             m.reads.join("; ")
         ));
+        }
+
+        None
     }
 
-    let mut maybe: Option<Rejection> = None;
-    // a configuration the plan has deleted intercepts nothing any more
-    for i in index.interceptors(g, n, *op).iter().filter(|i| w.stored(i.configuration)) {
-        let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
-        let hook = i.describe(g);
-        let judged = backend.describe(&i.target);
-        if let Backend::Unknown(_) = backend {
-            // one note per webhook and operation, not per object
-            notes.push(format!(
+    /// Webhooks with failurePolicy Fail whose backend cannot serve (a configuration the plan
+    /// has deleted intercepts nothing any more).
+    fn webhooks(&mut self) -> Option<Rejection> {
+        let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
+        let obj = describe(g, n);
+        let mut maybe: Option<Rejection> = None;
+        for i in index.interceptors(g, n, self.req.op).iter().filter(|i| w.stored(i.configuration)) {
+            let (backend, by_plan) = in_plan(w, &i.backend, &i.target);
+            let hook = i.describe(g);
+            let judged = backend.describe(&i.target);
+            if let Backend::Unknown(_) = backend {
+                // one note per webhook and operation, not per object
+                self.notes.push(format!(
                 "{hook} intercepts {} requests of this plan with failurePolicy Fail and its backend cannot be judged ({judged}): if it does not answer, they are rejected and the plan does not go as shown",
-                op.as_str()
+                self.req.op.as_str()
             ));
-            continue;
-        }
-        if !backend.is_dead() {
-            continue;
-        }
-        if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
-            notes.push(racy_note(&hook, namespace));
-        }
-        let why = format!(
-            "{hook} intercepts {} of {obj} with failurePolicy Fail, and its backend cannot serve: {judged}{}",
-            op.as_str(),
-            if by_plan { " (by this plan)" } else { "" }
-        );
-        let by = describe(g, i.configuration);
-        if i.caveats.is_empty() {
-            return (Some(reject(format!("is rejected: {why}"), by)), notes);
-        }
-        let caveats = i.caveats.join("; ");
-        notes.push(format!(
+                continue;
+            }
+            if !backend.is_dead() {
+                continue;
+            }
+            if by_plan && let Backend::NamespaceTerminating { namespace, .. } = &backend {
+                self.notes.push(racy_note(&hook, namespace));
+            }
+            let why = format!(
+                "{hook} intercepts {} of {obj} with failurePolicy Fail, and its backend cannot serve: {judged}{}",
+                self.req.op.as_str(),
+                if by_plan { " (by this plan)" } else { "" }
+            );
+            let by = describe(g, i.configuration);
+            if i.caveats.is_empty() {
+                return Some(self.reject(format!("is rejected: {why}"), by));
+            }
+            let caveats = i.caveats.join("; ");
+            self.notes.push(format!(
             "{hook} may or may not intercept {} requests of this plan ({caveats}); with its backend dead, the plan takes them as rejected",
-            op.as_str()
+            self.req.op.as_str()
         ));
-        maybe.get_or_insert_with(|| {
-            reject(format!("may be rejected (not evaluated here: {caveats}; taken as rejected): {why}"), by)
-        });
+            maybe.get_or_insert_with(|| {
+                self.reject(format!("may be rejected (not evaluated here: {caveats}; taken as rejected): {why}"), by)
+            });
+        }
+        maybe
     }
-    (maybe, notes)
 }
 
 /// A pod the plan deletes (or has deleted) whose owners are gone or going too: no controller
