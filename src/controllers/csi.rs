@@ -194,60 +194,10 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
     };
 
     // 1. the CSIDriver object
-    let registered: Vec<String> = g
-        .of_kind("storage.k8s.io", "CSIDriver")
-        .iter()
-        .filter_map(|&id| g.object(id).map(|o| o.name.clone()))
-        .collect();
-    let csidriver = registered.iter().find(|d| sanitize(d) == s).cloned();
-    // a refused or failed read is no evidence that the driver is unregistered
-    let unread = g.gaps().iter().find(|gap| gap.may_hide("storage.k8s.io", Some("csidrivers"), None));
-    match (&csidriver, unread) {
-        (Some(d), _) => evidence.push(format!("CSIDriver {d} is registered")),
-        (None, Some(gap)) => evidence.push(format!("CSIDriver objects could not be read (\"{gap}\")")),
-        (None, None) if registered.is_empty() => evidence.push("the snapshot holds no CSIDriver object".into()),
-        (None, None) => evidence.push(format!("no CSIDriver {shown} is registered (only {})", registered.join(", "))),
-    }
+    let (csidriver, unread) = registration(l, &s, &shown, &mut evidence);
 
     // 2. the sidecars' leases, in any namespace
-    let own_lease = sidecar.lease(&s);
-    let lease_names = [
-        own_lease.clone(),
-        format!("external-attacher-leader-{s}"),
-        s.clone(),
-        format!("external-resizer-{s}"),
-        format!("external-snapshotter-leader-{s}"),
-    ];
-    let mut leases: Vec<NodeId> = g
-        .of_kind("coordination.k8s.io", "Lease")
-        .iter()
-        .copied()
-        .filter(|&id| g.object(id).is_some_and(|o| lease_names.contains(&o.name)))
-        .collect();
-    leases.sort_by_key(|&id| g.object(id).map(|o| o.name != own_lease));
-    let mut own_state = None;
-    let mut holders: Vec<NodeId> = Vec::new();
-    for &id in &leases {
-        let Some(lo) = g.object(id) else { continue };
-        let st = lease_status(lo, l.now);
-        let mine = lo.name == own_lease;
-        evidence.push(if mine {
-            st.evidence.clone()
-        } else {
-            format!("{} (another sidecar of the driver)", st.evidence)
-        });
-        if let Some((w, _)) = l.leases.holder_workload(id)
-            && !holders.contains(&w)
-        {
-            holders.push(w);
-        }
-        if mine {
-            own_state = Some((format!("{}/{}", lo.namespace_str(), lo.name), st));
-        }
-    }
-    if leases.is_empty() {
-        evidence.push(format!("no Lease {} (nor another sidecar's of the driver) in any namespace", own_lease));
-    }
+    let SidecarLeases { names: lease_names, own: own_state, holders } = sidecar_leases(l, sidecar, &s, &mut evidence);
 
     // 3. the controller and node plugin workloads: the leases' holders, else named after the driver
     let prefix = driver.as_deref().and_then(|d| d.split('.').next()).map(|first| format!("{first}-csi"));
@@ -330,4 +280,83 @@ pub(super) fn csi_owner(l: &Liveness<'_>, object: NodeId, finalizer: &str) -> Fi
         prefix.as_deref().unwrap_or(s.as_str())
     ));
     unowned(ControllerState::Missing, evidence)
+}
+
+/// Whether the driver is registered (its CSIDriver object), said in `evidence`; and the gap
+/// that may hide it, when its objects could not be read.
+fn registration<'g>(
+    l: &Liveness<'g>,
+    s: &str,
+    shown: &str,
+    evidence: &mut Vec<String>,
+) -> (Option<String>, Option<&'g crate::snapshot::Gap>) {
+    let g = l.graph;
+    let registered: Vec<String> = g
+        .of_kind("storage.k8s.io", "CSIDriver")
+        .iter()
+        .filter_map(|&id| g.object(id).map(|o| o.name.clone()))
+        .collect();
+    let csidriver = registered.iter().find(|d| sanitize(d) == s).cloned();
+    // a refused or failed read is no evidence that the driver is unregistered
+    let unread = g.gaps().iter().find(|gap| gap.may_hide("storage.k8s.io", Some("csidrivers"), None));
+    match (&csidriver, unread) {
+        (Some(d), _) => evidence.push(format!("CSIDriver {d} is registered")),
+        (None, Some(gap)) => evidence.push(format!("CSIDriver objects could not be read (\"{gap}\")")),
+        (None, None) if registered.is_empty() => evidence.push("the snapshot holds no CSIDriver object".into()),
+        (None, None) => evidence.push(format!("no CSIDriver {shown} is registered (only {})", registered.join(", "))),
+    }
+    (csidriver, unread)
+}
+
+/// The sidecars' leases of a driver, in any namespace, said in `evidence`.
+struct SidecarLeases {
+    /// The lease names looked for, this sidecar's first.
+    names: [String; 5],
+    /// This sidecar's own lease, `namespace/name`, and its freshness.
+    own: Option<(String, super::lease::LeaseState)>,
+    /// The workloads whose pods hold any of them.
+    holders: Vec<NodeId>,
+}
+
+fn sidecar_leases(l: &Liveness<'_>, sidecar: Sidecar, s: &str, evidence: &mut Vec<String>) -> SidecarLeases {
+    let g = l.graph;
+    let own_lease = sidecar.lease(s);
+    let lease_names = [
+        own_lease.clone(),
+        format!("external-attacher-leader-{s}"),
+        s.to_string(),
+        format!("external-resizer-{s}"),
+        format!("external-snapshotter-leader-{s}"),
+    ];
+    let mut leases: Vec<NodeId> = g
+        .of_kind("coordination.k8s.io", "Lease")
+        .iter()
+        .copied()
+        .filter(|&id| g.object(id).is_some_and(|o| lease_names.contains(&o.name)))
+        .collect();
+    leases.sort_by_key(|&id| g.object(id).map(|o| o.name != own_lease));
+    let mut own_state = None;
+    let mut holders: Vec<NodeId> = Vec::new();
+    for &id in &leases {
+        let Some(lo) = g.object(id) else { continue };
+        let st = lease_status(lo, l.now);
+        let mine = lo.name == own_lease;
+        evidence.push(if mine {
+            st.evidence.clone()
+        } else {
+            format!("{} (another sidecar of the driver)", st.evidence)
+        });
+        if let Some((w, _)) = l.leases.holder_workload(id)
+            && !holders.contains(&w)
+        {
+            holders.push(w);
+        }
+        if mine {
+            own_state = Some((format!("{}/{}", lo.namespace_str(), lo.name), st));
+        }
+    }
+    if leases.is_empty() {
+        evidence.push(format!("no Lease {} (nor another sidecar's of the driver) in any namespace", own_lease));
+    }
+    SidecarLeases { names: lease_names, own: own_state, holders }
 }
