@@ -125,20 +125,62 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         .and_then(|c| c.context.clone())
         .ok_or_else(|| Error::UnknownContext(context.clone()))?;
     let cluster_name = o.cluster.clone().unwrap_or_else(|| ctx.cluster.clone());
-    let mut user_name = o.user.clone().or_else(|| ctx.user.clone());
+    let user_name = o.user.clone().or_else(|| ctx.user.clone());
 
     // Cluster flags edit the cluster the context resolves to (creating it for --server).
-    if !kc.clusters.iter().any(|c| c.name == cluster_name) {
+    cluster_flags(&mut kc, &cluster_name, o)?;
+
+    // User flags edit the user the context resolves to (creating one when there is none).
+    let user_name = user_flags(&mut kc, user_name, o);
+
+    if let Some(name) = &user_name {
+        settle_token(&mut kc, name, o.token.is_some())?;
+    }
+    let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster_name), user: user_name };
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| match e {
+        KubeconfigError::LoadContext(c) => Error::UnknownContext(c),
+        KubeconfigError::MissingClusterUrl => {
+            Error::Config(format!("context \"{context}\" names a cluster without a server"))
+        }
+        other => {
+            let shown = redacted(&other);
+            Error::Client(Cause::new(other, shown))
+        }
+    })?;
+    config.default_retry = false;
+    // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
+    // read_timeout would only bound each socket read, and report it as a transport error.
+    config.read_timeout = None;
+    if o.request_timeout.is_some() {
+        config.connect_timeout = o.request_timeout;
+    }
+    if let Some(host) = config.cluster_url.host()
+        && bypasses_proxy(host, o.no_proxy.as_deref())
+    {
+        config.proxy_url = None;
+    }
+    let default_namespace = config.default_namespace.clone();
+    let headers = extra_headers(o)?;
+    let kubeconfig = (context != FLAGS).then(|| defining_file(&files, &context, o.home.as_deref())).flatten();
+    let context = (context != FLAGS).then_some(context);
+    let server = without_userinfo(config.cluster_url.to_string().trim_end_matches('/'));
+    Ok(Loaded { config, default_namespace, context, kubeconfig, server, headers })
+}
+
+/// `--server`, `--certificate-authority`, `--insecure-skip-tls-verify` and `--tls-server-name`
+/// applied to the cluster the context resolves to, as kubectl's flags override it.
+fn cluster_flags(kc: &mut Kubeconfig, cluster_name: &str, o: &ConnectOptions) -> Result<(), Error> {
+    if !kc.clusters.iter().any(|c| c.name == *cluster_name) {
         if o.server.is_none() {
             return Err(Error::Config(format!("cluster \"{cluster_name}\" does not exist in the kubeconfig")));
         }
         kc.clusters.push(NamedCluster {
-            name: cluster_name.clone(),
+            name: cluster_name.to_string(),
             cluster: Some(Cluster::default()),
             other: Default::default(),
         });
     }
-    let named = kc.clusters.iter_mut().find(|c| c.name == cluster_name).expect("cluster entry ensured above");
+    let named = kc.clusters.iter_mut().find(|c| c.name == *cluster_name).expect("cluster entry ensured above");
     let cluster = named.cluster.get_or_insert_with(Cluster::default);
     if let Some(s) = &o.server {
         cluster.server = Some(s.clone());
@@ -155,8 +197,12 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if let Some(n) = &o.tls_server_name {
         cluster.tls_server_name = Some(n.clone());
     }
+    Ok(())
+}
 
-    // User flags edit the user the context resolves to (creating one when there is none).
+/// `--token`, `--as`, `--as-group`, `--as-uid`, `--client-certificate` and `--client-key`
+/// applied to the user the context resolves to; the user's name afterwards.
+fn user_flags(kc: &mut Kubeconfig, mut user_name: Option<String>, o: &ConnectOptions) -> Option<String> {
     let wants_user_edit = o.token.is_some()
         || o.as_user.is_some()
         || o.as_uid.is_some()
@@ -199,34 +245,11 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
         }
         user_name = Some(name);
     }
+    user_name
+}
 
-    if let Some(name) = &user_name {
-        settle_token(&mut kc, name, o.token.is_some())?;
-    }
-    let options = KubeConfigOptions { context: Some(context.clone()), cluster: Some(cluster_name), user: user_name };
-    let mut config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| match e {
-        KubeconfigError::LoadContext(c) => Error::UnknownContext(c),
-        KubeconfigError::MissingClusterUrl => {
-            Error::Config(format!("context \"{context}\" names a cluster without a server"))
-        }
-        other => {
-            let shown = redacted(&other);
-            Error::Client(Cause::new(other, shown))
-        }
-    })?;
-    config.default_retry = false;
-    // `--request-timeout` bounds each whole request (see `http::Reader`); kube's own
-    // read_timeout would only bound each socket read, and report it as a transport error.
-    config.read_timeout = None;
-    if o.request_timeout.is_some() {
-        config.connect_timeout = o.request_timeout;
-    }
-    if let Some(host) = config.cluster_url.host()
-        && bypasses_proxy(host, o.no_proxy.as_deref())
-    {
-        config.proxy_url = None;
-    }
-    let default_namespace = config.default_namespace.clone();
+/// The headers kubectl adds from flags: `--as-user-extra`, `--disable-compression`.
+fn extra_headers(o: &ConnectOptions) -> Result<Vec<(http::HeaderName, http::HeaderValue)>, Error> {
     let mut headers = Vec::new();
     for (key, value) in &o.as_user_extra {
         let name = http::HeaderName::from_bytes(format!("impersonate-extra-{}", escape_extra_key(key)).as_bytes())
@@ -238,10 +261,7 @@ pub async fn load(o: &ConnectOptions) -> Result<Loaded, Error> {
     if o.disable_compression {
         headers.push((http::header::ACCEPT_ENCODING, http::HeaderValue::from_static("identity")));
     }
-    let kubeconfig = (context != FLAGS).then(|| defining_file(&files, &context, o.home.as_deref())).flatten();
-    let context = (context != FLAGS).then_some(context);
-    let server = without_userinfo(config.cluster_url.to_string().trim_end_matches('/'));
-    Ok(Loaded { config, default_namespace, context, kubeconfig, server, headers })
+    Ok(headers)
 }
 
 /// An extra's key as client-go writes it into a header name: characters a header name cannot
