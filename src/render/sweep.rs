@@ -247,40 +247,7 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
             writeln!(w, "\n{}", st.strong(&format!("== {section}")))?;
             heading = Some(section);
         }
-        let code = match grp.verdict {
-            Verdict::Stuck => st.bad(code(grp)),
-            Verdict::Unknown => st.warn(code(grp)),
-            Verdict::InProgress | Verdict::NotDeleting => st.dim(code(grp)),
-        };
-        let head = format!(
-            "{code}  {} — {} object(s), oldest {}",
-            sanitize(&culprit_label(g, grp)),
-            grp.objects.len(),
-            age::human(grp.oldest_deleting_for_seconds)
-        );
-        writeln!(w, "\n{}", st.wrap(&head, &format!("{}. ", n + 1), "   "))?;
-        writeln!(w, "{}", st.wrap(&sanitize(&grp.cause.message), "   ", "   "))?;
-        if !grp.remedy.is_empty() {
-            writeln!(w, "   {}", st.strong("Next steps for the group (safest first; nothing was changed)"))?;
-            for (i, r) in grp.remedy.iter().enumerate() {
-                let mark = if r.step.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
-                let per =
-                    if r.commands.len() > 1 { format!(" ({} commands)", r.commands.len()) } else { String::new() };
-                let text = format!("{}{per}{mark}", sanitize(&r.step.text));
-                writeln!(w, "{}", st.wrap(&text, &format!("   {}. ", i + 1), "      "))?;
-                for c in &r.commands {
-                    writeln!(w, "        {}", sanitize(&c.line(conn)))?;
-                }
-            }
-        }
-        writeln!(w, "   {}", st.strong("Objects (oldest first)"))?;
-        for (&o, &a) in grp.objects.iter().zip(&grp.answers).take(OBJECTS_SHOWN) {
-            let age = s.answers[a].deleting_for_seconds.unwrap_or(0);
-            writeln!(w, "     {}  {}", sanitize(&describe(g, o)), st.dim(&format!("terminating {}", age::human(age))))?;
-        }
-        if grp.objects.len() > OBJECTS_SHOWN {
-            writeln!(w, "     … and {} more (-o json lists them all)", grp.objects.len() - OBJECTS_SHOWN)?;
-        }
+        write_group(g, s, n, grp, conn, st, w)?;
     }
     if let Some(why) = &conn.unbound
         && s.groups.iter().any(|grp| grp.remedy.iter().any(|r| !r.commands.is_empty()))
@@ -289,6 +256,52 @@ pub fn write_text(g: &Graph, s: &Sweep, conn: &Connection, st: Style, w: &mut im
     }
     writeln!(w, "\n{}", st.dim("kubectl gc why-stuck TYPE/NAME explains one object in full."))?;
     write_incomplete(s, st, w)
+}
+
+/// One group of `why-stuck --all`: its cause, its next steps once, its objects oldest first.
+fn write_group(
+    g: &Graph,
+    s: &Sweep,
+    n: usize,
+    grp: &crate::sweep::Group,
+    conn: &Connection,
+    st: Style,
+    w: &mut impl Write,
+) -> io::Result<()> {
+    let code = match grp.verdict {
+        Verdict::Stuck => st.bad(code(grp)),
+        Verdict::Unknown => st.warn(code(grp)),
+        Verdict::InProgress | Verdict::NotDeleting => st.dim(code(grp)),
+    };
+    let head = format!(
+        "{code}  {} — {} object(s), oldest {}",
+        sanitize(&culprit_label(g, grp)),
+        grp.objects.len(),
+        age::human(grp.oldest_deleting_for_seconds)
+    );
+    writeln!(w, "\n{}", st.wrap(&head, &format!("{}. ", n + 1), "   "))?;
+    writeln!(w, "{}", st.wrap(&sanitize(&grp.cause.message), "   ", "   "))?;
+    if !grp.remedy.is_empty() {
+        writeln!(w, "   {}", st.strong("Next steps for the group (safest first; nothing was changed)"))?;
+        for (i, r) in grp.remedy.iter().enumerate() {
+            let mark = if r.step.reach.destructive() { st.warn(" [destructive]") } else { String::new() };
+            let per = if r.commands.len() > 1 { format!(" ({} commands)", r.commands.len()) } else { String::new() };
+            let text = format!("{}{per}{mark}", sanitize(&r.step.text));
+            writeln!(w, "{}", st.wrap(&text, &format!("   {}. ", i + 1), "      "))?;
+            for c in &r.commands {
+                writeln!(w, "        {}", sanitize(&c.line(conn)))?;
+            }
+        }
+    }
+    writeln!(w, "   {}", st.strong("Objects (oldest first)"))?;
+    for (&o, &a) in grp.objects.iter().zip(&grp.answers).take(OBJECTS_SHOWN) {
+        let age = s.answers[a].deleting_for_seconds.unwrap_or(0);
+        writeln!(w, "     {}  {}", sanitize(&describe(g, o)), st.dim(&format!("terminating {}", age::human(age))))?;
+    }
+    if grp.objects.len() > OBJECTS_SHOWN {
+        writeln!(w, "     … and {} more (-o json lists them all)", grp.objects.len() - OBJECTS_SHOWN)?;
+    }
+    Ok(())
 }
 
 fn write_incomplete(s: &Sweep, st: Style, w: &mut impl Write) -> io::Result<()> {
