@@ -74,20 +74,7 @@ pub fn alive_finding(
     let waited_all = (now.as_second() - since.as_second()).max(0);
     let signs = if clock.signs.is_empty() { String::new() } else { format!("; {}", clock.signs.join("; ")) };
     let who = owner.removed_by.clone().unwrap_or_else(|| format!("the controller of {finalizer}"));
-    let warnings = idx.warnings(&o.uid);
-    let evidence = match warnings.first() {
-        Some(e) => format!(
-            "; its most recent Warning event: {}{}",
-            events::describe_event(e, now),
-            if warnings.len() > 1 { format!(" ({} Warning events in all)", warnings.len()) } else { String::new() }
-        ),
-        // the same words whether other Events were read or none: a live answer reads only the
-        // Events of the objects it names, an offline input may hold every Event or none
-        None => format!(
-            "; no Warning event of {} was read (Events expire an hour after their last occurrence by default, kube-apiserver --event-ttl)",
-            describe(g, x)
-        ),
-    };
+    let evidence = latest_warning(g, idx, x, now);
     let mut steps = look_at(g, x, owner, waited_all);
     // a create its cleanup needs, refused in a namespace being deleted: a deadlock, at once
     if let Some(r) = super::create_refused::find(g, idx, x, finalizer, owner) {
@@ -178,6 +165,25 @@ pub fn alive_finding(
         cannot_tell: false,
     };
     (finding, true)
+}
+
+/// The object's most recent Warning event, as a clause (`; its most recent Warning event: …`),
+/// or that none was read.
+fn latest_warning(g: &Graph, idx: &Index, x: NodeId, now: Timestamp) -> String {
+    let warnings = idx.warnings(g.identity(x).uid);
+    match warnings.first() {
+        Some(e) => format!(
+            "; its most recent Warning event: {}{}",
+            events::describe_event(e, now),
+            if warnings.len() > 1 { format!(" ({} Warning events in all)", warnings.len()) } else { String::new() }
+        ),
+        // the same words whether other Events were read or none: a live answer reads only the
+        // Events of the objects it names, an offline input may hold every Event or none
+        None => format!(
+            "; no Warning event of {} was read (Events expire an hour after their last occurrence by default, kube-apiserver --event-ttl)",
+            describe(g, x)
+        ),
+    }
 }
 
 /// The evidence that decided the controller is alive (the liveness verdict, which comes
