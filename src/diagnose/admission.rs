@@ -278,58 +278,7 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         format!("Read the webhook configuration {}: which webhook, which backend.", conf.name),
         Command::kubectl(["get"]).arg(conf_resource.clone()).arg(conf.name).flag("-o", "yaml"),
     )];
-    // each distinct backend once (the first few: the configuration's removal covers the rest)
-    let mut backends: Vec<(&Target, &Backend)> = Vec::new();
-    for h in hooks {
-        if backends.len() < NAMED && !backends.iter().any(|(t, _)| *t == &h.target) {
-            backends.push((&h.target, &h.backend));
-        }
-    }
-    for (target, backend) in backends {
-        let Target::Service { namespace, name, .. } = target else { continue };
-        match backend {
-            Backend::NamespaceTerminating { namespace: dying, .. } => remedy.push(Step::advice(
-                Reach::Inspect,
-                format!(
-                    "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
-                ),
-            )),
-            Backend::NoSuchPort { port, .. } => {
-                remedy.push(Step::run(
-                    Reach::Inspect,
-                    format!(
-                        "Compare the ports of Service {namespace}/{name} with the webhook's clientConfig.service.port ({port})."
-                    ),
-                    Command::kubectl(["get"]).arg("service").arg(name.as_str()).namespace(Some(namespace)).flag("-o", "yaml"),
-                ));
-                remedy.push(Step::advice(
-                    Reach::Restore,
-                    format!(
-                        "Expose port {port} on Service {namespace}/{name} again, or point the webhook's clientConfig.service.port at a port it exposes; the rejected requests then succeed on their next retry."
-                    ),
-                ));
-            }
-            _ if held.is_some() => remedy.push(Step::advice(
-                Reach::Inspect,
-                format!(
-                    "Its backend cannot come back by itself: this pod is behind Service {namespace}/{name}, and its replacement waits for it to go. Run the webhook's server elsewhere and point the configuration at it, or take the configuration out of the path (below); then the pod goes and is replaced."
-                ),
-            )),
-            _ => {
-                remedy.push(Step::run(
-                    Reach::Inspect,
-                    format!("See why Service {namespace}/{name} has no ready endpoint (its pods, their events)."),
-                    Command::kubectl(["describe"]).arg("service").arg(name.as_str()).namespace(Some(namespace)),
-                ));
-                remedy.push(Step::advice(
-                    Reach::Restore,
-                    format!(
-                        "Restore the webhook's backend (Service {namespace}/{name} and ready pods behind it); the rejected requests then succeed on their next retry."
-                    ),
-                ));
-            }
-        }
-    }
+    remedy.extend(backend_steps(hooks, held.is_some()));
     remedy.push(Step::run(
         Reach::Disrupt,
         "If its operator is gone for good (or, knowingly, until the backend is back), take the stale configuration out of the path. This turns off whatever it enforced for every object it covers; re-applying its manifest restores it. Webhook configurations are never themselves subject to webhooks, so this delete is not rejected.",
@@ -351,6 +300,65 @@ fn unavailable(g: &Graph, x: NodeId, hooks: &[&Interceptor]) -> Finding {
         subject: Subject::Related,
         cannot_tell: false,
     }
+}
+
+/// What restores each distinct backend of `hooks`, the first few (the configuration's removal
+/// covers the rest); `held`: the pod asked about is its own webhook's backend.
+fn backend_steps(hooks: &[&Interceptor], held: bool) -> Vec<Step> {
+    let mut steps = Vec::new();
+    // each distinct backend once (the first few: the configuration's removal covers the rest)
+    let mut backends: Vec<(&Target, &Backend)> = Vec::new();
+    for h in hooks {
+        if backends.len() < NAMED && !backends.iter().any(|(t, _)| *t == &h.target) {
+            backends.push((&h.target, &h.backend));
+        }
+    }
+    for (target, backend) in backends {
+        let Target::Service { namespace, name, .. } = target else { continue };
+        match backend {
+            Backend::NamespaceTerminating { namespace: dying, .. } => steps.push(Step::advice(
+                Reach::Inspect,
+                format!(
+                    "Its backend cannot be restored where it was: namespace {dying} is being deleted and nothing can be created in it. Run the webhook's server in another namespace and point the configuration at it, or remove the configuration."
+                ),
+            )),
+            Backend::NoSuchPort { port, .. } => {
+                steps.push(Step::run(
+                    Reach::Inspect,
+                    format!(
+                        "Compare the ports of Service {namespace}/{name} with the webhook's clientConfig.service.port ({port})."
+                    ),
+                    Command::kubectl(["get"]).arg("service").arg(name.as_str()).namespace(Some(namespace)).flag("-o", "yaml"),
+                ));
+                steps.push(Step::advice(
+                    Reach::Restore,
+                    format!(
+                        "Expose port {port} on Service {namespace}/{name} again, or point the webhook's clientConfig.service.port at a port it exposes; the rejected requests then succeed on their next retry."
+                    ),
+                ));
+            }
+            _ if held => steps.push(Step::advice(
+                Reach::Inspect,
+                format!(
+                    "Its backend cannot come back by itself: this pod is behind Service {namespace}/{name}, and its replacement waits for it to go. Run the webhook's server elsewhere and point the configuration at it, or take the configuration out of the path (below); then the pod goes and is replaced."
+                ),
+            )),
+            _ => {
+                steps.push(Step::run(
+                    Reach::Inspect,
+                    format!("See why Service {namespace}/{name} has no ready endpoint (its pods, their events)."),
+                    Command::kubectl(["describe"]).arg("service").arg(name.as_str()).namespace(Some(namespace)),
+                ));
+                steps.push(Step::advice(
+                    Reach::Restore,
+                    format!(
+                        "Restore the webhook's backend (Service {namespace}/{name} and ready pods behind it); the rejected requests then succeed on their next retry."
+                    ),
+                ));
+            }
+        }
+    }
+    steps
 }
 
 /// What `op` is, for `x`, in a message.
