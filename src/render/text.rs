@@ -354,43 +354,7 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         let columns =
             format!("{}  {}  {status}  {}", st.strong(&pad(&row[0], widths[0])), pad(&row[1], widths[1]), row[3]);
         // what follows the columns: wrapped at --width (the columns themselves stay whole)
-        let mut line = String::new();
-        if let Some(edge) = e.edge {
-            let mut marks = Vec::new();
-            if edge.controller {
-                marks.push("controller");
-            }
-            if edge.block_owner_deletion {
-                marks.push("blockOwnerDeletion");
-            }
-            if !marks.is_empty() {
-                line.push_str(&st.dim(&format!("  [{}]", marks.join(", "))));
-            }
-        }
-        match (g.object(e.node), e.recreated_as) {
-            (None, Some(live)) => line.push_str(&st.bad(&format!(
-                "  (uid {} not found: {} has uid {} now, the owner was recreated; the GC treats this owner as absent)",
-                sanitize(&g.identity(e.node).uid.0),
-                sanitize(&crate::diagnose::describe(g, live)),
-                sanitize(&g.identity(live).uid.0)
-            ))),
-            (None, None) => line.push_str(&st.bad("  (referenced, not found)")),
-            (Some(o), _) => {
-                if let Some(asked) = o.deletion_requested_at() {
-                    line.push_str(&format!("  deleting for {}", age::human(now_s - asked.as_second())));
-                    if !o.finalizers.is_empty() {
-                        line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
-                    }
-                }
-            }
-        }
-        if e.repeated {
-            line.push_str(&st.dim("  (shown above)"));
-        }
-        if !e.problems.is_empty() {
-            let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
-            line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
-        }
+        let line = annotations(g, e, now_s, st);
         let line = line.trim();
         if line.is_empty() {
             writeln!(w, "{}", columns.trim_end())?;
@@ -406,6 +370,49 @@ pub fn write_tree(g: &Graph, tree: &Tree, now_s: i64, st: Style, w: &mut impl Wr
         writeln!(w, "{}", st.dim(&format!("({what})")))?;
     }
     Ok(())
+}
+
+/// What `tree` says after an entry's columns: the edge's flags, the deletion and its
+/// finalizers, a recreated or absent owner, problems.
+fn annotations(g: &Graph, e: &crate::tree::Entry, now_s: i64, st: Style) -> String {
+    let mut line = String::new();
+    if let Some(edge) = e.edge {
+        let mut marks = Vec::new();
+        if edge.controller {
+            marks.push("controller");
+        }
+        if edge.block_owner_deletion {
+            marks.push("blockOwnerDeletion");
+        }
+        if !marks.is_empty() {
+            line.push_str(&st.dim(&format!("  [{}]", marks.join(", "))));
+        }
+    }
+    match (g.object(e.node), e.recreated_as) {
+        (None, Some(live)) => line.push_str(&st.bad(&format!(
+            "  (uid {} not found: {} has uid {} now, the owner was recreated; the GC treats this owner as absent)",
+            sanitize(&g.identity(e.node).uid.0),
+            sanitize(&crate::diagnose::describe(g, live)),
+            sanitize(&g.identity(live).uid.0)
+        ))),
+        (None, None) => line.push_str(&st.bad("  (referenced, not found)")),
+        (Some(o), _) => {
+            if let Some(asked) = o.deletion_requested_at() {
+                line.push_str(&format!("  deleting for {}", age::human(now_s - asked.as_second())));
+                if !o.finalizers.is_empty() {
+                    line.push_str(&format!(" [{}]", sanitize(&o.finalizers.join(", "))));
+                }
+            }
+        }
+    }
+    if e.repeated {
+        line.push_str(&st.dim("  (shown above)"));
+    }
+    if !e.problems.is_empty() {
+        let codes: Vec<&str> = e.problems.iter().map(|p| p.as_str()).collect();
+        line.push_str(&format!("  {}", st.bad(&format!("⚠ {}", codes.join(", ")))));
+    }
+    line
 }
 
 /// Every step of the answer, grouped and ranked safest first across all findings.
