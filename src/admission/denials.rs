@@ -219,34 +219,22 @@ fn could_deny(g: &Graph, policies: &Policies, d: &Denial, o: &Object, x: NodeId,
 /// A Warning Event that says `denied` and quotes one of `names`: the uid it is about, the
 /// name, and the denial (its binding not looked up yet).
 fn read<'a>(o: &Object, names: &'a [Quoted]) -> Option<(Uid, &'a Quoted, Denial)> {
-    let body = o.body.map();
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let t = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|s| s.parse::<Timestamp>().ok());
-    let new_api = o.group() == "events.k8s.io";
-    if s(body.get("type")).as_deref() != Some("Warning") {
+    let (uid, e) = crate::snapshot::event::read(o)?;
+    if e.type_ != "Warning" {
         return None;
     }
-    let message = s(body.get(if new_api { "note" } else { "message" }))?;
-    let q = denier_in(&message, names)?;
-    let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
-    let uid = s(about.and_then(|a| a.get("uid")))?;
-    let source = if new_api { body.get("deprecatedSource") } else { body.get("source") };
-    let last_seen = t(body.get("series").and_then(|s| s.get("lastObservedTime")))
-        .or_else(|| t(body.get(if new_api { "deprecatedLastTimestamp" } else { "lastTimestamp" })))
-        .or_else(|| t(body.get("eventTime")))
-        .or(o.creation_timestamp);
+    let q = denier_in(&e.message, names)?;
     let d = Denial {
         by: q.by,
         binding: None,
         webhook: q.webhook.clone(),
-        reason: s(body.get("reason")).unwrap_or_default(),
-        message,
-        reporter: s(body.get(if new_api { "reportingController" } else { "reportingComponent" }))
-            .or_else(|| s(source.and_then(|s| s.get("component")))),
-        last_seen,
+        reason: e.reason,
+        message: e.message,
+        reporter: e.reporting_controller,
+        last_seen: e.last_seen,
         seen_in: SeenIn::Event,
     };
-    Some((Uid(uid), q, d))
+    Some((uid, q, d))
 }
 
 /// The name among `names` that a message saying `denied` quotes.

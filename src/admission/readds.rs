@@ -169,40 +169,18 @@ pub fn mutators(g: &Graph, policies: &Policies, x: NodeId) -> Vec<Mutator> {
 
 /// A Warning Event whose message quotes the field error: the uid it is about and the refusal.
 fn read(o: &Object) -> Option<(Uid, Refusal)> {
-    let body = o.body.map();
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    let t = |v: Option<&Value>| v.and_then(Value::as_str).and_then(|s| s.parse::<Timestamp>().ok());
-    let new_api = o.group() == "events.k8s.io";
-    if s(body.get("type")).as_deref() != Some("Warning") {
+    let (uid, e) = crate::snapshot::event::read(o)?;
+    if e.type_ != "Warning" || (!e.message.contains(FIELD_ERROR) && names_namespace(&e.message).is_none()) {
         return None;
     }
-    let message = s(body.get(if new_api { "note" } else { "message" }))?;
-    if !message.contains(FIELD_ERROR) && names_namespace(&message).is_none() {
-        return None;
-    }
-    let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
-    let uid = s(about.and_then(|a| a.get("uid")))?;
-    let source = if new_api { body.get("deprecatedSource") } else { body.get("source") };
-    let series = body.get("series");
-    let count = series
-        .and_then(|s| s.get("count"))
-        .or_else(|| body.get(if new_api { "deprecatedCount" } else { "count" }))
-        .and_then(Value::as_i64)
-        .filter(|&c| c > 0)
-        .unwrap_or(1);
-    let last_seen = t(series.and_then(|s| s.get("lastObservedTime")))
-        .or_else(|| t(body.get(if new_api { "deprecatedLastTimestamp" } else { "lastTimestamp" })))
-        .or_else(|| t(body.get("eventTime")))
-        .or(o.creation_timestamp);
     let refusal = Refusal {
-        reason: s(body.get("reason")).unwrap_or_default(),
-        message,
-        reporter: s(body.get(if new_api { "reportingController" } else { "reportingComponent" }))
-            .or_else(|| s(source.and_then(|s| s.get("component")))),
-        count,
-        last_seen,
+        reason: e.reason,
+        message: e.message,
+        reporter: e.reporting_controller,
+        count: e.count,
+        last_seen: e.last_seen,
     };
-    Some((Uid(uid), refusal))
+    Some((uid, refusal))
 }
 
 /// The namespace a Forbidden error names as NamespaceLifecycle does when it refuses a create

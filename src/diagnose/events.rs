@@ -14,10 +14,11 @@
 use std::collections::HashMap;
 
 use k8s_openapi::jiff::Timestamp;
-use serde_json::Value;
 
 use crate::graph::{Graph, NodeId};
-use crate::snapshot::{Object, Uid};
+use crate::snapshot::Uid;
+pub use crate::snapshot::event::Event;
+use crate::snapshot::event::read;
 
 use super::{Diagnosis, Related};
 
@@ -32,24 +33,6 @@ pub fn writable_by(g: &Graph, x: NodeId) -> String {
 pub const PER_OBJECT: usize = 3;
 /// At most this many objects' events are shown per answer (a namespace may name thousands).
 pub const MAX_OBJECTS: usize = 20;
-
-/// One Event, as the answer shows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Event {
-    /// `Warning` or `Normal` (as the event says).
-    pub type_: String,
-    /// The Event's `reason` (CamelCase; what a check matches on).
-    pub reason: String,
-    /// The Event's `message` (core/v1) or `note` (events.k8s.io/v1): quoted, never matched.
-    pub message: String,
-    /// How many times it was seen (`count`, `series.count`, else 1).
-    pub count: i64,
-    /// When it was last seen: `series.lastObservedTime`, `lastTimestamp`, `eventTime`, else
-    /// the Event's creation.
-    pub last_seen: Option<Timestamp>,
-    /// `reportingController`/`reportingComponent`, else `source.component`.
-    pub reporting_controller: Option<String>,
-}
 
 impl Event {
     /// Whether `type` is `Warning` (the only ones an answer shows).
@@ -127,38 +110,6 @@ impl Index {
     }
 }
 
-fn read(o: &Object) -> Option<(Uid, Event)> {
-    let body = o.body.map();
-    let s = |v: Option<&Value>| v.and_then(|v| v.as_str()).filter(|s| !s.is_empty()).map(str::to_string);
-    let t = |v: Option<&Value>| v.and_then(|v| v.as_str()).and_then(|s| s.parse::<Timestamp>().ok());
-    let new_api = o.group() == "events.k8s.io";
-    let about = if new_api { body.get("regarding") } else { body.get("involvedObject") };
-    let uid = s(about.and_then(|a| a.get("uid")))?;
-    let series = body.get("series");
-    let count = series
-        .and_then(|s| s.get("count"))
-        .or_else(|| body.get(if new_api { "deprecatedCount" } else { "count" }))
-        .and_then(Value::as_i64)
-        .filter(|&c| c > 0)
-        .unwrap_or(1);
-    let last_seen = t(series.and_then(|s| s.get("lastObservedTime")))
-        .or_else(|| t(body.get(if new_api { "deprecatedLastTimestamp" } else { "lastTimestamp" })))
-        .or_else(|| t(body.get("eventTime")))
-        .or(o.creation_timestamp);
-    let source = if new_api { body.get("deprecatedSource") } else { body.get("source") };
-    let reporting_controller = s(body.get(if new_api { "reportingController" } else { "reportingComponent" }))
-        .or_else(|| s(source.and_then(|s| s.get("component"))));
-    let event = Event {
-        type_: s(body.get("type")).unwrap_or_else(|| "Normal".into()),
-        reason: s(body.get("reason")).unwrap_or_default(),
-        message: s(body.get(if new_api { "note" } else { "message" })).unwrap_or_default(),
-        count,
-        last_seen,
-        reporting_controller,
-    };
-    Some((Uid(uid), event))
-}
-
 /// The objects whose Events an answer shows: the object asked about first, then every
 /// object its findings name (the finding's object and its related objects), in order, each
 /// once, at most [`MAX_OBJECTS`]. Objects that do not exist (virtual nodes) have no Events.
@@ -217,7 +168,7 @@ pub fn describe_event(e: &Event, now: Timestamp) -> String {
 mod tests {
     use super::*;
     use crate::testing::{graph, obj};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn core_event(name: &str, about_uid: &str, type_: &str, reason: &str, last: &str) -> Value {
         obj("v1", "Event", Some("studio"), name, &format!("ev-{name}"))

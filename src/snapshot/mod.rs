@@ -1,5 +1,6 @@
 //! Plain data: what was read from a cluster or a file, before any analysis.
 
+pub mod event;
 pub mod gap;
 pub mod object;
 pub mod raw;
