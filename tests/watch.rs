@@ -298,6 +298,7 @@ fn unknown_is_the_single_answers_verdict_and_is_watched_on_not_taken_for_stuck()
     assert_eq!(first[0]["answer"]["verdict"], "Unknown");
     // a change settles it: the finalizer removed, the Quota gone, exit 0
     let mut quota = object(QUOTA, "Quota", "compute");
+    // a second apart: under load, changes a few hundred milliseconds apart may reach one redraw
     let script = vec![
         step(
             400,
@@ -306,7 +307,7 @@ fn unknown_is_the_single_answers_verdict_and_is_watched_on_not_taken_for_stuck()
                 quota.clone()
             }),
         ),
-        step(300, Action::remove(&quota)),
+        step(1200, Action::remove(&quota)),
     ];
     let server = server(QUOTA, script, quota_system_forbidden());
     let (code, out, err, _) = watch(&server, &[&args[..], &["--watch", "-o", "json"]].concat());
