@@ -19,6 +19,7 @@ pub mod names;
 pub mod plan;
 pub mod reads;
 pub mod release;
+pub mod remedy;
 pub mod render;
 pub mod snapshot;
 pub mod source;

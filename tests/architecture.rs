@@ -29,17 +29,44 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("collector", &["names", "snapshot", "discovery", "graph"]),
     ("admission", &["names", "snapshot", "discovery", "graph"]),
     ("controllers", &["age", "names", "snapshot", "graph"]),
+    // next steps as data: what to do, the command, how far it reaches, the request it sends
+    ("remedy", &["age", "names", "snapshot", "graph", "collector", "admission", "controllers"]),
     // the analyses (pure); diagnose and plan are peers: neither imports the other
     (
         "diagnose",
-        &["age", "names", "snapshot", "discovery", "graph", "release", "collector", "admission", "controllers"],
+        &[
+            "age",
+            "names",
+            "snapshot",
+            "discovery",
+            "graph",
+            "release",
+            "collector",
+            "admission",
+            "controllers",
+            "remedy",
+        ],
     ),
     ("plan", &["names", "snapshot", "discovery", "graph", "release", "collector", "admission", "controllers"]),
     ("tree", &["graph", "collector", "controllers", "diagnose"]),
     ("sweep", &["snapshot", "graph", "controllers", "diagnose"]),
     ("watch", &["graph", "diagnose"]),
     // what a live answer reads: the analyses' needs as asks that source executes
-    ("reads", &["names", "snapshot", "graph", "release", "controllers", "diagnose", "sweep", "source"]),
+    (
+        "reads",
+        &[
+            "names",
+            "snapshot",
+            "discovery",
+            "graph",
+            "release",
+            "admission",
+            "controllers",
+            "diagnose",
+            "sweep",
+            "source",
+        ],
+    ),
     // text, JSON, YAML, DOT, mermaid
     ("render", &["age", "names", "graph", "collector", "controllers", "diagnose", "plan", "tree", "sweep"]),
     // drivers of the whole flow, as the cli is: the fuzz entry points, and test helpers

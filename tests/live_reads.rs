@@ -1,6 +1,6 @@
 //! What a live why-stuck reads beyond the objects around it, checked on the test API server's
 //! request log: the Events of the objects its answer names, each by uid, and the webhook
-//! configurations and their backends as `diagnose::reads::wanted` says; partial RBAC on
+//! configurations and their backends as `reads::wishes::wanted` says; partial RBAC on
 //! either is named in `incomplete` and the answer goes on without claiming what it could not
 //! see; and captures hold what those answers read.
 

@@ -15,6 +15,7 @@ use crate::names::{API_SERVICE, FOREGROUND_DELETION, ORPHAN};
 
 mod admission;
 mod answer;
+pub use crate::remedy::{self, step};
 pub mod builtin_conditions;
 pub mod causes;
 pub mod clock;
@@ -33,11 +34,8 @@ mod owners;
 mod patches;
 pub mod progress;
 mod readded;
-pub mod reads;
-pub mod remedy;
 mod self_hold;
 pub mod shared;
-pub mod step;
 mod unconvertible;
 pub mod verdict;
 

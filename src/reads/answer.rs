@@ -1,20 +1,20 @@
 //! What a why-stuck answer reads beyond the objects around it, decided by the analysis itself
 //! on a graph of what has been read so far: the admission and conversion webhooks that may
-//! reject the requests a deletion needs, and their backends ([`crate::diagnose::reads::wanted`],
+//! reject the requests a deletion needs, and their backends ([`crate::reads::wishes::wanted`],
 //! in two rounds: the configurations and CRDs, then the Services and EndpointSlices they name);
 //! then the Events of the objects the answer names ([`crate::diagnose::events::wanted`]), each
 //! by its uid (`involvedObject.uid`), never a list of every Event.
 //!
 //! A capture of a namespace has no one answer to ask: it reads the backends of every webhook it
-//! holds ([`crate::diagnose::reads::backends_of_all`]), and the Events outside the namespace
+//! holds ([`crate::reads::wishes::backends_of_all`]), and the Events outside the namespace
 //! that the answers about what is being deleted in it show ([`capture_event_objects`]), so that
 //! answers from the file see them.
 
 use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::Liveness;
-use crate::diagnose::reads::Read;
 use crate::graph::{Graph, NodeId};
+use crate::reads::wishes::Read;
 use crate::snapshot::Uid;
 use crate::source::live::Discovery;
 use crate::source::live::ask::{Answered, Ask, Body, Fetch, Use};

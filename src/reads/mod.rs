@@ -45,14 +45,14 @@
 //! Reads that depend on the answer itself ([`answer`]): for why-stuck ([`Wants::why_stuck`]),
 //! the steps after the CRDs build a graph of what was read so far, grown with each round's
 //! answers rather than built again (`source::live::so_far`, `Graph::grow`), and ask the
-//! analysis what it needs: `diagnose::reads::wanted` (webhook configurations, the
+//! analysis what it needs: `reads::wishes::wanted` (webhook configurations, the
 //! CRD of the target's kind, then the Services and EndpointSlices of the backends they name,
 //! by `labelSelector=kubernetes.io/service-name=…`) and, last, `diagnose::events::wanted` on
 //! the answer as it will be given (same `now` and options): the Events of the objects it names,
 //! each listed by `involvedObject.uid=…` in its namespace. Events are ignored by the GC's graph,
 //! and `Plan::scope` skips them, so only these asks read them for an answer. A capture of a
-//! namespace reads the backends of every webhook it holds (`diagnose::reads::backends_of_all`),
-//! the params its policies' bindings name (`diagnose::reads::params_wanted`), and the Events
+//! namespace reads the backends of every webhook it holds (`reads::wishes::backends_of_all`),
+//! the params its policies' bindings name (`reads::wishes::params_wanted`), and the Events
 //! outside it that the answers about what is being deleted in it show.
 //!
 //! `why-stuck --all` ([`Wants::sweeping`]) has a plan of its own ([`sweep`]): the scope step
@@ -68,6 +68,7 @@ mod owners;
 pub mod sweep;
 #[cfg(test)]
 mod tests;
+pub mod wishes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -104,7 +105,7 @@ pub const IN_CONTROLLER_NAMESPACES: &[(&str, &str)] = &[
 
 /// Admission policies and their bindings: listed metadata-only (their names: are there any?),
 /// then in full only by answers that judge admission (why-stuck, plan) and only where some
-/// are there (`diagnose::reads::policies_wanted`).
+/// are there (`reads::wishes::policies_wanted`).
 pub const ADMISSION_POLICIES: &[(&str, &str)] = &[
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
@@ -393,7 +394,7 @@ impl Plan {
         }
     }
 
-    /// Why-stuck: what `diagnose::reads::wanted` asks for on what was read so far (asked
+    /// Why-stuck: what `reads::wishes::wanted` asks for on what was read so far (asked
     /// twice: the backends are known once the configurations and CRDs are in). A capture of a
     /// namespace: the backends of every webhook it holds, wherever they are (a capture of
     /// every namespace holds them already).
@@ -402,12 +403,12 @@ impl Plan {
             (Some(_), Some(t)) => {
                 let g = self.graph(d, answers);
                 let Some(x) = answer::target_node(g, &t) else { return Vec::new() };
-                crate::diagnose::reads::wanted(g, x)
+                crate::reads::wishes::wanted(g, x)
             }
             _ if self.wants.capture && self.wants.scope != Scope::Cluster => {
                 let g = self.graph(d, answers);
-                let mut reads = crate::diagnose::reads::backends_of_all(g);
-                reads.extend(crate::diagnose::reads::params_wanted(g));
+                let mut reads = crate::reads::wishes::backends_of_all(g);
+                reads.extend(crate::reads::wishes::params_wanted(g));
                 reads
             }
             (Some(_), None) if self.wants.sweeping() => {
@@ -416,7 +417,7 @@ impl Plan {
             }
             // plan: the policies (its webhooks come with the cluster-scoped types)
             (None, _) if self.wants.admission && !self.wants.capture => {
-                crate::diagnose::reads::policies_wanted(self.graph(d, answers))
+                crate::reads::wishes::policies_wanted(self.graph(d, answers))
             }
             _ => return Vec::new(),
         };

@@ -328,10 +328,10 @@ pub fn answered(g: &Graph, scope: &Scope) -> Vec<NodeId> {
 }
 
 /// The analysis's reads (webhooks and their backends) for every answer of the sweep.
-pub fn reads_of_answers(g: &Graph, scope: &Scope) -> Vec<crate::diagnose::reads::Read> {
-    let mut out: Vec<crate::diagnose::reads::Read> = Vec::new();
+pub fn reads_of_answers(g: &Graph, scope: &Scope) -> Vec<crate::reads::wishes::Read> {
+    let mut out: Vec<crate::reads::wishes::Read> = Vec::new();
     for x in answered(g, scope) {
-        for r in crate::diagnose::reads::wanted(g, x) {
+        for r in crate::reads::wishes::wanted(g, x) {
             if !out.contains(&r) {
                 out.push(r);
             }

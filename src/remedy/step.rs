@@ -184,7 +184,7 @@ struct Parts {
 }
 
 /// The request a printed command sends, for checking it against the answer's refusals
-/// ([`super::causes::check_steps`]). Never printed.
+/// (`diagnose::causes::check_steps`). Never printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Sends {
     /// The object it changes.

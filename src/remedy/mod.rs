@@ -1,12 +1,17 @@
-//! Next steps, as exact commands for a human to run; the plugin never runs them.
+//! Next steps, as exact commands for a human to run; the plugin never runs them. A step is
+//! data ([`step`]): what to do, the command, how far it reaches, and the request it sends, so
+//! that the answer can rank steps and hold them against its own refusals
+//! (`diagnose::causes`).
+
+pub mod step;
 
 use crate::controllers::{ControllerState, FinalizerOwner};
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::OwnerRef;
 
-use super::step::{Command, Effect, Reach, Sends, Step};
 use crate::admission::Operation;
 use crate::collector::GcVerdict;
+use step::{Command, Effect, Reach, Sends, Step};
 
 /// How kubectl names the object: its qualified plural (`sites.own.labhub.io`), and its name.
 pub fn resource_of(g: &Graph, x: NodeId) -> String {
