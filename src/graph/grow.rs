@@ -343,8 +343,7 @@ fn owner_edges(nodes: &mut [Node], links: Vec<(u32, NodeId)>) -> (Vec<u32>, Vec<
     }
     owner_start.push(owner_edges.len() as u32);
     for d in 0..n {
-        for k in owner_start[d] as usize..owner_start[d + 1] as usize {
-            let owner = owner_edges[k];
+        for &owner in &owner_edges[owner_start[d] as usize..owner_start[d + 1] as usize] {
             nodes[owner.index()].dependents.push(NodeId(d as u32));
         }
     }
@@ -563,9 +562,12 @@ mod tests {
         }
     }
 
+    /// Each round: every uid, in the round's order, absent or at its first or second version.
+    type Round = Vec<(usize, Option<bool>)>;
+
     /// Rounds of what a watch keeps: each uid absent, or as one of two versions of its object
     /// (so that an object stays the same, changes, goes and comes back), in any order.
-    fn watched() -> impl Strategy<Value = (Vec<(Spec, Spec)>, Vec<Vec<(usize, Option<bool>)>>)> {
+    fn watched() -> impl Strategy<Value = (Vec<(Spec, Spec)>, Vec<Round>)> {
         let round = prop::collection::vec(prop::option::weighted(0.7, any::<bool>()), 16)
             .prop_map(|v| v.into_iter().enumerate().collect::<Vec<_>>())
             .prop_shuffle();
