@@ -48,7 +48,10 @@ pub(super) fn canonical_order(objects: &[Object], indexes: impl Iterator<Item = 
     let mut namespaces: FxHashMap<Option<&str>, u32> = FxHashMap::default();
     let mut kind_names: FxHashMap<&str, u32> = FxHashMap::default();
     let mut group_kinds: FxHashMap<(&str, &str), u32> = FxHashMap::default();
-    let mut keys: Vec<Key> = Vec::with_capacity(indexes.size_hint().0);
+    // reserved for the most there may be (a filter's lower bound is 0: a build would regrow a
+    // million keys' vector twenty times)
+    let (least, most) = indexes.size_hint();
+    let mut keys: Vec<Key> = Vec::with_capacity(most.unwrap_or(least));
     for i in indexes {
         let o = &objects[i];
         let mut prefix = [0u8; 16];
