@@ -1,6 +1,9 @@
-//! `cargo bench --bench watch -- [--minutes 10] [--changes 100] [--objects 1000] [--every 2]`:
-//! what following a deletion costs the API server, `why-stuck --watch` against re-running
-//! `why-stuck` every 2 s (issue 22's row: at least 20× fewer bytes).
+//! `cargo bench --bench watch -- [--minutes 10] [--changes 100] [--objects 1000] [--every 2]
+//! [--bin PATH]`: what following a deletion costs the API server, `why-stuck --watch` against
+//! re-running `why-stuck` every 2 s (issue 22's row: at least 20× fewer bytes), and what it
+//! costs the watch itself: its CPU (user + system) for the first answer and per change after
+//! it (issue 45). `--bin` measures another build of the plugin (an earlier commit's) with the
+//! same bench.
 //!
 //! A namespace of 1,000 objects (site-basics' control plane and operator, its Site `labs/alpha`
 //! with 97 dependents, and ConfigMaps, Secrets, Services and Pods beside it, with the
@@ -43,10 +46,11 @@ struct Args {
     changes: usize,
     objects: usize,
     every: f64,
+    bin: Option<PathBuf>,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { minutes: 10.0, changes: 100, objects: 1000, every: 2.0 };
+    let mut a = Args { minutes: 10.0, changes: 100, objects: 1000, every: 2.0, bin: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
@@ -56,6 +60,7 @@ fn parse_args() -> Args {
             "--changes" => a.changes = value() as usize,
             "--objects" => a.objects = value() as usize,
             "--every" => a.every = value(),
+            "--bin" => a.bin = Some(PathBuf::from(&argv[i + 1])),
             _ => {
                 i += 1; // cargo bench passes --bench
                 continue;
@@ -223,13 +228,38 @@ fn cost(server: &ApiServer) -> Cost {
     Cost { lists: log.len() - watches, watches, bytes: server.bytes_sent() }
 }
 
+/// CPU (user + system) a running process has used so far (`/proc/<pid>/stat`).
+fn cpu_so_far(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
+    // the fields after the command's parenthesis: utime and stime are the 12th and 13th
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("(comm)") + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    Duration::from_secs_f64(ticks as f64 / per_second as f64)
+}
+
+/// The exit code and CPU (user + system, wait4's rusage) of a child once it has ended.
+fn reaped(pid: u32) -> Option<(i32, Duration)> {
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, with valid out-pointers.
+    let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
+    if r == 0 {
+        return None;
+    }
+    assert_eq!(r, pid as i32, "wait4");
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    Some((libc::WEXITSTATUS(status), tv(usage.ru_utime) + tv(usage.ru_stime)))
+}
+
 fn mb(b: u64) -> String {
     format!("{:.2} MB", b as f64 / 1e6)
 }
 
 fn main() {
     let a = parse_args();
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kubectl-gc"));
+    let bin = a.bin.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kubectl-gc")));
     let dir = root().join("target/bench/watch");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -266,7 +296,7 @@ fn main() {
 
     let start = Instant::now();
     let out = std::fs::File::create(dir.join("watch.jsonl")).unwrap();
-    let mut watch = gc(&bin, &wdir, &watched, &["why-stuck", "site/alpha", "-n", NS, "--watch", "-o", "json"])
+    let watch = gc(&bin, &wdir, &watched, &["why-stuck", "site/alpha", "-n", NS, "--watch", "-o", "json"])
         .stdout(out)
         .stderr(Stdio::inherit())
         .spawn()
@@ -311,17 +341,25 @@ fn main() {
         })
     };
 
+    let pid = watch.id();
+    // reaped below by wait4, for its CPU
+    std::mem::forget(watch);
+    let mut first_answer = Duration::ZERO;
     for (i, change) in changes.into_iter().enumerate() {
         let at = gap * (i as u32 + 1);
         if let Some(wait) = at.checked_sub(start.elapsed()) {
             std::thread::sleep(wait);
         }
+        if i == 0 {
+            // the first answer is written by now (it takes a fraction of the gap)
+            first_answer = cpu_so_far(pid);
+        }
         polled.apply(change.clone());
         watched.apply(change);
     }
-    let status = loop {
-        if let Some(s) = watch.try_wait().unwrap() {
-            break s;
+    let (status, cpu) = loop {
+        if let Some(ended) = reaped(pid) {
+            break ended;
         }
         assert!(start.elapsed() < total + Duration::from_secs(60), "the watch did not end after the Site went");
         std::thread::sleep(Duration::from_millis(50));
@@ -329,7 +367,7 @@ fn main() {
     let watch_took = start.elapsed();
     done.store(true, Ordering::SeqCst);
     let (runs, slow) = poller.join().unwrap();
-    assert_eq!(status.code(), Some(0), "the watch ends 0 when the Site is gone");
+    assert_eq!(status, 0, "the watch ends 0 when the Site is gone");
     let lines = std::fs::read_to_string(dir.join("watch.jsonl")).unwrap();
     let told: usize = lines
         .lines()
@@ -358,5 +396,13 @@ fn main() {
         "\nthe watch told {told} changes; {:.1}× fewer bytes, {:.1}× fewer requests (target: ≥ 20× fewer bytes)",
         p.bytes as f64 / w.bytes.max(1) as f64,
         (p.lists + p.watches) as f64 / (w.lists + w.watches).max(1) as f64
+    );
+    let after = cpu.saturating_sub(first_answer);
+    println!(
+        "the watch's CPU (user + system): {:.2} s in all, {:.2} s to its first answer, {:.1} ms per change after it ({} changes)",
+        cpu.as_secs_f64(),
+        first_answer.as_secs_f64(),
+        after.as_secs_f64() * 1e3 / a.changes as f64,
+        a.changes
     );
 }

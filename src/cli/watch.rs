@@ -6,7 +6,8 @@
 //! report the kept objects are updated; reports that come close together are taken as one
 //! change (debounced), then the answer is judged again through the same path: a fresh read
 //! plan answered from the kept objects (only asks it had not made before are read, and then
-//! followed too), the graph of what is kept, the analysis, the renderer. Nothing is listed
+//! followed too), the graph grown by what changed in what is kept (`Graph::grow_to`), the
+//! analysis, the renderer. Nothing is listed
 //! again unless a watch's history is gone (410).
 //!
 //! Output (`watch_show.rs`): on a terminal the answer is redrawn in place under a header
@@ -174,7 +175,7 @@ async fn follow(
     let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
     snapshot.context = live.session.context.clone();
     request::warn_about(&snapshot);
-    let g = request::build(snapshot);
+    let mut g = request::build(snapshot);
     let target = match target {
         Some(t) => {
             let x = request::locate(&g, &t)?;
@@ -254,7 +255,8 @@ async fn follow(
         let answers = kept.read(&live.session, &live.discovery, &read, &mut reads::Plan::new(wants.clone())).await;
         let mut snapshot = snapshot_so_far(&live.discovery, &answers, Timestamp::now());
         snapshot.context = live.session.context.clone();
-        let g = Graph::build(snapshot);
+        // grown by what changed (what did not keeps its node), not built again
+        g.grow_to(snapshot);
         let mut next = judge(&g, &prev.observed, back_at);
         if controller_back(&prev.observed, &next.observed) {
             // a sign of progress: the clock starts again from the controller's return

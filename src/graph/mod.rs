@@ -1,13 +1,16 @@
 //! The garbage collector's dependency graph (graph.go, graph_builder.go): nodes by uid, each
 //! with its owners and dependents; *virtual* nodes for owners that were referenced but never
-//! observed. Built by [`Graph::build`], grown by [`Graph::grow`] with what a later read round
-//! brought (exactly as a build of every object at once); everything else only reads it.
+//! observed. One writer (`grow.rs`, the GC's `processGraphChanges`) makes it: from empty
+//! ([`Graph::build`]), with what a later read round brought ([`Graph::grow`]), or with what a
+//! watch saw change ([`Graph::grow_to`]), each exactly as a build of every object at once;
+//! everything else only reads it.
 
 mod build;
 mod cycles;
 mod describe;
 mod event_scope;
 mod grow;
+mod order;
 
 #[cfg(test)]
 pub(crate) use grow::dump;
@@ -119,13 +122,6 @@ struct HashIndex {
 }
 
 impl HashIndex {
-    fn with_capacity(n: usize) -> HashIndex {
-        HashIndex {
-            first: FxHashMap::with_capacity_and_hasher(n, Default::default()),
-            collisions: FxHashMap::default(),
-        }
-    }
-
     fn insert(&mut self, h: u64, id: NodeId) {
         if let Some(_prev) = self.first.get(&h) {
             self.collisions.entry(h).or_default().push(id);
