@@ -12,48 +12,42 @@ use crate::diagnose::{self, Diagnosis, FindingCode, Severity, describe};
 use crate::graph::{Graph, NodeId};
 
 /// Where a watched deletion stands: the single answer's verdict ([`diagnose::Verdict`], the
-/// same rule, so a watch says Unknown exactly when `why-stuck` alone would), or gone.
+/// same type and rule, so a watch says Unknown exactly when `why-stuck` alone would), or gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     /// The object (every object, with `--all`) is gone, or another one has its name now.
     Gone,
-    /// Something will not finish without someone acting.
-    Stuck,
-    /// Nothing was found stuck, but something the verdict rests on could not be read or
-    /// judged: undecided, never "nothing to do".
-    Unknown,
-    /// Under way, as far as can be seen.
-    InProgress,
-    /// Nothing is being deleted (yet).
-    NotDeleting,
+    /// Still there: what a single answer says of it.
+    Answer(diagnose::Verdict),
 }
 
 impl Verdict {
+    /// Something will not finish without someone acting.
+    pub const STUCK: Verdict = Verdict::Answer(diagnose::Verdict::Stuck);
+    /// Nothing was found stuck, but something the verdict rests on could not be read or judged.
+    pub const UNKNOWN: Verdict = Verdict::Answer(diagnose::Verdict::Unknown);
+    /// Under way, as far as can be seen.
+    pub const IN_PROGRESS: Verdict = Verdict::Answer(diagnose::Verdict::InProgress);
+    /// Nothing is being deleted (yet).
+    pub const NOT_DELETING: Verdict = Verdict::Answer(diagnose::Verdict::NotDeleting);
+
     /// The name printed and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Gone => "Gone",
-            Verdict::Stuck => "Stuck",
-            Verdict::Unknown => "Unknown",
-            Verdict::InProgress => "InProgress",
-            Verdict::NotDeleting => "NotDeleting",
+            Verdict::Answer(v) => v.as_str(),
         }
     }
 
     /// The verdict of one why-stuck answer: [`Diagnosis::verdict`].
     pub fn of(d: &Diagnosis) -> Verdict {
-        d.verdict().into()
+        Verdict::Answer(d.verdict())
     }
 }
 
 impl From<diagnose::Verdict> for Verdict {
     fn from(v: diagnose::Verdict) -> Verdict {
-        match v {
-            diagnose::Verdict::Stuck => Verdict::Stuck,
-            diagnose::Verdict::Unknown => Verdict::Unknown,
-            diagnose::Verdict::InProgress => Verdict::InProgress,
-            diagnose::Verdict::NotDeleting => Verdict::NotDeleting,
-        }
+        Verdict::Answer(v)
     }
 }
 
@@ -125,7 +119,7 @@ impl Observed {
             findings: BTreeSet::new(),
             holding: BTreeSet::new(),
             known: BTreeSet::new(),
-            verdict: Verdict::NotDeleting,
+            verdict: Verdict::NOT_DELETING,
         }
     }
 }
@@ -353,17 +347,17 @@ mod tests {
                 (FindingCode::FinalizerControllerDown, "Site labs/alpha"),
                 (FindingCode::BlockingDependent, "Pod labs/p"),
             ],
-            Verdict::Stuck,
+            Verdict::STUCK,
         );
         // the pod goes, the finalizer is removed, the controller is back
-        let b = observed(&[("u1", seen("Site labs/alpha", &[], true))], &[], Verdict::InProgress);
+        let b = observed(&[("u1", seen("Site labs/alpha", &[], true))], &[], Verdict::IN_PROGRESS);
         let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
         assert_eq!(
             kinds,
             [ChangeKind::Deleted, ChangeKind::FinalizerRemoved, ChangeKind::ControllerBack, ChangeKind::Verdict]
         );
         // the controller puts it back: re-added, not merely added
-        let d = observed(&[("u1", seen("Site labs/alpha", &["own.io/cleanup"], true))], &[], Verdict::InProgress);
+        let d = observed(&[("u1", seen("Site labs/alpha", &["own.io/cleanup"], true))], &[], Verdict::IN_PROGRESS);
         let got = c.between(&b, &d);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].kind, ChangeKind::FinalizerReAdded);
@@ -379,13 +373,13 @@ mod tests {
         let mut a = observed(
             std::slice::from_ref(&site),
             &[(FindingCode::FinalizerPending, "Site labs/alpha")],
-            Verdict::InProgress,
+            Verdict::IN_PROGRESS,
         );
         a.known.insert("u2".into());
         let b = observed(
             &[site, ("u2", seen("Deployment ops/operator", &[], false))],
             &[(FindingCode::FinalizerNotProgressing, "Site labs/alpha")],
-            Verdict::Stuck,
+            Verdict::STUCK,
         );
         let got = c.between(&a, &b);
         let kinds: Vec<ChangeKind> = got.iter().map(|x| x.kind).collect();
@@ -400,8 +394,8 @@ mod tests {
     #[test]
     fn another_object_under_the_same_name_is_recreated_not_the_same() {
         let mut c = Changes::default();
-        let a = observed(&[("u1", seen("Site labs/alpha", &["f"], true))], &[], Verdict::InProgress);
-        let b = observed(&[("u9", seen("Site labs/alpha", &[], false))], &[], Verdict::NotDeleting);
+        let a = observed(&[("u1", seen("Site labs/alpha", &["f"], true))], &[], Verdict::IN_PROGRESS);
+        let b = observed(&[("u9", seen("Site labs/alpha", &[], false))], &[], Verdict::NOT_DELETING);
         let kinds: Vec<ChangeKind> = c.between(&a, &b).iter().map(|x| x.kind).collect();
         assert_eq!(kinds, [ChangeKind::Recreated, ChangeKind::Verdict]);
     }

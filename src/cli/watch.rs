@@ -209,7 +209,7 @@ async fn follow(
             return Ok(exit);
         }
         let quiet_at = tokio::time::Instant::from_std(last_change + o.stuck_after);
-        let undecided = matches!(prev.observed.verdict, Verdict::Stuck | Verdict::Unknown);
+        let undecided = matches!(prev.observed.verdict, Verdict::STUCK | Verdict::UNKNOWN);
         tokio::select! {
             (id, event) = kept.next() => {
                 let mut changed = apply(&mut kept, id, event)?;
@@ -231,7 +231,7 @@ async fn follow(
             _ = tokio::time::sleep_until(quiet_at), if undecided => {
                 let quiet = human(o.stuck_after);
                 return Ok(match prev.observed.verdict {
-                    Verdict::Stuck => {
+                    Verdict::STUCK => {
                         output::note(&format!("stuck, with nothing changing for {quiet}"));
                         Exit::Stuck
                     }
@@ -298,7 +298,7 @@ fn hold(
 /// How a watch ends at `--timeout`: 2 when the answer is Stuck (decided: a script waiting for
 /// 2 is told so), 3 when it is still undecided.
 fn at_timeout(verdict: Verdict) -> Exit {
-    if verdict == Verdict::Stuck {
+    if verdict == Verdict::STUCK {
         output::note("--timeout passed and the deletion is stuck");
         return Exit::Stuck;
     }
@@ -311,7 +311,7 @@ fn at_timeout(verdict: Verdict) -> Exit {
 fn reader_gone(shown: Option<Verdict>) -> Exit {
     match shown {
         Some(Verdict::Gone) => Exit::Ok,
-        Some(Verdict::Stuck) => Exit::Stuck,
+        Some(Verdict::STUCK) => Exit::Stuck,
         _ => Exit::Unknown,
     }
 }
@@ -323,7 +323,7 @@ fn reader_gone(shown: Option<Verdict>) -> Exit {
 fn ended(now: &Observed, o: &Options) -> Option<Exit> {
     match now.verdict {
         Verdict::Gone => Some(Exit::Ok),
-        Verdict::Stuck if o.flags.until == Some(Until::Stuck) => Some(Exit::Stuck),
+        Verdict::STUCK if o.flags.until == Some(Until::Stuck) => Some(Exit::Stuck),
         _ => None,
     }
 }
@@ -406,7 +406,7 @@ fn judge(
     let ids = sweep::terminating(g, scope);
     // the worst answer's, as the single sweep's exit code (objects left out by --stuck-only
     // are in progress)
-    let verdict = if ids.is_empty() { Verdict::Gone } else { s.verdict().map_or(Verdict::InProgress, Verdict::from) };
+    let verdict = if ids.is_empty() { Verdict::Gone } else { s.verdict().map_or(Verdict::IN_PROGRESS, Verdict::from) };
     let _ = match o.format {
         Format::Text => render::sweep::write_text(g, &s, conn, st, &mut out),
         _ => data(&render::sweep::to_json(g, &s, conn), o.format, &mut out),

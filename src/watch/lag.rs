@@ -63,7 +63,7 @@ impl Lag {
             }
             due = due.max(Some(end));
         }
-        (next.verdict == Verdict::Stuck).then_some(due).flatten()
+        (next.verdict == Verdict::STUCK).then_some(due).flatten()
     }
 }
 
@@ -79,7 +79,7 @@ mod tests {
             findings: holding.clone(),
             holding,
             known: BTreeSet::new(),
-            verdict: Verdict::Stuck,
+            verdict: Verdict::STUCK,
         }
     }
 
@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(Lag::start(&gc).holds(&gc, t0), None, "the single answer's, not seen to arise");
         // not stuck: nothing to hold back
         let mut pending = gc.clone();
-        pending.verdict = Verdict::InProgress;
+        pending.verdict = Verdict::IN_PROGRESS;
         assert_eq!(Lag::start(&Observed::nothing()).holds(&pending, t0), None);
     }
 }
