@@ -56,7 +56,7 @@ pub use builtin::{BuiltinOwner, Component, builtin_owner};
 pub use domain::finalizer_domain;
 pub use lease::lease_state;
 pub use managed_fields::{ManagerKind, classify as classify_manager};
-pub use workload::{Controller, scaled_to_zero};
+pub use workload::{Controller, pods_of, scaled_to_zero};
 
 /// Whether the controller that removes a finalizer is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -44,6 +44,26 @@ impl Controller {
     }
 }
 
+/// The pods of a workload, in node order: found down its dependents, through the same
+/// controller references (at most three) that lead a pod up to it.
+pub fn pods_of(g: &Graph, workload: NodeId) -> Vec<NodeId> {
+    let mut pods = Vec::new();
+    let mut level = vec![workload];
+    for _ in 0..=3 {
+        let mut next = Vec::new();
+        for &n in &level {
+            if is_pod(g, n) && workload_of(g, n) == workload {
+                pods.push(n);
+            }
+            next.extend(g.node(n).dependents.iter().copied().filter(|&d| g.controller_of(d) == Some(n)));
+        }
+        level = next;
+    }
+    pods.sort_unstable();
+    pods.dedup();
+    pods
+}
+
 /// The replicas a workload asks for, and the ready ones its status counts.
 fn replicas(o: &Object) -> (i64, i64) {
     match (o.group(), o.kind.as_str()) {
@@ -298,25 +318,9 @@ impl<'g> Workloads<'g> {
         is_pod(self.g, pod).then(|| workload_of(self.g, pod))
     }
 
-    /// The pods of a workload, in node order: found down its dependents, through the same
-    /// controller references (at most three) that lead a pod up to it.
+    /// The pods of a workload ([`pods_of`]).
     pub fn pods_of(&self, workload: NodeId) -> Vec<NodeId> {
-        let g = self.g;
-        let mut pods = Vec::new();
-        let mut level = vec![workload];
-        for _ in 0..=3 {
-            let mut next = Vec::new();
-            for &n in &level {
-                if is_pod(g, n) && workload_of(g, n) == workload {
-                    pods.push(n);
-                }
-                next.extend(g.node(n).dependents.iter().copied().filter(|&d| g.controller_of(d) == Some(n)));
-            }
-            level = next;
-        }
-        pods.sort_unstable();
-        pods.dedup();
-        pods
+        pods_of(self.g, workload)
     }
 
     /// Pods in the ServiceAccount's namespace that run as it, in node order.

@@ -231,7 +231,11 @@ pub fn logs(g: &Graph, owner: &FinalizerOwner, waited: i64) -> Vec<Step> {
     let Some(wl) = g.find(w.group(), &w.kind, ns, &w.name) else {
         return vec![workload_logs(w, &since)];
     };
-    let mut pods: Vec<NodeId> = pods_of(g, wl);
+    // its pods not being deleted (those are going: their logs end)
+    let mut pods: Vec<NodeId> = crate::controllers::pods_of(g, wl)
+        .into_iter()
+        .filter(|&p| g.object(p).is_some_and(|o| !o.is_deleting()))
+        .collect();
     let leader = leader_pod(g, ns, &pods);
     if let Some((l, _)) = &leader {
         let l = *l;
@@ -292,25 +296,6 @@ fn workload_logs(w: &crate::controllers::Controller, since: &str) -> Step {
             .switch("--all-containers")
             .flag("--since", since),
     )
-}
-
-/// The pods under a workload (through ReplicaSets), not being deleted, in node order.
-fn pods_of(g: &Graph, wl: NodeId) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    let mut level = vec![wl];
-    for _ in 0..3 {
-        let mut next = Vec::new();
-        for n in level {
-            if g.observed_kind(n) == Some(("", "Pod")) && g.object(n).is_some_and(|o| !o.is_deleting()) {
-                out.push(n);
-            }
-            next.extend(g.node(n).dependents.iter().copied().filter(|&d| g.controller_of(d) == Some(n)));
-        }
-        level = next;
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
 }
 
 /// The pod among `pods` whose name a Lease's holder identity starts with (`<pod>_<uuid>`, as
