@@ -140,6 +140,11 @@ impl<W: AdmissionView> Review<'_, W> {
         }
     }
 
+    /// Whether the request is the UPDATE that removes a finalizer of an object being deleted.
+    fn removes_a_finalizer(&self) -> bool {
+        self.req.op == Operation::Update && self.req.finalizer.is_some() && self.w.deleting(self.n)
+    }
+
     /// A CRD converting through a dead webhook: no request at the preferred version passes.
     fn conversion(&mut self) -> Option<Rejection> {
         let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
@@ -195,9 +200,7 @@ impl<W: AdmissionView> Review<'_, W> {
     fn finalizer_put_back(&mut self) -> Option<Rejection> {
         let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
         let obj = describe(g, n);
-        if self.req.op == Operation::Update
-            && self.req.finalizer.is_some()
-            && w.deleting(n)
+        if self.removes_a_finalizer()
             && let Some(r) = index.readded(g, n)
             && let Some(m) = r.mutators.iter().find(|m| w.stored(m.by) && m.binding.is_none_or(|b| w.stored(b)))
         {
@@ -216,9 +219,7 @@ impl<W: AdmissionView> Review<'_, W> {
     fn create_refused(&mut self) -> Option<Rejection> {
         let (w, index, n, g) = (self.w, self.index, self.n, self.w.graph());
         let obj = describe(g, n);
-        if self.req.op == Operation::Update
-            && self.req.finalizer.is_some()
-            && w.deleting(n)
+        if self.removes_a_finalizer()
             && let Some((ns, r)) = index.create_refused(g, n)
             && g.find("", "Namespace", None, ns).is_some_and(|ns| w.deleting(ns))
         {

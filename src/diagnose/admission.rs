@@ -133,12 +133,19 @@ fn by_configuration<'a>(found: impl IntoIterator<Item = &'a Interceptor>) -> Vec
 }
 
 /// How many webhook names a message lists before it says how many more there are.
-const NAMED: usize = 3;
+pub(super) const NAMED: usize = 3;
 
 /// The first [`NAMED`] of `items`, and how many more there are: `a, b, c and 7 more`.
 pub(super) fn some_of(items: &[impl AsRef<str>]) -> String {
-    let named = items.iter().take(NAMED).map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
-    match items.len().saturating_sub(NAMED) {
+    let named: Vec<&str> = items.iter().take(NAMED).map(AsRef::as_ref).collect();
+    first_of(&named, items.len())
+}
+
+/// [`some_of`] for `total` items of which the caller made only the first [`NAMED`] (`first`):
+/// a list of 40,000 is not written out to name three.
+pub(super) fn first_of(first: &[impl AsRef<str>], total: usize) -> String {
+    let named = first.iter().take(NAMED).map(AsRef::as_ref).collect::<Vec<_>>().join(", ");
+    match total.saturating_sub(NAMED) {
         0 => named,
         more => format!("{named} and {more} more"),
     }

@@ -71,13 +71,15 @@ pub fn cap_per_object(g: &Graph, d: &mut Diagnosis) {
 }
 
 /// Every step that removes finalizers says what it leaves behind, where the cluster shows it.
+/// Once per object: one patch may be printed by thousands of findings.
 pub fn say_what_is_left(g: &Graph, findings: &mut [Finding]) {
+    let mut left_by: HashMap<NodeId, Option<String>> = HashMap::new();
     for s in findings.iter_mut().flat_map(|f| f.remedy.iter_mut()) {
         let Some(sends) = s.command.as_ref().and_then(|c| c.sends()) else { continue };
         if sends.effect != Effect::RemoveFinalizers {
             continue;
         }
-        if let Some(left) = leaves::behind(g, sends.object) {
+        if let Some(left) = left_by.entry(sends.object).or_insert_with(|| leaves::behind(g, sends.object)) {
             s.append(&format!(" It leaves behind {left}."));
         }
     }

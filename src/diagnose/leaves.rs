@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::graph::{Graph, NodeId};
 use crate::snapshot::Object;
 
-use super::admission::some_of;
+use super::admission::{NAMED, first_of};
 use super::describe;
 
 /// What removing `x`'s finalizers leaves behind, as a clause (`the cloud load balancer at
@@ -47,11 +47,14 @@ fn volume(o: &Object) -> Option<String> {
 /// What a namespace still holds: it stays in storage, out of sight, and is there again when a
 /// namespace of the same name is created.
 fn namespace_content(g: &Graph, ns: &Object) -> Option<String> {
-    let held: Vec<String> = g.in_namespace(Some(ns.name.as_str())).map(|(n, _)| describe(g, n)).collect();
-    (!held.is_empty()).then(|| {
+    // the first few named, the rest counted: a namespace may hold 40,000 objects
+    let mut content = g.in_namespace(Some(ns.name.as_str()));
+    let named: Vec<String> = content.by_ref().take(NAMED).map(|(n, _)| describe(g, n)).collect();
+    let total = named.len() + content.count();
+    (total > 0).then(|| {
         format!(
             "{}: they stay in storage and come back when a namespace named {} is created again",
-            some_of(&held),
+            first_of(&named, total),
             ns.name
         )
     })

@@ -118,6 +118,10 @@ pub fn owner_findings(g: &Graph, x: NodeId) -> (Vec<Finding>, GcVerdict) {
 /// The owners of `x` that the input could not read where the GC would look them up, for the
 /// answer's `incomplete`: neither present nor absent (contract §4.3.4).
 pub fn unread_owners(g: &Graph, x: NodeId) -> Vec<String> {
+    // only a failed read makes an owner unread: no gap, no second classification
+    if g.gaps().is_empty() {
+        return Vec::new();
+    }
     g.owners(x)
         .iter()
         .filter(|r| classify_reference(g, x, r) == OwnerState::Unread)
