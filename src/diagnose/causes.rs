@@ -2,7 +2,8 @@
 //! answer. This is where subsumption is decided, and only here (contract §4.3.4).
 //!
 //! A refusal (a denial seen, a dead webhook with `failurePolicy: Fail`, a policy that fails to
-//! configure, a mutation that puts the finalizer back, a dead conversion webhook) explains why a controller that is alive has not acted.
+//! configure or whose CEL denies, a mutation that puts the finalizer back, a dead conversion
+//! webhook) explains why a controller that is alive has not acted.
 //! Every stall finding (`ControllerStalled`, `GarbageCollectorStalled`,
 //! `FinalizerNotProgressing`) asks [`refusal`] first and is not said when a refusal explains
 //! it: the refusal is the root cause, and the stall's steps (re-queue the object, restart the
@@ -16,6 +17,7 @@
 use std::collections::HashMap;
 
 use crate::admission::conversion::{converter_judged_by, crd_of};
+use crate::admission::evaluate::{Judged, judge};
 use crate::admission::{Index, Operation};
 use crate::graph::{Graph, NodeId};
 
@@ -53,8 +55,12 @@ pub fn refusal(g: &Graph, index: &Index, x: NodeId, op: Operation) -> Option<Ref
     for d in index.denials(g, x, op) {
         add(d.by);
     }
-    for m in index.policies(g, x, op).iter().filter(|m| m.denies()) {
-        add(m.policy);
+    // a policy that fails to configure, or whose CEL, evaluated against the request, denies
+    for m in index.policies(g, x, op) {
+        if m.denies() || (m.may_deny() && m.misconfigured.is_none() && matches!(judge(g, &m, x), Judged::Denies { .. }))
+        {
+            add(m.policy);
+        }
     }
     for i in index.interceptors(g, x, op).iter().filter(|i| i.backend.is_dead()) {
         add(i.configuration);

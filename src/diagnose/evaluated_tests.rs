@@ -12,6 +12,10 @@ use crate::testing::{ObjExt, graph, node, obj};
 const NOW: &str = "2026-11-29T12:00:00Z";
 
 fn world(expression: &str) -> Graph {
+    graph(world_objects(expression))
+}
+
+fn world_objects(expression: &str) -> Vec<Value> {
     let cm = obj("v1", "ConfigMap", Some("ledger"), "q3", "cm1")
         .deleting("2026-11-29T11:00:00Z")
         .finalizers(&["ledger.example.org/archive", "ledger.example.org/audit"]);
@@ -25,7 +29,7 @@ fn world(expression: &str) -> Graph {
         obj("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", None, "keep-archive-all", "b1")
             .with("spec", json!({"policyName": "keep-archive", "validationActions": ["Deny"]}));
     let ns: Value = obj("v1", "Namespace", None, "ledger", "ns1");
-    graph(vec![ns, cm, policy, binding])
+    vec![ns, cm, policy, binding]
 }
 
 fn answer(g: &Graph) -> Diagnosis {
@@ -83,4 +87,27 @@ fn a_policy_using_an_unsupported_function_may_deny_and_names_it() {
     let f = d.findings.iter().find(|f| f.code == FindingCode::AdmissionDenied).expect("may deny");
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.message.contains("may deny") && f.message.contains("calls matches"), "{}", f.message);
+}
+
+/// A live controller past `--stuck-after` whose removal the policy's CEL denies: the denial is
+/// the one root cause, no stall beside it (contract §4.3.4).
+#[test]
+fn a_cel_denial_subsumes_the_stall_of_a_live_controller() {
+    let expression =
+        "!has(oldObject.metadata.deletionTimestamp) || 'ledger.example.org/archive' in object.metadata.finalizers";
+    let lease = obj("coordination.k8s.io/v1", "Lease", Some("ledger-system"), "8f3c.ledger.example.org", "l1").with(
+        "spec",
+        json!({"holderIdentity": "op-1_x", "leaseDurationSeconds": 15, "renewTime": "2026-11-29T11:59:55Z"}),
+    );
+    let mut objects = world_objects(expression);
+    objects.push(lease);
+    let g = graph(objects);
+    let live = Liveness::new(&g, NOW.parse().unwrap());
+    let opts = crate::diagnose::Options { stuck_after: 60 };
+    let d = crate::diagnose::why_stuck_with(&g, &live, node(&g, "ConfigMap", "q3"), &opts);
+    assert_eq!(d.finalizers[0].owner.controller, crate::controllers::ControllerState::Alive, "{:?}", d.finalizers);
+    assert_eq!(d.verdict(), Verdict::Stuck);
+    let codes: Vec<FindingCode> = d.findings.iter().map(|f| f.code).collect();
+    assert!(codes.contains(&FindingCode::AdmissionDenied), "{codes:?}");
+    assert!(!codes.contains(&FindingCode::FinalizerNotProgressing), "{codes:?}");
 }
