@@ -36,29 +36,34 @@ const LISTED: usize = 20;
 /// size); the last one listed says how many more there are. The verdict is kept: a finding left
 /// out that cannot tell passes that on.
 pub fn cap_per_object(g: &Graph, d: &mut Diagnosis) {
-    let mut seen: HashMap<NodeId, usize> = HashMap::new();
-    if !d.findings.iter().any(|f| {
-        let n = seen.entry(f.object).or_default();
-        *n += 1;
-        *n > LISTED
-    }) {
+    let mut total: HashMap<NodeId, usize> = HashMap::new();
+    for f in &d.findings {
+        *total.entry(f.object).or_default() += 1;
+    }
+    if total.values().all(|&n| n <= LISTED) {
         return;
     }
-    let total = seen;
     let mut listed: HashMap<NodeId, usize> = HashMap::new();
-    let mut unlisted_cannot_tell: HashMap<NodeId, bool> = HashMap::new();
+    // per object cut short: whether a finding left out cannot tell, and its last one listed
+    let mut cut: HashMap<NodeId, (bool, usize)> = HashMap::new();
     let mut kept: Vec<Finding> = Vec::with_capacity(d.findings.len().min(total.len() * LISTED));
     for f in std::mem::take(&mut d.findings) {
         let n = listed.entry(f.object).or_default();
         *n += 1;
         if *n <= LISTED {
+            if *n == LISTED {
+                cut.insert(f.object, (false, kept.len()));
+            }
             kept.push(f);
-        } else {
-            *unlisted_cannot_tell.entry(f.object).or_default() |= f.cannot_tell;
+        } else if let Some((cannot_tell, _)) = cut.get_mut(&f.object) {
+            *cannot_tell |= f.cannot_tell;
         }
     }
-    for (x, cannot_tell) in unlisted_cannot_tell {
-        let Some(last) = kept.iter_mut().rev().find(|f| f.object == x) else { continue };
+    for (x, (cannot_tell, last)) in cut {
+        if total[&x] == LISTED {
+            continue;
+        }
+        let last = &mut kept[last];
         last.message.push_str(&format!(
             " ({} more findings about {} are not listed; {} in all)",
             total[&x] - LISTED,
@@ -117,5 +122,35 @@ mod tests {
         stuck.stuck = true;
         calm(&mut stuck);
         assert_eq!(stuck.findings[0].remedy, steps);
+    }
+
+    #[test]
+    fn findings_past_the_cap_are_counted_for_every_object() {
+        let bucket = obj("media.example.com/v1", "Bucket", Some("studio"), "raw", "b-1")
+            .deleting("2026-11-29T11:00:00Z")
+            .finalizers(&["media.example.com/purge"]);
+        let other = obj("media.example.com/v1", "Bucket", Some("studio"), "cooked", "b-2");
+        let g = graph(vec![bucket, other]);
+        let live = Liveness::new(&g, "2026-11-29T12:00:00Z".parse().unwrap());
+        let mut d = why_stuck(&g, &live, node(&g, "Bucket", "raw"));
+        let one = d.findings[0].clone();
+        let (raw, cooked) = (node(&g, "Bucket", "raw"), node(&g, "Bucket", "cooked"));
+        d.findings = (0..25)
+            .map(|_| super::Finding { object: raw, ..one.clone() })
+            .chain((0..30).map(|_| super::Finding { object: cooked, cannot_tell: true, ..one.clone() }))
+            .collect();
+        cap_per_object(&g, &mut d);
+        let about = |x| d.findings.iter().filter(|f| f.object == x).collect::<Vec<_>>();
+        assert_eq!((about(raw).len(), about(cooked).len()), (LISTED, LISTED));
+        assert!(
+            about(raw)[LISTED - 1]
+                .message
+                .ends_with("(5 more findings about Bucket studio/raw are not listed; 25 in all)")
+        );
+        assert!(
+            about(cooked)[LISTED - 1]
+                .message
+                .ends_with("(10 more findings about Bucket studio/cooked are not listed; 30 in all)")
+        );
     }
 }
