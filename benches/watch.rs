@@ -1,13 +1,17 @@
-//! `cargo bench --bench watch -- [--minutes 10] [--changes 100] [--objects 1000] [--every 2]
-//! [--bin PATH]`: what following a deletion costs the API server, `why-stuck --watch` against
-//! re-running `why-stuck` every 2 s (issue 22's row: at least 20× fewer bytes), and what it
-//! costs the watch itself: its CPU (user + system) for the first answer and per change after
-//! it (issue 45). `--bin` measures another build of the plugin (an earlier commit's) with the
-//! same bench.
+//! `cargo bench --bench watch -- [--minutes 10] [--changes 100] [--objects 1000] [--nodes 300]
+//! [--every 2] [--bin PATH]`: what following a deletion costs the API server, `why-stuck
+//! --watch` against re-running `why-stuck` every 2 s (issues 22 and 42: at least 20× fewer
+//! bytes), and what it costs the watch itself: its CPU (user + system) for the first answer and
+//! per change after it (issue 45). `--bin` measures another build of the plugin (an earlier
+//! commit's) with the same bench.
 //!
 //! A namespace of 1,000 objects (site-basics' control plane and operator, its Site `labs/alpha`
 //! with 97 dependents, and ConfigMaps, Secrets, Services and Pods beside it, with the
-//! managedFields, labels and last-applied annotations objects carry) goes through 100 changes,
+//! managedFields, labels and last-applied annotations objects carry), in a cluster of 300 nodes
+//! whose kubelets heartbeat as they do by default (each renews its Lease in kube-node-lease
+//! every 10 s, `nodeLeaseDurationSeconds` 40 / 4, and reports its Node's status every 5 min,
+//! `nodeStatusReportFrequency`: 30 Lease and one Node updates a second, on both servers), goes
+//! through 100 changes,
 //! evenly spread over 10 minutes of real time: the Site's foreground deletion starts, its
 //! dependents go one by one, the GC's finalizer is removed, the Site goes. Two test API servers
 //! on 127.0.0.1 get the same changes at the same moments; against one, `kubectl-gc why-stuck
@@ -45,12 +49,13 @@ struct Args {
     minutes: f64,
     changes: usize,
     objects: usize,
+    nodes: usize,
     every: f64,
     bin: Option<PathBuf>,
 }
 
 fn parse_args() -> Args {
-    let mut a = Args { minutes: 10.0, changes: 100, objects: 1000, every: 2.0, bin: None };
+    let mut a = Args { minutes: 10.0, changes: 100, objects: 1000, nodes: 300, every: 2.0, bin: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
@@ -59,6 +64,7 @@ fn parse_args() -> Args {
             "--minutes" => a.minutes = value(),
             "--changes" => a.changes = value() as usize,
             "--objects" => a.objects = value() as usize,
+            "--nodes" => a.nodes = value() as usize,
             "--every" => a.every = value(),
             "--bin" => a.bin = Some(PathBuf::from(&argv[i + 1])),
             _ => {
@@ -116,7 +122,7 @@ fn pod(n: usize, owner: &Value) -> Value {
             .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": "2026-11-01T00:00:10Z"}))
             .collect();
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata(n, &name, Some(owner)),
-        "spec": {"nodeName": "worker-1", "serviceAccountName": "default", "restartPolicy": "Always",
+        "spec": {"nodeName": node_name(n), "serviceAccountName": "default", "restartPolicy": "Always",
             "containers": [{"name": "web", "image": "registry.example/shop/web:1.42.0",
                 "ports": [{"containerPort": 8080, "protocol": "TCP"}],
                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
@@ -136,8 +142,69 @@ fn pod(n: usize, owner: &Value) -> Value {
                 "state": {"running": {"startedAt": "2026-11-01T00:00:08Z"}}}]}})
 }
 
-/// The cluster: site-basics, and `objects` in `labs` of which `dependents` are the Site's.
-fn cluster(objects: usize, dependents: usize) -> (Value, Vec<Value>, Value) {
+/// Pods are spread over the nodes.
+fn node_name(n: usize) -> String {
+    format!("worker-{}", n % NODES.load(Ordering::Relaxed).max(1))
+}
+
+static NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+/// Node `i` as its kubelet last reported it (`beat`: which report), a cloud node's labels,
+/// addresses, capacity and images.
+fn node(i: usize, beat: usize) -> Value {
+    let name = format!("worker-{i}");
+    let at = format!("2026-11-29T11:{:02}:{:02}Z", 55 + beat / 60 % 5, beat % 60);
+    let conditions: Vec<Value> = [
+        ("MemoryPressure", "False", "KubeletHasSufficientMemory"),
+        ("DiskPressure", "False", "KubeletHasNoDiskPressure"),
+        ("PIDPressure", "False", "KubeletHasSufficientPID"),
+        ("Ready", "True", "KubeletReady"),
+    ]
+    .iter()
+    .map(|(t, s, r)| {
+        json!({"type": t, "status": s, "reason": r, "message": format!("kubelet reports {r}"),
+                            "lastHeartbeatTime": at, "lastTransitionTime": "2026-11-01T00:00:00Z"})
+    })
+    .collect();
+    let images: Vec<Value> = (0..8)
+        .map(|k| {
+            json!({"names": [format!("registry.example/base/image-{k}@sha256:{}", "ef".repeat(32)),
+                                  format!("registry.example/base/image-{k}:1.{k}.0")], "sizeBytes": 50_000_000 + k})
+        })
+        .collect();
+    json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "uid": format!("0de0{i:04x}-0000-4000-8000-{i:012x}"),
+            "creationTimestamp": "2026-11-01T00:00:00Z",
+            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                       "node.kubernetes.io/instance-type": "m6i.xlarge", "topology.kubernetes.io/zone": "eu-west-1a"}},
+        "spec": {"podCIDR": format!("10.244.{}.0/24", i % 250), "providerID": format!("aws:///eu-west-1a/i-{i:017x}")},
+        "status": {"conditions": conditions,
+            "addresses": [{"type": "InternalIP", "address": format!("10.1.{}.{}", i / 250, i % 250)},
+                          {"type": "Hostname", "address": name}],
+            "capacity": {"cpu": "4", "memory": "16064496Ki", "pods": "58", "ephemeral-storage": "83873772Ki"},
+            "allocatable": {"cpu": "3920m", "memory": "15047664Ki", "pods": "58", "ephemeral-storage": "76224326324"},
+            "nodeInfo": {"kubeletVersion": "v1.34.2", "containerRuntimeVersion": "containerd://2.1.4",
+                         "kernelVersion": "6.1.0", "osImage": "Bottlerocket OS 1.40.0", "architecture": "amd64",
+                         "operatingSystem": "linux"},
+            "images": images}})
+}
+
+/// Node `i`'s heartbeat (`beat`: which renewal), owned by its Node as the kubelet makes it.
+fn heartbeat(i: usize, beat: usize) -> Value {
+    let name = format!("worker-{i}");
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": name, "namespace": "kube-node-lease", "uid": format!("1ea5{i:04x}-0000-4000-8000-{i:012x}"),
+            "creationTimestamp": "2026-11-01T00:00:00Z",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": name,
+                                 "uid": format!("0de0{i:04x}-0000-4000-8000-{i:012x}")}]},
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 40,
+                 "renewTime": format!("2026-11-29T11:59:{:02}.{:06}Z", 50 + beat % 10, beat % 1_000_000)}})
+}
+
+/// The cluster: site-basics, `nodes` nodes with their heartbeats, and `objects` in `labs` of
+/// which `dependents` are the Site's.
+fn cluster(objects: usize, dependents: usize, nodes: usize) -> (Value, Vec<Value>, Value) {
+    NODES.store(nodes, Ordering::Relaxed);
     let path = root().join("tests/fixtures/site-basics/snapshot.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("site-basics")).unwrap();
     let items = v["items"].as_array_mut().unwrap();
@@ -151,6 +218,7 @@ fn cluster(objects: usize, dependents: usize) -> (Value, Vec<Value>, Value) {
         .map(|n| find(items, "ConfigMap", n))
         .chain([find(items, "Service", "alpha"), find(items, "Secret", "alpha-credentials")])
         .collect();
+    items.extend((0..nodes).flat_map(|i| [node(i, 0), heartbeat(i, 0)]));
     let in_ns = items.iter().filter(|o| o["metadata"]["namespace"] == NS).count();
     let mut n = 0;
     while owned.len() < dependents {
@@ -253,6 +321,42 @@ fn reaped(pid: u32) -> Option<(i32, Duration)> {
     Some((libc::WEXITSTATUS(status), tv(usage.ru_utime) + tv(usage.ru_stime)))
 }
 
+/// The kubelets of `nodes` nodes, until `done`: each renews its heartbeat every 10 s and
+/// reports its Node's status every 5 min (30 renewals to one report), spread evenly, on every
+/// server at once. Returns how many heartbeats were renewed and statuses reported.
+fn kubelets(
+    nodes: usize,
+    servers: &[Arc<ApiServer>],
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(usize, usize)> {
+    let servers = servers.to_vec();
+    std::thread::spawn(move || {
+        if nodes == 0 {
+            return (0, 0);
+        }
+        let every = Duration::from_secs(10) / nodes as u32;
+        let start = Instant::now();
+        let (mut beat, mut reports) = (0usize, 0usize);
+        while !done.load(Ordering::SeqCst) {
+            let (i, round) = (beat % nodes, beat / nodes);
+            // each node's report at its own turn, so that about one comes a second
+            let report = (round + i) % 30 == 29;
+            for s in &servers {
+                s.apply(Action::Put(heartbeat(i, round + 1)));
+                if report {
+                    s.apply(Action::Put(node(i, (round + i) / 30 + 1)));
+                }
+            }
+            reports += usize::from(report);
+            beat += 1;
+            if let Some(wait) = (every * beat as u32).checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        (beat, reports)
+    })
+}
+
 fn mb(b: u64) -> String {
     format!("{:.2} MB", b as f64 / 1e6)
 }
@@ -265,7 +369,7 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     // the changes: the deletion starts, dependents go, the GC's finalizer goes, the Site goes
     let dependents = a.changes - 3;
-    let (snapshot, owned, site) = cluster(a.objects, dependents);
+    let (snapshot, owned, site) = cluster(a.objects, dependents, a.nodes);
     let file = dir.join("cluster.json");
     std::fs::write(&file, serde_json::to_vec(&snapshot).unwrap()).unwrap();
     let in_ns = snapshot["items"].as_array().unwrap().iter().filter(|o| o["metadata"]["namespace"] == NS).count();
@@ -278,8 +382,9 @@ fn main() {
     let gap = total / a.changes as u32;
     println!("binary: {}", bin.display());
     println!(
-        "namespace {NS}: {in_ns} objects ({} bytes as JSON in all), {} changes, one every {:.1}s over {:.1} min; \
-         re-run every {}s",
+        "namespace {NS}: {in_ns} objects, in a cluster of {} nodes heartbeating ({} bytes as JSON in all), \
+         {} changes, one every {:.1}s over {:.1} min; re-run every {}s",
+        a.nodes,
         std::fs::metadata(&file).unwrap().len(),
         a.changes,
         gap.as_secs_f64(),
@@ -288,8 +393,8 @@ fn main() {
     );
 
     let options = || Options { bookmark_every: Duration::from_secs(60), ..Options::default() };
-    let watched = ApiServer::start_with(&file, options(), 0);
-    let polled = ApiServer::start_with(&file, options(), 0);
+    let watched = Arc::new(ApiServer::start_with(&file, options(), 0));
+    let polled = Arc::new(ApiServer::start_with(&file, options(), 0));
     let (wdir, pdir) = (dir.join("watch"), dir.join("poll"));
     std::fs::create_dir_all(&wdir).unwrap();
     std::fs::create_dir_all(&pdir).unwrap();
@@ -341,6 +446,8 @@ fn main() {
         })
     };
 
+    let kubelets = kubelets(a.nodes, &[watched.clone(), polled.clone()], done.clone());
+
     let pid = watch.id();
     // reaped below by wait4, for its CPU
     std::mem::forget(watch);
@@ -367,6 +474,7 @@ fn main() {
     let watch_took = start.elapsed();
     done.store(true, Ordering::SeqCst);
     let (runs, slow) = poller.join().unwrap();
+    let (beats, reports) = kubelets.join().unwrap();
     assert_eq!(status, 0, "the watch ends 0 when the Site is gone");
     let lines = std::fs::read_to_string(dir.join("watch.jsonl")).unwrap();
     let told: usize = lines
@@ -392,8 +500,9 @@ fn main() {
         p.watches,
         mb(p.bytes)
     );
+    println!("\nthe {} kubelets renewed {beats} heartbeats and reported {reports} Node statuses", a.nodes);
     println!(
-        "\nthe watch told {told} changes; {:.1}× fewer bytes, {:.1}× fewer requests (target: ≥ 20× fewer bytes)",
+        "the watch told {told} changes; {:.1}× fewer bytes, {:.1}× fewer requests (target: ≥ 20× fewer bytes)",
         p.bytes as f64 / w.bytes.max(1) as f64,
         (p.lists + p.watches) as f64 / (w.lists + w.watches).max(1) as f64
     );

@@ -35,6 +35,12 @@ pub const CRD: GroupKind = (APIEXTENSIONS, "CustomResourceDefinition");
 /// APIService: an aggregated API server's registration.
 pub const API_SERVICE: GroupKind = (APIREGISTRATION, "APIService");
 
+/// Where each kubelet renews its node's heartbeat, a Lease named after the node (every 10 s by
+/// default): evidence of a node's kubelet, never of a controller.
+pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+/// Lease, the kind of leader election and of node heartbeats.
+pub const LEASE: GroupKind = ("coordination.k8s.io", "Lease");
+
 /// The Unicode bidirectional controls (embeddings, overrides, isolates, marks), which can
 /// make a name display as something else ("Trojan Source"): escaped wherever data is printed,
 /// in text, JSON and printed commands alike.

@@ -194,3 +194,51 @@ fn an_operator_scaled_back_up_turns_stuck_into_in_progress() {
     // undecided at the timeout: 3
     assert_eq!(code, Some(3), "{err}\n{out}");
 }
+
+/// A fixture's node heartbeat renewed at `renewed`.
+fn heartbeat(fixture: &str, node: &str, renewed: &str) -> Action {
+    let mut lease = super::watch::object(fixture, "Lease", node);
+    lease["spec"]["renewTime"] = renewed.into();
+    Action::Put(lease)
+}
+
+/// Issue 42: the watch follows the heartbeats of the nodes its answer judges, by name, and no
+/// other: the other nodes' renewals never reach it, and the judged node's kubelet going quiet
+/// changes the answer (its pod's node is then lost, not its kubelet stuck).
+#[test]
+fn a_watch_follows_the_heartbeats_of_the_nodes_it_judges_and_no_other() {
+    const F: &str = "pod-past-grace-on-live-node";
+    let mut script = Vec::new();
+    for second in 0..6 {
+        let at = format!("2026-11-29T12:00:0{second}.5Z");
+        for node in ["cp-1", "worker-1"] {
+            script.push(step(100, heartbeat(F, node, &at)));
+        }
+    }
+    // worker-2's kubelet stops: its last renewal ten minutes ago, past its 40 s duration
+    script.push(step(300, heartbeat(F, "worker-2", "2026-11-29T11:50:00Z")));
+    let srv = serve(&super::watch::snapshot(F), script);
+    let args = ["why-stuck", "pod/report-renderer-vvtlvf2sg-prq2l", "-n", "reports", "--watch", "-o", "json"];
+    let (code, out, err, _) = watch_within(&srv, &[&args[..], &["--timeout", "4s"]].concat(), Duration::from_secs(40));
+    let lease_watches: Vec<String> = srv
+        .watches()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/leases"))
+        .map(|r| format!("{} {}", r.path, r.query))
+        .collect();
+    assert!(!lease_watches.is_empty());
+    for w in &lease_watches {
+        let everywhere_but = w.starts_with("/apis/coordination.k8s.io/v1/leases ")
+            && w.contains("fieldSelector=metadata.namespace%21%3Dkube-node-lease");
+        let by_name = w.starts_with("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases ")
+            && w.contains("fieldSelector=metadata.name%3Dworker-2");
+        assert!(everywhere_but || by_name, "a watch of heartbeats the answer does not judge: {w}\n{lease_watches:#?}");
+    }
+    assert!(lease_watches.iter().any(|w| w.contains("metadata.name%3Dworker-2")), "{lease_watches:#?}");
+    let lines = lines(&out);
+    assert!(codes(&lines[0]["answer"]).contains(&"PodTerminationStalled".to_string()), "{out}");
+    let last = &lines.last().unwrap()["answer"];
+    assert!(codes(last).contains(&"PodOnUnavailableNode".to_string()), "{err}\n{out}");
+    assert!(!codes(last).contains(&"PodTerminationStalled".to_string()), "{out}");
+    assert_eq!(code, Some(2), "stuck at the timeout: {err}");
+}

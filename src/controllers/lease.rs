@@ -88,7 +88,7 @@ impl Leases {
         let mut l = Leases::default();
         for &id in g.of_kind("coordination.k8s.io", "Lease") {
             let Some(o) = g.object(id) else { continue };
-            if o.namespace_str() == "kube-node-lease" {
+            if o.namespace_str() == crate::names::NODE_LEASE_NAMESPACE {
                 continue;
             }
             l.all.push(id);

@@ -21,6 +21,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::controllers::{ControllerState, lease_state};
 use crate::graph::{Graph, NodeId};
+use crate::names::{LEASE, NODE_LEASE_NAMESPACE};
 use crate::snapshot::Object;
 
 use super::describe;
@@ -56,7 +57,7 @@ pub(super) fn node_state(g: &Graph, name: &str, now: Timestamp) -> NodeState {
         Some(c) => return NodeState::Lost(format!("its node {name} is NotReady ({} {})", c.reason, c.message)),
         None => return NodeState::Unjudged,
     };
-    let lease = g.find("coordination.k8s.io", "Lease", Some("kube-node-lease"), name).and_then(|l| g.object(l));
+    let lease = g.find(LEASE.0, LEASE.1, Some(NODE_LEASE_NAMESPACE), name).and_then(|l| g.object(l));
     match lease.map(|l| lease_state(l, now)) {
         Some((ControllerState::Alive, evidence)) => NodeState::Alive(format!("{ready}; {}", evidence.join("; "))),
         Some((_, evidence)) => NodeState::Lost(format!(

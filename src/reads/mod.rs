@@ -7,7 +7,8 @@
 //!
 //! Scope: [`Scope::Cluster`] reads every type everywhere. [`Scope::Namespace`] reads what an
 //! answer about that namespace needs: every cluster-scoped type; every namespaced type in the
-//! namespace; the kinds controller liveness is judged by ([`EVERYWHERE`]) in every namespace;
+//! namespace; the kinds controller liveness is judged by ([`EVERYWHERE`]) in every namespace
+//! (node heartbeats aside: only those of the nodes an answer judges, [`nodes`]);
 //! then, in every namespace (metadata-only), each namespaced owner kind that the objects read
 //! name in owner references whose owner was not among them, so that a cross-namespace or
 //! recreated owner is told from an absent one. Where the list of namespaces is refused (a
@@ -64,6 +65,7 @@
 pub mod answer;
 mod by_name;
 mod crds;
+pub mod nodes;
 mod owners;
 pub mod sweep;
 #[cfg(test)]
@@ -87,8 +89,7 @@ pub use owners::{controller_namespaces, missing_owner_kinds};
 
 /// Kinds read in every namespace, in full, even when the answer is about one: the evidence for
 /// whether a controller is running (leader leases, the bindings that name its account).
-pub const EVERYWHERE: &[(&str, &str)] =
-    &[("coordination.k8s.io", "Lease"), ("rbac.authorization.k8s.io", "RoleBinding")];
+pub const EVERYWHERE: &[(&str, &str)] = &[LEASE, ("rbac.authorization.k8s.io", "RoleBinding")];
 
 /// Kinds read, in full, only in the namespaces where controllers live: those of the
 /// ServiceAccounts that RBAC bindings name and of the leader-election Leases. Pods and
@@ -131,7 +132,7 @@ pub const MANAGED_FIELDS_READS: Limits = Limits { gets: 16, namespaces: 8 };
 /// CRDs wanted in full: a GET each up to 32; more, one full list (kept to those wanted).
 pub const CRD_READS: Limits = Limits { gets: 32, namespaces: 0 };
 
-use crate::names::CRD;
+use crate::names::{CRD, LEASE};
 
 fn is(t: &ListType, (group, kind): (&str, &str)) -> bool {
     t.group == group && t.kind == kind
@@ -248,6 +249,8 @@ enum Step {
     OwnNamespace,
     /// `why-stuck --all`: the bodies of what is being deleted, where its answers read them.
     Deleting,
+    /// The heartbeats of the nodes whose kubelets the answer judges ([`nodes`]).
+    Nodes,
     /// Owner kinds whose owners were not found, everywhere; workloads where controllers live.
     Owners,
     /// managedFields that lists left out, for the finalizers that need their managers.
@@ -266,11 +269,12 @@ enum Step {
     Events,
 }
 
-const STEPS: [Step; 11] = [
+const STEPS: [Step; 12] = [
     Step::Claims,
     Step::Scope,
     Step::OwnNamespace,
     Step::Deleting,
+    Step::Nodes,
     Step::Owners,
     Step::ManagedFields,
     Step::Managers,
@@ -377,6 +381,8 @@ impl Plan {
                 sweep::body_asks(d, &sweep::deleting_in(d, first), first)
             }
             Step::Deleting => Vec::new(),
+            Step::Nodes if nodes::all_wanted(&self.wants) => Vec::new(),
+            Step::Nodes => nodes::heartbeat_asks(d, nodes::judged(answers, self.wants.target.as_ref()), answers),
             Step::Owners => self.owners(d, answers),
             Step::ManagedFields if self.wants.sweeping() => {
                 // only the finalizers its answers attribute: of objects being deleted, and of
@@ -485,6 +491,9 @@ impl Plan {
                 Scope::Namespace(ns) if t.namespaced && !among(t, EVERYWHERE) => {
                     asks.push(full(ask(Some(ns), "the namespace of the answer")))
                 }
+                _ if is(t, LEASE) && !nodes::all_wanted(&self.wants) => asks.push(nodes::leases_but_heartbeats(full(
+                    ask(None, "every namespace but the node heartbeats: those judged are read by name"),
+                ))),
                 _ if !t.namespaced || !keeps_body(&t.group, &t.kind) || capture || among(t, EVERYWHERE) => {
                     asks.push(full(ask(None, "every namespace")))
                 }

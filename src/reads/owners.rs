@@ -49,7 +49,7 @@ pub fn controller_namespaces(read: &[Answered]) -> BTreeSet<String> {
             ("coordination.k8s.io", "Lease") => {
                 for doc in docs {
                     if let Some(ns) = doc.metadata.as_ref().and_then(|m| m.namespace.as_deref())
-                        && ns != "kube-node-lease"
+                        && ns != crate::names::NODE_LEASE_NAMESPACE
                     {
                         out.insert(ns.to_string());
                     }

@@ -205,7 +205,8 @@ fn a_namespaced_answer_reads_its_namespace_in_full_and_bodies_elsewhere_metadata
             "list namespaces full",
             "list deployments.apps -n labs full",
             "list replicasets.apps -n labs full",
-            "list leases.coordination.k8s.io full",
+            // node heartbeats aside: those an answer judges are read by name (`nodes`)
+            "list leases.coordination.k8s.io metadata.namespace!=kube-node-lease full",
             "list rolebindings.rbac.authorization.k8s.io full",
             "list customresourcedefinitions.apiextensions.k8s.io",
             "list sites.own.labhub.io -n labs full",
@@ -722,5 +723,84 @@ fn a_namespace_whose_list_of_namespaces_is_refused_is_read_by_name() {
     for (wants, refuse) in [(namespace("labs"), false), (sweeping_all(), true)] {
         let (asked, _) = run(wants, refuse);
         assert!(!asked.iter().any(|a| a.starts_with("get namespaces")), "{asked:?}");
+    }
+}
+
+/// `nodes` nodes with a heartbeat each, and in `labs` a pod on each of the first `terminating`
+/// in graceful termination, and one more pod, running, on the last node.
+fn heartbeats(nodes: usize, terminating: usize) -> Cluster {
+    let mut objects = Vec::new();
+    for n in 0..nodes {
+        let name = format!("worker-{n}");
+        objects.push(object("coordination.k8s.io/v1", "Lease", Some("kube-node-lease"), &name, json!({})));
+    }
+    let pod = |name: &str, node: &str, meta: Value| {
+        let mut p = object("v1", "Pod", Some("labs"), name, meta);
+        p["spec"] = json!({"nodeName": node});
+        p
+    };
+    for n in 0..terminating {
+        let terminating = json!({"deletionTimestamp": "2026-11-29T12:00:00Z", "deletionGracePeriodSeconds": 30});
+        objects.push(pod(&format!("web-{n}"), &format!("worker-{n}"), terminating));
+    }
+    objects.push(pod("running", &format!("worker-{}", nodes - 1), json!({})));
+    // deleted, its grace period over: no kubelet is waited for
+    objects.push(pod("done", &format!("worker-{}", nodes - 2), json!({"deletionTimestamp": "2026-11-29T12:00:00Z"})));
+    objects.push(object("coordination.k8s.io/v1", "Lease", Some("operators"), "site-operator-lock", json!({})));
+    Cluster { objects, drops: false }
+}
+
+fn heartbeat_reads(r: &[Vec<Ask>]) -> Vec<String> {
+    all(r).into_iter().filter(|a| a.contains("leases")).collect()
+}
+
+#[test]
+fn only_the_heartbeats_of_the_nodes_of_terminating_pods_are_read_and_by_name() {
+    let r = rounds(namespace("labs"), &heartbeats(300, 2));
+    assert_eq!(
+        heartbeat_reads(&r),
+        [
+            "list leases.coordination.k8s.io metadata.namespace!=kube-node-lease full",
+            "get leases.coordination.k8s.io worker-0 -n kube-node-lease full",
+            "get leases.coordination.k8s.io worker-1 -n kube-node-lease full",
+        ]
+    );
+    // and the heartbeats are not taken for a namespace controllers live in
+    assert!(!all(&r).iter().any(|a| a.contains("-n kube-node-lease") && !a.contains("leases")), "{r:?}");
+}
+
+#[test]
+fn many_nodes_judged_are_read_in_one_list_of_their_heartbeats() {
+    let r = rounds(namespace("labs"), &heartbeats(300, 20));
+    let reads = heartbeat_reads(&r);
+    assert_eq!(reads[1..], ["list leases.coordination.k8s.io only 20 -n kube-node-lease full"], "{reads:?}");
+}
+
+#[test]
+fn the_node_asked_about_has_its_heartbeat_read_as_its_dependent() {
+    let mut d = discovery();
+    d.types.push(t("", "v1", "nodes", "Node", false));
+    let target = TargetRef { group: "".into(), kind: "Node".into(), namespace: None, name: "worker-7".into() };
+    let wants = Wants {
+        scope: Scope::Cluster,
+        capture: false,
+        focus: None,
+        target: Some(target),
+        why_stuck: None,
+        admission: false,
+    };
+    let reads = heartbeat_reads(&rounds_with(&d, wants, &heartbeats(10, 0)));
+    assert_eq!(reads[1..], ["get leases.coordination.k8s.io worker-7 -n kube-node-lease full"], "{reads:?}");
+}
+
+#[test]
+fn every_heartbeat_is_read_where_the_read_is_for_every_object() {
+    let cluster = heartbeats(300, 2);
+    let capture =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: false };
+    let about_them = namespace("kube-node-lease");
+    for wants in [capture, sweeping_all(), about_them] {
+        let reads = heartbeat_reads(&rounds(wants.clone(), &cluster));
+        assert_eq!(reads, ["list leases.coordination.k8s.io full"], "{wants:?}");
     }
 }

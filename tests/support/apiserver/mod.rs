@@ -721,7 +721,7 @@ async fn fault(s: &Shared, target: Target<'_>, has_continue: bool, is_watch: boo
             let pad = "x".repeat(1 << 20);
             let stream = futures::StreamExt::map(futures::stream::iter(1u64..), move |n| {
                 let line = json!({"type": "ADDED", "object": {"metadata": {"name": format!("invented-{n}"),
-                    "namespace": "kube-node-lease", "uid": format!("invented-{n}"),
+                    "namespace": "site-system", "uid": format!("invented-{n}"),
                     "resourceVersion": (1_000_000 + n).to_string(), "annotations": {"pad": pad}}}});
                 let mut b = serde_json::to_vec(&line).unwrap();
                 b.push(b'\n');

@@ -277,8 +277,15 @@ impl Store {
             v.sort_by(|a, b| a.key().cmp(&b.key()));
         }
         // nothing compacted yet: a watch from an object's own (older) resourceVersion replays
-        // the changes since the load, which are all there are
-        let objects = Objects { by_kind, rv: FIRST_RV, history: Vec::new(), compacted: 0 };
+        // the changes since the load, which are all there are. The store's version is past
+        // every object's, as etcd's revision is (a fixture's objects carry their cluster's)
+        let newest = by_kind
+            .values()
+            .flatten()
+            .filter_map(|o| o.metadata()["resourceVersion"].as_str()?.parse::<u64>().ok())
+            .max();
+        let rv = newest.map_or(FIRST_RV, |n| n.max(FIRST_RV));
+        let objects = Objects { by_kind, rv, history: Vec::new(), compacted: 0 };
         Store { resources, groups, objects: std::sync::RwLock::new(objects) }
     }
 
@@ -340,7 +347,10 @@ impl Store {
         if rv < r.compacted {
             return Err(Expired);
         }
-        Ok(r.history.iter().filter(|c| c.rv > rv).cloned().collect())
+        // the history is in resourceVersion order: a watch of a busy server (heartbeats) must
+        // not scan all of it on every change
+        let from = r.history.partition_point(|c| c.rv <= rv);
+        Ok(r.history[from..].to_vec())
     }
 
     pub fn resources_in(&self, group: &str, version: &str) -> impl Iterator<Item = &Res> {
@@ -396,7 +406,8 @@ impl Store {
     }
 }
 
-/// The resourceVersion of the objects as loaded (lists answered "4242" before objects changed).
+/// The resourceVersion of the objects as loaded (lists answered "4242" before objects changed),
+/// unless one of them has a later one.
 pub const FIRST_RV: u64 = 4242;
 
 fn name_of(o: &Value) -> (&str, &str) {
