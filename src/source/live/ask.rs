@@ -37,8 +37,22 @@ pub struct Ask {
     pub managed_fields: ManagedFields,
     /// Whether the answer's objects go into the snapshot or only their managedFields.
     pub use_: Use,
+    /// How `--watch` follows it.
+    pub follow: Follow,
     /// Why the analysis needs it, for people (tracing, tests).
     pub why: String,
+}
+
+/// How a watch (`--watch`) treats a change to what an ask read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Follow {
+    /// A change judges the answer again.
+    Closely,
+    /// A change is kept, and seen when the answer is next judged (another change, or the clock
+    /// under a moving clock), but does not judge it again by itself: objects whose frequent
+    /// reports matter only where the answer names them, and which the plan then also reads by
+    /// name, closely (Nodes: `reads::nodes`).
+    Quietly,
 }
 
 /// How an ask is read.
@@ -106,6 +120,7 @@ impl Ask {
             body: Body::Metadata,
             managed_fields: ManagedFields::Keep,
             use_: Use::Objects,
+            follow: Follow::Closely,
             why: why.into(),
         }
     }
@@ -113,6 +128,12 @@ impl Ask {
     /// A GET of one object, metadata-only, with managedFields, for its object.
     pub fn get(kind: &ListType, namespace: Option<String>, name: &str, why: impl Into<String>) -> Ask {
         Ask { fetch: Fetch::Get(name.to_string()), ..Ask::list(kind, namespace, why) }
+    }
+
+    /// Followed quietly by a watch ([`Follow::Quietly`]).
+    pub fn quietly(mut self) -> Ask {
+        self.follow = Follow::Quietly;
+        self
     }
 
     /// In full ([`Body::Full`]) rather than metadata-only.

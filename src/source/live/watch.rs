@@ -31,7 +31,7 @@ use serde::Deserialize;
 
 use crate::snapshot::raw::{JsonDoc, RawDoc};
 
-use super::ask::{Answered, Ask, Body, Fetch, ReadPlan, Use};
+use super::ask::{Answered, Ask, Body, Fetch, Follow, ReadPlan, Use};
 use super::discovery::Discovery;
 use super::http::{Charge, Failure, Reader};
 use super::list::{self, METADATA_ACCEPT, wants_body};
@@ -258,7 +258,8 @@ impl Kept {
         }
     }
 
-    /// Applies a report to the objects kept: whether they changed, or why a follower gave up
+    /// Applies a report to the objects kept: whether they changed (never, for a read followed
+    /// quietly: [`Follow::Quietly`], kept for the next judging), or why a follower gave up
     /// (with the read it was following). A report from a follower since dropped changes
     /// nothing.
     pub fn apply(&mut self, id: FollowerId, event: Event) -> Result<bool, Box<(Ask, String)>> {
@@ -306,8 +307,9 @@ impl Kept {
             // a GET that found nothing: its object came
             e.answered.result = Ok(Vec::new());
         }
+        let quiet = e.answered.ask.follow == Follow::Quietly;
         let Ok(docs) = &mut e.answered.result else { return Ok(false) };
-        Ok(match event {
+        let changed = match event {
             Event::Applied(d, charge) if kept(&d) => {
                 // the object's earlier state, if an event brought it, gives its part back
                 e.held.insert(key(&d), charge);
@@ -330,7 +332,8 @@ impl Kept {
                 true
             }
             _ => false,
-        })
+        };
+        Ok(changed && !quiet)
     }
 }
 
@@ -686,6 +689,34 @@ mod tests {
         assert!(matches!(event(&pods, true, site), Ok(Parsed::Foreign(w)) if w == "a Site (labhub.io/v1)"));
         let elsewhere = br#"{"type":"ADDED","object":{"metadata":{"name":"a","namespace":"prod","uid":"p"}}}"#;
         assert!(matches!(event(&pods, true, elsewhere), Ok(Parsed::Foreign(_))));
+    }
+
+    fn node(name: &str, ready: &str) -> RawDoc {
+        let JsonDoc(d) = serde_json::from_value(serde_json::json!({"metadata": {"name": name, "uid": name},
+            "status": {"conditions": [{"type": "Ready", "status": ready}]}}))
+        .unwrap();
+        d
+    }
+
+    /// Kept with one read of `ask` holding `docs`, not followed (no task).
+    fn kept(ask: Ask, docs: Vec<RawDoc>) -> Kept {
+        let mut k = Kept::default();
+        let answered = Answered { ask, result: Ok(docs), managed_fields_dropped: false };
+        k.entries.push(Entry { id: 0, answered, task: None, used: true, held: HashMap::new() });
+        k
+    }
+
+    #[test]
+    fn a_read_followed_quietly_keeps_what_changed_without_calling_it_a_change() {
+        let nodes = Ask::list(&t(), None, "t").full();
+        for (ask, loud) in [(nodes.clone(), true), (nodes.quietly(), false)] {
+            let mut k = kept(ask, vec![node("n1", "True")]);
+            assert_eq!(k.apply(0, Event::Relisted(vec![node("n1", "False")])).ok(), Some(loud));
+            let kept_now = k.entries[0].answered.result.as_ref().ok().unwrap();
+            assert_eq!(kept_now[0].body_field("status").unwrap()["conditions"][0]["status"], "False");
+            assert_eq!(k.apply(0, Event::Deleted(node("n1", "False"))).ok(), Some(loud));
+            assert!(k.entries[0].answered.result.as_ref().is_ok_and(|d| d.is_empty()));
+        }
     }
 
     #[test]
