@@ -242,3 +242,31 @@ fn a_watch_follows_the_heartbeats_of_the_nodes_it_judges_and_no_other() {
     assert!(!codes(last).contains(&"PodTerminationStalled".to_string()), "{out}");
     assert_eq!(code, Some(2), "stuck at the timeout: {err}");
 }
+
+/// Issue 42: Nodes are followed quietly (a kubelet's status report alone judges nothing
+/// again), but the Node whose kubelet the answer judges is followed by name: its going NotReady
+/// is told at once, and under `--now` (no clock to judge again) only that can tell it.
+#[test]
+fn the_node_a_pod_waits_on_going_not_ready_is_told_though_nodes_are_followed_quietly() {
+    const F: &str = "pod-past-grace-on-live-node";
+    let report = |name: &str, ready: &str| {
+        let mut node = super::watch::object(F, "Node", name);
+        node["status"]["conditions"] = serde_json::json!([{"type": "Ready", "status": ready, "reason": "NodeStatusUnknown",
+                                "message": "Kubelet stopped posting node status."}]);
+        Action::Put(node)
+    };
+    // another node's report, then worker-2's kubelet stops (its heartbeat left as it was)
+    let script = vec![step(300, report("worker-1", "True")), step(300, report("worker-2", "Unknown"))];
+    let srv = serve(&super::watch::snapshot(F), script);
+    let args = ["why-stuck", "pod/report-renderer-vvtlvf2sg-prq2l", "-n", "reports", "--watch", "-o", "json"];
+    let (code, out, err, _) = watch_within(&srv, &[&args[..], &["--timeout", "4s"]].concat(), Duration::from_secs(40));
+    let lines = lines(&out);
+    assert!(codes(&lines[0]["answer"]).contains(&"PodTerminationStalled".to_string()), "{out}");
+    let last = &lines.last().unwrap()["answer"];
+    assert!(codes(last).contains(&"PodOnUnavailableNode".to_string()), "{err}\n{out}");
+    assert!(last.to_string().contains("NotReady"), "{last}");
+    assert_eq!(code, Some(2), "stuck at the timeout: {err}");
+    let node_watches: Vec<String> =
+        srv.watches().into_iter().filter(|r| r.path.ends_with("/nodes")).map(|r| r.query).collect();
+    assert!(node_watches.iter().any(|q| q.contains("metadata.name%3Dworker-2")), "{node_watches:?}");
+}

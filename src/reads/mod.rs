@@ -473,6 +473,11 @@ impl Plan {
             // the lists of kinds read in full keep managedFields here (one answer's, tree's):
             // only the sweep's bodies beside deletions are asked without them
             let full = |a: Ask| a.full().dropping_managed_fields(!capture && !keeps_body(&t.group, &t.kind));
+            // a Node's status reports judge a watched answer again only where it judges the node
+            let full = |a: Ask| match nodes::is_node(t) && !nodes::all_wanted(&self.wants) {
+                true => full(a).quietly(),
+                false => full(a),
+            };
             if !capture && crate::graph::ignored_by_gc(&t.group, &t.kind) {
                 continue;
             }

@@ -10,12 +10,20 @@
 //! Kept whole where the read is for every object: a capture of the cluster, `why-stuck --all
 //! -A` (whose job is to find whatever is being deleted, a heartbeat too), and an answer about
 //! kube-node-lease itself.
+//!
+//! Nodes themselves are listed as before (owners of mirror pods and heartbeats, kubelet
+//! versions, the READY column of a tree), but each kubelet also reports its Node's status every
+//! 5 minutes: one report a second at 300 nodes, each of which would judge a watched answer
+//! again. So the list is followed quietly (`Follow::Quietly`: what it brings is seen at the
+//! next judging) and the Nodes judged are read by name too, followed closely, up to
+//! [`NODE_LEASE_READS`]`.gets` of them (more: their heartbeats still judge the answer again
+//! on each change; their Nodes' reports wait for the next judging).
 
 use std::collections::BTreeSet;
 
 use crate::names::{LEASE, NODE_LEASE_NAMESPACE};
-use crate::source::live::Discovery;
-use crate::source::live::ask::{Answered, Ask, Body, Named};
+use crate::source::live::ask::{Answered, Ask, Body, Follow, Named};
+use crate::source::live::{Discovery, ListType};
 
 use super::{Limits, Scope, TargetRef, Wants, by_name};
 
@@ -59,15 +67,26 @@ pub fn judged(read: &[Answered], target: Option<&TargetRef>) -> BTreeSet<String>
     out
 }
 
-/// The reads of the heartbeats of `nodes` that `read` does not hold yet, in full.
+/// The reads of the heartbeats of `nodes` that `read` does not hold yet, in full; and of the
+/// Nodes themselves, by name, when the list of Nodes is followed quietly and they are few.
 pub fn heartbeat_asks(d: &Discovery, nodes: BTreeSet<String>, read: &[Answered]) -> Vec<Ask> {
-    let Some(t) = d.find(LEASE.0, LEASE.1) else { return Vec::new() };
+    let mut asks = Vec::new();
+    let nodes_quiet = read.iter().any(|a| is_node(&a.ask.kind) && a.ask.follow == Follow::Quietly);
+    if let Some(t) = d.find("", "Node").filter(|_| nodes_quiet && nodes.len() <= NODE_LEASE_READS.gets) {
+        let why = "a node whose kubelet the answer judges, followed closely";
+        asks.extend(nodes.iter().map(|n| Ask::get(t, None, n, why).full()));
+    }
+    let Some(t) = d.find(LEASE.0, LEASE.1) else { return asks };
     if read.iter().any(|a| a.ask.covers(t, Some(NODE_LEASE_NAMESPACE), Body::Full)) {
-        return Vec::new();
+        return asks;
     }
     let named: Named = nodes.into_iter().map(|n| (Some(NODE_LEASE_NAMESPACE.to_string()), n)).collect();
-    by_name(t, &named, NODE_LEASE_READS, "the heartbeat of a node whose kubelet the answer judges")
-        .into_iter()
-        .map(Ask::full)
-        .collect()
+    let heartbeats = by_name(t, &named, NODE_LEASE_READS, "the heartbeat of a node whose kubelet the answer judges");
+    asks.extend(heartbeats.into_iter().map(Ask::full));
+    asks
+}
+
+/// Whether `t` is Node.
+pub fn is_node(t: &ListType) -> bool {
+    t.group.is_empty() && t.kind == "Node"
 }

@@ -770,6 +770,29 @@ fn only_the_heartbeats_of_the_nodes_of_terminating_pods_are_read_and_by_name() {
 }
 
 #[test]
+fn nodes_are_followed_quietly_and_those_judged_by_name_closely() {
+    use crate::source::live::ask::Follow;
+    let mut d = discovery();
+    d.types.push(t("", "v1", "nodes", "Node", false));
+    let mut cluster = heartbeats(300, 2);
+    cluster.objects.extend((0..300).map(|n| object("v1", "Node", None, &format!("worker-{n}"), json!({}))));
+    let r = rounds_with(&d, namespace("labs"), &cluster);
+    let asks: Vec<&Ask> = r.iter().flatten().filter(|a| a.kind.kind == "Node").collect();
+    let shown: Vec<String> = asks.iter().map(|a| show(a)).collect();
+    assert_eq!(shown, ["list nodes full", "get nodes worker-0 full", "get nodes worker-1 full"]);
+    let follows: Vec<Follow> = asks.iter().map(|a| a.follow).collect();
+    assert_eq!(follows, [Follow::Quietly, Follow::Closely, Follow::Closely]);
+    // too many judged: none by name (their heartbeats still are)
+    let r = rounds_with(&d, namespace("labs"), &heartbeats(300, 20));
+    assert_eq!(r.iter().flatten().filter(|a| a.kind.kind == "Node").count(), 1);
+    // where every heartbeat is read, Nodes are followed closely as every other read
+    let capture =
+        Wants { scope: Scope::Cluster, capture: true, focus: None, target: None, why_stuck: None, admission: false };
+    let r = rounds_with(&d, capture, &cluster);
+    assert!(r.iter().flatten().filter(|a| a.kind.kind == "Node").all(|a| a.follow == Follow::Closely));
+}
+
+#[test]
 fn many_nodes_judged_are_read_in_one_list_of_their_heartbeats() {
     let r = rounds(namespace("labs"), &heartbeats(300, 20));
     let reads = heartbeat_reads(&r);

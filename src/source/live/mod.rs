@@ -262,7 +262,9 @@ pub fn snapshot_so_far(d: &Discovery, answers: &[Answered], now: Timestamp) -> S
 }
 
 /// The snapshot of a read's answers: the objects of answers for objects, those read in full
-/// first (an object listed both ways keeps its body), the first of each uid; the managedFields
+/// first (an object listed both ways keeps its body) and among them those read by name (a GET
+/// comes after the list that holds the same object, or is followed apart from it: it is the
+/// newer), the first of each uid; the managedFields
 /// of answers for managedFields put back by uid on objects read without them; each failure a
 /// gap ([`gaps_of`]).
 fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
@@ -274,7 +276,10 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
     for a in answers {
         let Answered { ask, result, .. } = a;
         match (result, ask.use_) {
-            (Ok(docs), Use::Objects) => objects.push((ask.body == Body::Full, docs)),
+            (Ok(docs), Use::Objects) => {
+                let by_name = matches!(ask.fetch, ask::Fetch::Get(_));
+                objects.push(((ask.body == Body::Full, by_name), docs))
+            }
             (Ok(docs), Use::ManagedFieldsOnly) => {
                 for m in docs.into_iter().filter_map(|d| d.metadata) {
                     if let (Some(uid), Some(mf)) = (m.uid, m.managed_fields) {
@@ -286,8 +291,9 @@ fn assemble(d: &Discovery, answers: Vec<Answered>, now: Timestamp) -> Snapshot {
         }
     }
     let mut seen = HashSet::new();
-    let (full, meta): (Vec<_>, Vec<_>) = objects.into_iter().partition(|(full, _)| *full);
-    for (_, docs) in full.into_iter().chain(meta) {
+    // in full by name, in full, metadata-only; in answer order within each
+    objects.sort_by_key(|((full, by_name), _)| std::cmp::Reverse((*full, *by_name && *full)));
+    for (_, docs) in objects {
         for mut doc in docs {
             let uid = doc.metadata.as_ref().and_then(|m| m.uid.clone());
             if uid.as_ref().is_none_or(|u| seen.insert(u.clone())) {
@@ -320,6 +326,8 @@ fn gaps_of(d: &Discovery, answers: &[Answered]) -> Vec<Gap> {
         match (f, ask.use_) {
             (Failure::Status { code: 404, .. }, _) if matches!(ask.fetch, Fetch::Get(_)) => {}
             (Failure::Status { code: 404, .. }, Use::ManagedFieldsOnly) => {}
+            // read by name to be followed apart (`Follow`), and held from a list anyway
+            _ if held_by_a_list(answers, ask) => {}
             (f, use_) => {
                 let resource = Resource::new(&ask.kind.group, &ask.kind.version, &ask.kind.plural);
                 let why = f.describe();
@@ -345,6 +353,24 @@ fn gaps_of(d: &Discovery, answers: &[Answered]) -> Vec<Gap> {
     let (full_gaps, meta_gaps): (Vec<_>, Vec<_>) = list_gaps.into_iter().partition(|(full, _)| *full);
     incomplete.extend(full_gaps.into_iter().chain(meta_gaps).map(|(_, g)| g));
     incomplete
+}
+
+/// Whether `get` asks for an object that a list among `answers` holds, with its body where it
+/// asks for it.
+fn held_by_a_list(answers: &[Answered], get: &Ask) -> bool {
+    let ask::Fetch::Get(name) = &get.fetch else { return false };
+    answers.iter().any(|a| {
+        let listed = matches!(a.ask.fetch, ask::Fetch::List { .. }) && a.ask.kind == get.kind;
+        let body = a.ask.body == ask::Body::Full || get.body == ask::Body::Metadata;
+        listed
+            && body
+            && a.ask.use_ == ask::Use::Objects
+            && a.result
+                .iter()
+                .flatten()
+                .filter_map(|d| d.metadata.as_ref())
+                .any(|m| m.name.as_deref() == Some(name.as_str()) && m.namespace.as_deref() == get.namespace.as_deref())
+    })
 }
 
 #[cfg(test)]
@@ -428,5 +454,43 @@ mod tests {
             ]
         );
         assert!(s.incomplete[1].is_list_of("pods"));
+    }
+
+    /// A Node followed by name beside the list that holds it (`reads::nodes`): the one read by
+    /// name stands, being the newer, and a refusal of it is no gap.
+    #[test]
+    fn an_object_read_by_name_in_full_stands_for_its_copy_in_a_list_and_needs_no_gap_when_refused() {
+        let cms = t("configmaps", "ConfigMap");
+        let mut newer = cm("a");
+        newer.metadata.as_mut().unwrap().finalizers = Some(vec!["x.io/newer".into()]);
+        let answers = vec![
+            Answered {
+                ask: Ask::list(&cms, None, "t").full(),
+                result: Ok(vec![cm("a"), cm("b")]),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&cms, Some("labs".into()), "a", "t").full(),
+                result: Ok(vec![newer]),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&cms, Some("labs".into()), "b", "t").full(),
+                result: failed(403),
+                managed_fields_dropped: false,
+            },
+            Answered {
+                ask: Ask::get(&cms, Some("labs".into()), "c", "t").full(),
+                result: failed(403),
+                managed_fields_dropped: false,
+            },
+        ];
+        let s = assemble(&Discovery::default(), answers, "2026-11-29T12:00:00Z".parse().unwrap());
+        let a = s.objects.iter().find(|o| o.name == "a").unwrap();
+        assert_eq!(a.finalizers, ["x.io/newer"], "the copy read by name stands");
+        assert_eq!(s.objects.len(), 2);
+        let gaps: Vec<String> = s.incomplete.iter().map(ToString::to_string).collect();
+        assert_eq!(gaps.len(), 1, "b is held by the list, c is not: {gaps:?}");
+        assert!(gaps[0].contains("\"c\""), "{gaps:?}");
     }
 }
