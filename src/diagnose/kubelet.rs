@@ -64,7 +64,12 @@ pub(super) fn node_state(g: &Graph, name: &str, now: Timestamp) -> NodeState {
             "its node {name} still reads Ready, but its kubelet has stopped renewing its heartbeat: {}",
             evidence.join("; ")
         )),
-        None => NodeState::Alive(format!("{ready} (its lease in kube-node-lease was not read)")),
+        // a read that failed there may hide it; else the kubelet has none (every kubelet
+        // since 1.17 renews one): Ready is all there is to go on either way
+        None if g.gaps().iter().any(|gap| gap.may_hide(LEASE.0, Some("leases"), Some(NODE_LEASE_NAMESPACE))) => {
+            NodeState::Alive(format!("{ready} (its lease in kube-node-lease could not be read)"))
+        }
+        None => NodeState::Alive(format!("{ready} (it has no lease in kube-node-lease)")),
     }
 }
 

@@ -207,3 +207,28 @@ fn a_claim_whose_dra_driver_has_no_kubelet_plugin_on_the_node_is_named() {
     assert!(!f.message.contains("publishes ResourceSlices"), "{}", f.message);
     assert!(f.message.contains("It holds ResourceClaim reports/renderer-x-gpu-7k2"), "{}", f.message);
 }
+
+/// The kubelet's heartbeat absent: a read that failed there is said, else that there is none.
+#[test]
+fn a_heartbeat_not_read_is_told_from_one_that_is_not_there() {
+    use crate::snapshot::{Gap, Missing, Resource};
+    let mut objects = worker("2026-11-29T11:59:52Z");
+    objects.retain(|o| o["kind"] != "Lease");
+    objects.push(pod("2026-11-29T10:30:00Z", json!([])));
+    let (_, d) = answer(objects.clone(), 3600);
+    let message = &d.findings.iter().find(|f| f.code == FindingCode::PodTerminationStalled).unwrap().message;
+    assert!(message.contains("it has no lease in kube-node-lease"), "{message}");
+    let refused = Gap::new(
+        Missing::Bodies {
+            resource: Resource::new("coordination.k8s.io", "v1", "leases"),
+            namespace: Some("kube-node-lease".into()),
+            name: Some("worker-2".into()),
+        },
+        "forbidden (403)",
+    );
+    let g = crate::testing::graph_discovered(objects, vec![refused]);
+    let live = Liveness::new(&g, NOW.parse().unwrap());
+    let d = why_stuck_with(&g, &live, node(&g, "Pod", "renderer-x"), &Options { stuck_after: 3600 });
+    let f = d.findings.iter().find(|f| f.message.contains("kube-node-lease")).expect("the node's state is said");
+    assert!(f.message.contains("its lease in kube-node-lease could not be read"), "{}", f.message);
+}
