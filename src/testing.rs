@@ -7,6 +7,23 @@ use crate::graph::{Graph, NodeId};
 use crate::snapshot::Snapshot;
 use crate::snapshot::raw::{Flattened, RawDoc};
 
+/// A served type as discovery gives it: `list_type("apps", "v1", "deployments", "Deployment", true)`.
+pub fn list_type(
+    group: &str,
+    version: &str,
+    plural: &str,
+    kind: &str,
+    namespaced: bool,
+) -> crate::source::live::ListType {
+    crate::source::live::ListType {
+        group: group.into(),
+        version: version.into(),
+        plural: plural.into(),
+        kind: kind.into(),
+        namespaced,
+    }
+}
+
 /// An object: `obj("v1", "ConfigMap", Some("ns"), "name", "uid")`, refined with the methods below.
 pub fn obj(api_version: &str, kind: &str, namespace: Option<&str>, name: &str, uid: &str) -> Value {
     let mut meta = json!({"name": name, "uid": uid, "resourceVersion": "1"});

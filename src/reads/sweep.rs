@@ -398,7 +398,7 @@ mod tests {
     use crate::source::live::ask::Fetch;
 
     fn pods() -> ListType {
-        ListType { group: "".into(), version: "v1".into(), plural: "pods".into(), kind: "Pod".into(), namespaced: true }
+        crate::testing::list_type("", "v1", "pods", "Pod", true)
     }
 
     /// The metadata pass's list of pods: `n` in each namespace, the first `deleting` of them

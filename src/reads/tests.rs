@@ -6,9 +6,7 @@ use super::*;
 use crate::snapshot::raw::RawDoc;
 use crate::source::live::ask::{Body, Fetch, Use};
 
-fn t(group: &str, version: &str, plural: &str, kind: &str, namespaced: bool) -> ListType {
-    ListType { group: group.into(), version: version.into(), plural: plural.into(), kind: kind.into(), namespaced }
-}
+use crate::testing::list_type as t;
 
 fn discovery() -> Discovery {
     Discovery {

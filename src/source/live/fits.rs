@@ -150,13 +150,7 @@ mod tests {
     use crate::source::live::discovery::ListType;
 
     fn t(kind: &str, plural: &str) -> ListType {
-        ListType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: plural.into(),
-            kind: kind.into(),
-            namespaced: true,
-        }
+        crate::testing::list_type("", "v1", plural, kind, true)
     }
 
     fn check(ask: &Ask, metadata: bool, json: &str, deleted: bool) -> Option<String> {

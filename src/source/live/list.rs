@@ -387,13 +387,7 @@ mod tests {
     use super::*;
 
     fn t(group: &str, version: &str, plural: &str, kind: &str) -> ListType {
-        ListType {
-            group: group.into(),
-            version: version.into(),
-            plural: plural.into(),
-            kind: kind.into(),
-            namespaced: true,
-        }
+        crate::testing::list_type(group, version, plural, kind, true)
     }
 
     fn item(kind: Option<&str>, api_version: Option<&str>) -> RawDoc {

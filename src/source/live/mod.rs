@@ -382,13 +382,7 @@ mod tests {
     use crate::snapshot::raw::RawDoc;
 
     fn t(plural: &str, kind: &str) -> ListType {
-        ListType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: plural.into(),
-            kind: kind.into(),
-            namespaced: true,
-        }
+        crate::testing::list_type("", "v1", plural, kind, true)
     }
 
     fn cm(name: &str) -> RawDoc {

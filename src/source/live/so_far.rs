@@ -172,13 +172,7 @@ mod tests {
     use crate::source::live::ask::Ask;
 
     fn cms() -> ListType {
-        ListType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "configmaps".into(),
-            kind: "ConfigMap".into(),
-            namespaced: true,
-        }
+        crate::testing::list_type("", "v1", "configmaps", "ConfigMap", true)
     }
 
     /// One document: object `i` of a few, owned by uid `owner` (there are more uids than

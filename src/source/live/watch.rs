@@ -643,13 +643,7 @@ mod tests {
     use crate::source::live::discovery::ListType;
 
     fn t() -> ListType {
-        ListType {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "pods".into(),
-            kind: "Pod".into(),
-            namespaced: true,
-        }
+        crate::testing::list_type("", "v1", "pods", "Pod", true)
     }
 
     #[test]
