@@ -114,7 +114,8 @@ fn metadata(n: usize, name: &str, owner: Option<&Value>) -> Value {
     m
 }
 
-fn pod(n: usize, owner: &Value) -> Value {
+/// Pod `n`, on one of `nodes` nodes.
+fn pod(n: usize, owner: &Value, nodes: usize) -> Value {
     let name = format!("web-59d7f45ffb-{n:05}");
     let conditions: Vec<Value> =
         ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
@@ -122,7 +123,7 @@ fn pod(n: usize, owner: &Value) -> Value {
             .map(|t| json!({"type": t, "status": "True", "lastTransitionTime": "2026-11-01T00:00:10Z"}))
             .collect();
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": metadata(n, &name, Some(owner)),
-        "spec": {"nodeName": node_name(n), "serviceAccountName": "default", "restartPolicy": "Always",
+        "spec": {"nodeName": format!("worker-{}", n % nodes.max(1)), "serviceAccountName": "default", "restartPolicy": "Always",
             "containers": [{"name": "web", "image": "registry.example/shop/web:1.42.0",
                 "ports": [{"containerPort": 8080, "protocol": "TCP"}],
                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
@@ -141,13 +142,6 @@ fn pod(n: usize, owner: &Value) -> Value {
                 "containerID": format!("containerd://{}", "cd".repeat(32)),
                 "state": {"running": {"startedAt": "2026-11-01T00:00:08Z"}}}]}})
 }
-
-/// Pods are spread over the nodes.
-fn node_name(n: usize) -> String {
-    format!("worker-{}", n % NODES.load(Ordering::Relaxed).max(1))
-}
-
-static NODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
 
 /// Node `i` as its kubelet last reported it (`beat`: which report), a cloud node's labels,
 /// addresses, capacity and images.
@@ -204,7 +198,6 @@ fn heartbeat(i: usize, beat: usize) -> Value {
 /// The cluster: site-basics, `nodes` nodes with their heartbeats, and `objects` in `labs` of
 /// which `dependents` are the Site's.
 fn cluster(objects: usize, dependents: usize, nodes: usize) -> (Value, Vec<Value>, Value) {
-    NODES.store(nodes, Ordering::Relaxed);
     let path = root().join("tests/fixtures/site-basics/snapshot.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("site-basics")).unwrap();
     let items = v["items"].as_array_mut().unwrap();
@@ -244,7 +237,7 @@ fn cluster(objects: usize, dependents: usize, nodes: usize) -> (Value, Vec<Value
                         "spec": {"type": "ClusterIP", "clusterIP": format!("10.96.{}.{}", n / 250, n % 250),
                                  "ports": [{"port": 80, "targetPort": 8080, "protocol": "TCP"}],
                                  "selector": {"app.kubernetes.io/name": "shop"}}}),
-            _ => pod(n, &rs),
+            _ => pod(n, &rs, nodes),
         };
         items.push(o);
     }

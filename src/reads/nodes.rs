@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 
 use crate::names::{LEASE, NODE_LEASE_NAMESPACE};
-use crate::source::live::ask::{Answered, Ask, Body, Follow, Named};
+use crate::source::live::ask::{Answered, Ask, Body, Named};
 use crate::source::live::{Discovery, ListType};
 
 use super::{Limits, Scope, TargetRef, Wants, by_name};
@@ -68,11 +68,11 @@ pub fn judged(read: &[Answered], target: Option<&TargetRef>) -> BTreeSet<String>
 }
 
 /// The reads of the heartbeats of `nodes` that `read` does not hold yet, in full; and of the
-/// Nodes themselves, by name, when the list of Nodes is followed quietly and they are few.
+/// Nodes themselves, by name, when they are few (asked only where the plan lists Nodes
+/// quietly: where not every heartbeat is wanted, [`all_wanted`]).
 pub fn heartbeat_asks(d: &Discovery, nodes: BTreeSet<String>, read: &[Answered]) -> Vec<Ask> {
     let mut asks = Vec::new();
-    let nodes_quiet = read.iter().any(|a| is_node(&a.ask.kind) && a.ask.follow == Follow::Quietly);
-    if let Some(t) = d.find("", "Node").filter(|_| nodes_quiet && nodes.len() <= NODE_LEASE_READS.gets) {
+    if let Some(t) = d.find("", "Node").filter(|_| nodes.len() <= NODE_LEASE_READS.gets) {
         let why = "a node whose kubelet the answer judges, followed closely";
         asks.extend(nodes.iter().map(|n| Ask::get(t, None, n, why).full()));
     }
